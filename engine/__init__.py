@@ -1,0 +1,47 @@
+"""Modiar: the bit-packed engine. The rules are ../shared/RULES.md, every field a variant.
+
+    >>> import engine
+    >>> board = engine.start_board()
+    >>> engine.legal_moves(board, mover=0, ply=0)
+    (0, 1, 2)
+"""
+
+from engine.api import MoveResult, apply_move, end_event, legal_moves, perft, start_board
+from engine.board import Board, pack, parse_board, render, rotate, unpack
+from engine.errors import IllegalMoveError
+from engine.events import END_EVENTS, EVENTS, TURN_EVENTS
+from engine.game import GameRecord, play_game
+from engine.rng import Rng
+from engine.rules import Rules
+from engine.strategies import Position, Strategy, TableStrategy, UnknownStrategyError, make_strategy
+
+ENGINE_VERSION = "1"
+
+__all__ = [
+    "END_EVENTS",
+    "ENGINE_VERSION",
+    "EVENTS",
+    "TURN_EVENTS",
+    "Board",
+    "GameRecord",
+    "IllegalMoveError",
+    "MoveResult",
+    "Position",
+    "Rng",
+    "Rules",
+    "Strategy",
+    "TableStrategy",
+    "UnknownStrategyError",
+    "apply_move",
+    "end_event",
+    "legal_moves",
+    "make_strategy",
+    "pack",
+    "parse_board",
+    "perft",
+    "play_game",
+    "render",
+    "rotate",
+    "start_board",
+    "unpack",
+]

@@ -1,0 +1,117 @@
+"""The public, checked API on absolute pits: legal moves, applying a move, perft."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from engine.board import NORTH, PLAYER_NAMES, SOUTH, Board, check_board, rotate, unpack
+from engine.errors import IllegalMoveError
+from engine import moves
+from engine.events import field, unpack_events
+from engine.moves import Option, tables
+from engine.positions import positions
+from engine.rules import PITS, ROW, Rules
+
+DEFAULT_RULES = Rules()
+
+
+@dataclass(frozen=True)
+class MoveResult:
+    """What one move did."""
+
+    board: Board  # the board code after the move
+    captured: int  # stones captured this turn
+    captured_pits: tuple[int, ...]  # absolute pits, landing pit first
+    events: dict[str, int]  # this turn's value of every event of engine.events.EVENTS
+
+
+def start_board(rules: Rules = DEFAULT_RULES) -> Board:
+    """The board code of the start position: ``rules.stones_per_pit`` in every pit."""
+    return moves.start_board(rules)
+
+
+def legal_moves(board: Board, mover: int, ply: int, rules: Rules = DEFAULT_RULES) -> tuple[int, ...]:
+    """The pits ``mover`` (0 South, 1 North) may play, ascending; () when the game is over.
+
+    ``ply`` is the number of moves already played: ply 0 forfeits its capture, and no
+    move is legal once ``rules.ply_cap`` moves have been played.
+    """
+    _check_position(board, mover, ply)
+    if ply >= rules.ply_cap:
+        return ()
+    seen = board if mover == SOUTH else rotate(board)
+    return tuple(option[0] + ROW * mover for option in positions(rules).options(seen, ply))
+
+
+def apply_move(board: Board, mover: int, pit: int, ply: int, rules: Rules = DEFAULT_RULES) -> MoveResult:
+    """Play ``pit`` for ``mover``; raises ``IllegalMoveError`` naming the rule that forbids it."""
+    _check_position(board, mover, ply)
+    seen = board if mover == SOUTH else rotate(board)
+    seen_pit = pit - ROW * mover if isinstance(pit, int) and not isinstance(pit, bool) else -1
+    legal = positions(rules).options(seen, ply) if ply < rules.ply_cap else ()
+    for option_pit, child, packed, captured in legal:
+        if option_pit == seen_pit:
+            after = rotate(child) if mover == SOUTH else child
+            hand = unpack(seen)[seen_pit]
+            chain = tables(rules).sowing[seen_pit][hand].chain[: field(packed, "capture_pits")]
+            taken = tuple((chain_pit + ROW * mover) % PITS for chain_pit in chain)
+            return MoveResult(after, captured, taken, unpack_events(packed))
+    raise IllegalMoveError(_illegal(board, mover, pit, ply, rules, legal))
+
+
+def end_event(board: Board, mover: int, ply: int, rules: Rules = DEFAULT_RULES) -> str | None:
+    """The end event when ``mover`` has no legal move; None while the game goes on.
+
+    None too at the ply cap: the game ends there, but no end event fires.
+    """
+    if legal_moves(board, mover, ply, rules) or ply >= rules.ply_cap:
+        return None
+    return moves.end_event(board if mover == SOUTH else rotate(board), rules)
+
+
+def perft(depth: int, rules: Rules = DEFAULT_RULES) -> int:
+    """The number of legal move sequences of exactly ``depth`` moves from the start."""
+    if not isinstance(depth, int) or depth < 0:
+        raise ValueError(f"perft depth must be a whole number >= 0, not {depth!r}")
+    if depth > rules.ply_cap:
+        return 0
+    memo = positions(rules)
+    counts: dict[tuple[Board, int], int] = {}
+
+    def count(board: Board, left: int) -> int:
+        if left == 0:
+            return 1
+        found = counts.get((board, left))
+        if found is None:
+            found = counts[board, left] = sum(count(child, left - 1) for _, child, _, _ in memo.options(board, 1))
+        return found
+
+    if depth == 0:
+        return 1
+    return sum(count(child, depth - 1) for _, child, _, _ in memo.options(moves.start_board(rules), 0))
+
+
+def _illegal(board: Board, mover: int, pit: object, ply: int, rules: Rules, legal: tuple[Option, ...]) -> str:
+    """Why ``pit`` is not a legal move: the pit, the board's pits and the rule."""
+    name, opponent = PLAYER_NAMES[mover], PLAYER_NAMES[mover ^ 1]
+    where = f"{name} cannot play pit {pit!r} on board {unpack(board)} (pits 0-5)"
+    own = range(ROW * mover, ROW * mover + ROW)
+    if not isinstance(pit, int) or isinstance(pit, bool) or pit not in own:
+        return f"{where}: {name} plays only pits {own[0]}, {own[1]} and {own[2]}"
+    if ply >= rules.ply_cap:
+        return f"{where}: the game ended at the ply cap of {rules.ply_cap} moves"
+    stones = unpack(board)[pit]
+    if stones < rules.min_stones_to_play:
+        return f"{where}: it holds {stones} stone{'s' * (stones != 1)} and a pit needs at least {rules.min_stones_to_play} to be played"
+    seen = board if mover == SOUTH else rotate(board)
+    sown = moves.sow(seen, pit - ROW * mover, ply == 0 and rules.first_move_forfeit, tables(rules))
+    if moves.is_grand_slam(sown) and rules.grand_slam == "prohibited":
+        return f"{where}: it would capture every stone in {opponent}'s row (the grand slam is prohibited)"
+    return f"{where}: {opponent}'s row is empty and another move feeds it (feeding is mandatory)"
+
+
+def _check_position(board: Board, mover: int, ply: int) -> None:
+    check_board(board)
+    if mover not in (SOUTH, NORTH) or isinstance(mover, bool):
+        raise ValueError(f"mover is 0 (South) or 1 (North), not {mover!r}")
+    if not isinstance(ply, int) or isinstance(ply, bool) or ply < 0:
+        raise ValueError(f"ply is the number of moves already played, a whole number >= 0, not {ply!r}")

@@ -1,0 +1,163 @@
+"""Playing whole games."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from engine.board import NORTH, SOUTH, Board, render, rotate, row_stones
+from engine.errors import IllegalMoveError
+from engine.events import field, unpack_events
+from engine.moves import start_board
+from engine.positions import Positions, positions
+from engine.rng import GAMMA, MASK32, MASK64, MIX1, MIX2, Rng, game_state
+from engine.rules import ROW, Rules
+from engine.strategies import Position, Strategy, TableStrategy, make_strategy
+
+DEFAULT_RULES = Rules()
+
+
+class GameRecord(NamedTuple):
+    """One finished game."""
+
+    moves: tuple[int, ...]  # absolute pits, South's first
+    winner: str  # "south", "north" or "draw"
+    score_south: int  # stones captured plus stones left in South's row at the end
+    score_north: int
+    plies: int
+    end_reason: str  # "no_moves" or "ply_cap"
+    events: dict[str, int]  # per-game count of every event of engine.events.EVENTS
+    seed: int
+    south: str  # strategy specs
+    north: str
+    rules: str  # the rule set's name
+
+
+def play_game(
+    south: str | Strategy,
+    north: str | Strategy,
+    *,
+    rules: Rules = DEFAULT_RULES,
+    seed: int = 0,
+) -> GameRecord:
+    """Play one game from the start; each seat draws from its own stream of ``seed``.
+
+    Every move a strategy returns is checked: an illegal one raises ``IllegalMoveError``.
+    """
+    players = (make_strategy(south), make_strategy(north))
+    state = game_state(seed)
+    memo = positions(rules)
+    if isinstance(players[SOUTH], TableStrategy) and isinstance(players[NORTH], TableStrategy):
+        moves, board, mover, totals = _play_tables(players, state, memo)  # type: ignore[arg-type]
+    else:
+        moves, board, mover, totals = _play_any(players, state, memo)
+    return _record(moves, board, mover, totals, memo, seed, players)
+
+
+def _play_tables(
+    players: tuple[TableStrategy, TableStrategy], state: int, memo: Positions
+) -> tuple[list[int], Board, int, list[int]]:
+    """The fast loop: two table strategies, one random draw each per turn.
+
+    The board is always seen by the player to move. The loop body plays South's turn and
+    then North's: South takes the high half of a new 64-bit word of the stream and North
+    its low half (engine.rng), and each seat's events add up in a local variable. A forced
+    move still takes its draw but needs no mixing, so the word is mixed only when used.
+    """
+    south_pick, north_pick = players[SOUTH].pick, players[NORTH].pick
+    cap = memo.rules.ply_cap
+    later = memo.later
+    expand = memo.expand
+    moves: list[int] = []
+    play = moves.append
+    south_events = north_events = 0
+    board = start_board(memo.rules)
+    options = memo.options(board, 0)
+    while True:
+        if not options:
+            return moves, board, SOUTH, [south_events, north_events]
+        state = (state + GAMMA) & MASK64
+        word = -1
+        if len(options) == 1:
+            pit, board, events, _ = options[0]
+        else:
+            word = ((state ^ (state >> 30)) * MIX1) & MASK64
+            word = ((word ^ (word >> 27)) * MIX2) & MASK64
+            word ^= word >> 31
+            pit, board, events, _ = options[south_pick(options, word >> 32)]
+        play(pit)
+        south_events += events
+        if len(moves) == cap:
+            return moves, board, NORTH, [south_events, north_events]
+        options = later.get(board)
+        if options is None:
+            options = expand(board)
+        if not options:
+            return moves, board, NORTH, [south_events, north_events]
+        if len(options) == 1:
+            pit, board, events, _ = options[0]
+        else:
+            if word < 0:
+                word = ((state ^ (state >> 30)) * MIX1) & MASK64
+                word = ((word ^ (word >> 27)) * MIX2) & MASK64
+                word ^= word >> 31
+            pit, board, events, _ = options[north_pick(options, word & MASK32)]
+        play(pit + ROW)
+        north_events += events
+        if len(moves) == cap:
+            return moves, board, SOUTH, [south_events, north_events]
+        options = later.get(board)
+        if options is None:
+            options = expand(board)
+
+
+def _play_any(players: tuple[Strategy, Strategy], state: int, memo: Positions) -> tuple[list[int], Board, int, list[int]]:
+    """The general loop: asks each strategy for an absolute pit and checks it."""
+    rng = Rng(state)
+    rules = memo.rules
+    moves: list[int] = []
+    totals = [0, 0]
+    board = start_board(rules)
+    mover = SOUTH
+    for ply in range(rules.ply_cap):
+        options = memo.options(board, ply)
+        if not options:
+            break
+        absolute = board if mover == SOUTH else rotate(board)
+        legal = tuple(option[0] + ROW * mover for option in options)
+        pit = players[mover].choose(Position(absolute, mover, ply, rules, legal, options), rng)
+        if pit not in legal:
+            raise IllegalMoveError(
+                f"strategy {players[mover].spec!r} played pit {pit!r}, not one of the legal moves {legal}\n{render(absolute)}"
+            )
+        _, board, events, _ = options[legal.index(pit)]
+        moves.append(pit)
+        totals[mover] += events
+        mover ^= 1
+    return moves, board, mover, totals
+
+
+def _record(
+    moves: list[int], board: Board, mover: int, totals: list[int], memo: Positions, seed: int, players: tuple[Strategy, Strategy]
+) -> GameRecord:
+    plies = len(moves)
+    absolute = board if mover == SOUTH else rotate(board)
+    ended = plies < memo.rules.ply_cap
+    all_events = totals[SOUTH] + totals[NORTH] + (memo.end_events(board) if ended else 0)
+    score_south = field(totals[SOUTH], "capture_stones") + row_stones(absolute, SOUTH)
+    score_north = field(totals[NORTH], "capture_stones") + row_stones(absolute, NORTH)
+    winner = "south" if score_south > score_north else "north" if score_north > score_south else "draw"
+    return GameRecord(
+        tuple(moves),
+        winner,
+        score_south,
+        score_north,
+        plies,
+        "no_moves" if ended else "ply_cap",
+        unpack_events(all_events),
+        seed,
+        players[SOUTH].spec,
+        players[NORTH].spec,
+        memo.name,
+    )
+
+

@@ -1,0 +1,173 @@
+"""The rules of a turn: playable pits, sowing, captures, the grand-slam ban and feeding.
+
+Everything here sees the board from the mover's side: the mover owns pits 0, 1, 2 and
+the opponent 3, 4, 5 (``engine.board.rotate`` turns North's view into this one). The
+checked API on absolute pits is ``engine.api``.
+
+A turn's legal moves are *options* ``(pit, child, events, captured)``: the pit (0, 1, 2),
+the board after the move seen by the next mover (turned by three pits), the turn's events
+packed as in ``engine.events``, and the stones captured.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import NamedTuple
+
+from engine.board import ROW_BITS, ROW_MASK, Board, rotate
+from engine.events import SHIFT
+from engine.rules import PIT_BITS, PIT_LIMIT, PITS, ROW, Rules
+
+Option = tuple[int, Board, int, int]
+Sown = tuple[int, int, int, int, int, bool]
+OWN_ROW = range(ROW)
+OPPONENT_ROW_EMPTY = 1 << ROW_BITS  # a board (mover's view) below this has an empty opponent row
+
+FEEDING_ACTIVE = 1 << SHIFT["feeding_active"]
+FEEDING_FORCED = 1 << SHIFT["feeding_forced"]
+FEEDING_LAPSED = 1 << SHIFT["feeding_lapsed"]
+GRAND_SLAM_BLOCKED = 1 << SHIFT["grand_slam_blocked"]
+
+
+class Sowing(NamedTuple):
+    """What sowing a hand from a pit does, whatever else is on the board."""
+
+    increment: int  # added to the board code: +1 in every pit sown, -hand in the origin
+    chain: tuple[int, ...]  # pits a capture may take, landing pit first, backwards along the path
+    keep: tuple[int, ...]  # keep[k]: the mask that empties the first k pits of the chain
+    feeds: bool  # at least one stone lands in the opponent's row
+
+
+class Tables(NamedTuple):
+    """Everything that depends only on the rule set, built once per rule set."""
+
+    rules: Rules
+    sowing: tuple[tuple[Sowing, ...], ...]  # sowing[pit][hand]
+    capturable: tuple[bool, ...]  # capturable[stones]
+
+
+def start_board(rules: Rules) -> Board:
+    """The board code of the start: ``rules.stones_per_pit`` stones in every pit."""
+    return sum(rules.stones_per_pit << (PIT_BITS * pit) for pit in range(PITS))
+
+
+@lru_cache(maxsize=64)
+def tables(rules: Rules) -> Tables:
+    sowing = tuple(tuple(_make_sowing(rules, pit, hand) for hand in range(PIT_LIMIT + 1)) for pit in OWN_ROW)
+    capturable = tuple(stones in rules.capture_counts for stones in range(PIT_LIMIT + 1))
+    return Tables(rules, sowing, capturable)
+
+
+def sow(board: Board, pit: int, forfeit: bool, tabs: Tables) -> Sown:
+    """Sow ``pit`` (mover's view) and make its captures; ``forfeit`` keeps them on the board.
+
+    Returns ``(board, captured, chain_taken, own_row_stones, forfeited, feeds)``: the board
+    after sowing and captures (before the grand-slam and feeding rules), the stones
+    captured, how many pits of the chain were taken, how many of the captured stones came
+    from the mover's row, the stones a forfeited first capture left, and whether the move
+    sows into the opponent's row.
+    """
+    increment, chain, keep, feeds = tabs.sowing[pit][(board >> (PIT_BITS * pit)) & PIT_LIMIT]
+    board += increment
+    capturable = tabs.capturable
+    captured = own_row = taken = 0
+    for chain_pit in chain:
+        stones = (board >> (PIT_BITS * chain_pit)) & PIT_LIMIT
+        if not capturable[stones]:
+            break
+        captured += stones
+        taken += 1
+        if chain_pit < ROW:
+            own_row += stones
+    if forfeit:
+        return board, 0, 0, 0, captured, feeds
+    return board & keep[taken], captured, taken, own_row, 0, feeds
+
+
+def is_grand_slam(sown: Sown) -> bool:
+    """The capture takes stones from the opponent's row and leaves that row empty."""
+    board, captured, _, own_row, _, _ = sown
+    return captured > own_row and board < OPPONENT_ROW_EMPTY
+
+
+def playable(board: Board, rules: Rules) -> list[int]:
+    return [pit for pit in OWN_ROW if (board >> (PIT_BITS * pit)) & PIT_LIMIT >= rules.min_stones_to_play]
+
+
+def options(board: Board, forfeit: bool, tabs: Tables) -> tuple[Option, ...]:
+    """The legal moves of the mover in ``board`` (mover's view), ascending pit.
+
+    RULES.md order: playable pits, then the grand-slam ban, then feeding. This runs once
+    per position (engine.positions memoises it), but often enough to be written flat.
+    """
+    rules = tabs.rules
+    events = 0
+    moves = []
+    for pit in playable(board, rules):
+        sown = sow(board, pit, forfeit, tabs)
+        if sown[1] and is_grand_slam(sown):
+            if rules.grand_slam == "prohibited":
+                events |= GRAND_SLAM_BLOCKED
+                continue
+            if rules.grand_slam == "no_capture":
+                sown = (sow(board, pit, True, tabs)[0], 0, 0, 0, 0, sown[5])
+        moves.append((pit, sown))
+    if board < OPPONENT_ROW_EMPTY:
+        events |= FEEDING_ACTIVE
+        if rules.feeding and moves:
+            feeders = [move for move in moves if move[1][5]]
+            if not feeders:
+                events |= FEEDING_LAPSED
+            elif len(feeders) < len(moves):
+                events |= FEEDING_FORCED
+                moves = feeders
+    return tuple([(pit, rotate(sown[0]), events + _packed(sown), sown[1]) for pit, sown in moves])
+
+
+def end_event(board: Board, rules: Rules) -> str:
+    """The end event of a position (mover's view) where the mover has no legal move."""
+    if playable(board, rules):
+        return "grand_slam_end"  # feeding never removes every move, so only the ban can
+    return "singleton_end" if board & ROW_MASK else "empty_row_end"
+
+
+_CAPTURE_UNITS = tuple(
+    1 << SHIFT[name]
+    for name in ("capture_stones", "capture_pits", "capture_own_row_stones", "first_move_forfeit_stones")
+)
+_CAPTURE = 1 << SHIFT["capture"]
+_OPPONENT_ROW_STONES = 1 << SHIFT["capture_opponent_row_stones"]
+_FORFEIT = 1 << SHIFT["first_move_forfeit"]
+
+
+def _packed(sown: Sown) -> int:
+    """A move's own events (captures, a forfeit), packed."""
+    _, captured, taken, own_row, forfeited, _ = sown
+    if captured:
+        stones, pits, own, _ = _CAPTURE_UNITS
+        return _CAPTURE + captured * stones + taken * pits + own_row * own + (captured - own_row) * _OPPONENT_ROW_STONES
+    if forfeited:
+        return _FORFEIT + forfeited * _CAPTURE_UNITS[3]
+    return 0
+
+
+def _make_sowing(rules: Rules, origin: int, hand: int) -> Sowing:
+    path = _sowing_path(origin, hand, rules.sow_origin)
+    increment = sum(1 << (PIT_BITS * pit) for pit in path) - (hand << (PIT_BITS * origin))
+    chain: list[int] = []
+    for pit in reversed(path):
+        if pit in chain or (rules.capture_rows == "opponent" and pit < ROW):
+            break
+        chain.append(pit)
+    keep = [-1]
+    for pit in chain:
+        keep.append(keep[-1] & ~(PIT_LIMIT << (PIT_BITS * pit)))
+    return Sowing(increment, tuple(chain), tuple(keep), any(pit >= ROW for pit in path))
+
+
+def _sowing_path(origin: int, hand: int, sow_origin: bool) -> list[int]:
+    """The pits that receive the stones of a hand, in order (RULES.md, "A turn", step 2)."""
+    ring = [(origin + step) % PITS for step in range(PITS)]
+    if not sow_origin:
+        ring = ring[1:]
+    return [ring[stone % len(ring)] for stone in range(hand)]

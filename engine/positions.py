@@ -1,0 +1,52 @@
+"""Memoised positions: each board (seen by the mover) analysed once per rule set.
+
+The game loop asks for a position's options again and again; the answer depends only on
+the board (and, on the first move, on the forfeit), so it is computed once and kept in a
+dict keyed by the board int.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from engine.board import Board
+from engine.events import SHIFT
+from engine.moves import Option, Tables, end_event, options, tables
+from engine.rules import Rules
+
+# A dict entry costs about 400 bytes; past this many the memo starts afresh, so that
+# memory stays near 1 GiB however many games are played.
+MEMO_LIMIT = 2_500_000
+
+
+class Positions:
+    """The memo of one rule set."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self.name = rules.name
+        self.tables: Tables = tables(rules)
+        self.later: dict[Board, tuple[Option, ...]] = {}
+        self.first: dict[Board, tuple[Option, ...]] = {}
+
+    def options(self, board: Board, ply: int) -> tuple[Option, ...]:
+        """The legal options of the mover in ``board`` (mover's view) at this ply."""
+        memo = self.first if ply == 0 else self.later
+        found = memo.get(board)
+        return found if found is not None else self.expand(board, ply == 0)
+
+    def expand(self, board: Board, first: bool = False) -> tuple[Option, ...]:
+        memo = self.first if first else self.later
+        if len(memo) >= MEMO_LIMIT:
+            memo.clear()
+        found = memo[board] = options(board, first and self.rules.first_move_forfeit, self.tables)
+        return found
+
+    def end_events(self, board: Board) -> int:
+        """The packed end event of a position (mover's view) with no legal move."""
+        return 1 << SHIFT[end_event(board, self.rules)]
+
+
+@lru_cache(maxsize=64)
+def positions(rules: Rules) -> Positions:
+    return Positions(rules)

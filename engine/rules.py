@@ -1,0 +1,160 @@
+"""The rule set: every rule of RULES.md as a field, the default being RULES.md itself."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+PITS = 6
+ROW = 3
+PIT_BITS = 6
+PIT_LIMIT = (1 << PIT_BITS) - 1  # a pit of the board code holds at most 63 stones
+
+CAPTURE_ROWS = ("either", "opponent")
+GRAND_SLAM = ("prohibited", "allowed", "no_capture")
+MAX_PLY_CAP = 10_000  # keeps every per-game event counter within 16 bits (engine.events)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """One rule set of Modiar. ``Rules()`` is exactly RULES.md.
+
+    Fields (RULES.md, "Variants"):
+      stones_per_pit      stones in each pit at the start (7)
+      min_stones_to_play  a pit needs this many stones to be played (2: no singletons)
+      sow_origin          the first stone goes back into the origin pit (True); False
+                          starts in the next pit and skips the origin on every lap
+      capture_counts      a pit holding one of these counts is captured ((2, 4, 6))
+      capture_rows        "either" row, or the "opponent"'s row only
+      first_move_forfeit  the first move of the game captures nothing (True)
+      feeding             a player must feed an opponent whose row is empty (True)
+      grand_slam          "prohibited", "allowed", or "no_capture" (legal, captures nothing)
+      ply_cap             the game ends after this many moves (400)
+    """
+
+    stones_per_pit: int = 7
+    min_stones_to_play: int = 2
+    sow_origin: bool = True
+    capture_counts: tuple[int, ...] = (2, 4, 6)
+    capture_rows: str = "either"
+    first_move_forfeit: bool = True
+    feeding: bool = True
+    grand_slam: str = "prohibited"
+    ply_cap: int = 400
+
+    def __post_init__(self) -> None:
+        counts = self.capture_counts
+        if isinstance(counts, (set, frozenset, list)):
+            object.__setattr__(self, "capture_counts", tuple(sorted(counts)))
+        _validate(self)
+
+    @property
+    def total_stones(self) -> int:
+        return PITS * self.stones_per_pit
+
+    @property
+    def name(self) -> str:
+        """Stable short name: ``modiar`` for RULES.md, plus one token per changed field."""
+        tokens = [_token(field.name, getattr(self, field.name)) for field in _changed_fields(self)]
+        return "-".join(["modiar", *tokens])
+
+    @classmethod
+    def from_name(cls, name: str) -> Rules:
+        """The rule set whose ``name`` is ``name`` (the inverse of ``Rules.name``)."""
+        head, *tokens = name.split("-")
+        if head != "modiar":
+            raise ValueError(f"rule set name {name!r} does not start with 'modiar'")
+        return cls(**dict(_parse_token(token, name) for token in tokens))
+
+    def replace(self, **changes: object) -> Rules:
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _validate(rules: Rules) -> None:
+    _require_int(rules, "stones_per_pit", 1, PIT_LIMIT // PITS)
+    _require_int(rules, "min_stones_to_play", 1, rules.total_stones)
+    _require_int(rules, "ply_cap", 1, MAX_PLY_CAP)
+    for name in ("sow_origin", "first_move_forfeit", "feeding"):
+        if not isinstance(getattr(rules, name), bool):
+            raise ValueError(f"Rules.{name} must be True or False, not {getattr(rules, name)!r}")
+    counts = rules.capture_counts
+    if not isinstance(counts, tuple) or not counts:
+        raise ValueError(f"Rules.capture_counts must be a non-empty tuple of stone counts, not {counts!r}")
+    for count in counts:
+        if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= rules.total_stones:
+            raise ValueError(
+                f"Rules.capture_counts holds {count!r}: each count must be a whole number "
+                f"from 1 to the {rules.total_stones} stones in play"
+            )
+    if list(counts) != sorted(set(counts)):
+        raise ValueError(f"Rules.capture_counts must list distinct counts in ascending order, not {counts!r}")
+    _require_choice(rules, "capture_rows", CAPTURE_ROWS)
+    _require_choice(rules, "grand_slam", GRAND_SLAM)
+
+
+def _require_int(rules: Rules, name: str, low: int, high: int) -> None:
+    value = getattr(rules, name)
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise ValueError(f"Rules.{name} must be a whole number from {low} to {high}, not {value!r}")
+
+
+def _require_choice(rules: Rules, name: str, choices: tuple[str, ...]) -> None:
+    value = getattr(rules, name)
+    if value not in choices:
+        raise ValueError(f"Rules.{name} must be one of {', '.join(choices)}, not {value!r}")
+
+
+# Name tokens: a short prefix per field, followed by the field's value.
+_PREFIX = {
+    "stones_per_pit": "stones",
+    "min_stones_to_play": "min",
+    "sow_origin": "origin",
+    "capture_counts": "captures",
+    "capture_rows": "rows",
+    "first_move_forfeit": "forfeit",
+    "feeding": "feeding",
+    "grand_slam": "slam",
+    "ply_cap": "cap",
+}
+_FIELD_OF_PREFIX = {prefix: field for field, prefix in _PREFIX.items()}
+
+
+def _changed_fields(rules: Rules) -> list[dataclasses.Field[object]]:
+    default = _DEFAULT
+    return [f for f in dataclasses.fields(rules) if getattr(rules, f.name) != getattr(default, f.name)]
+
+
+def _token(field: str, value: object) -> str:
+    if isinstance(value, bool):
+        text = "on" if value else "off"
+    elif isinstance(value, tuple):
+        text = ".".join(str(count) for count in value)
+    else:
+        text = str(value).replace("_", "")
+    return f"{_PREFIX[field]}{text}"
+
+
+def _parse_token(token: str, name: str) -> tuple[str, object]:
+    for prefix, field in _FIELD_OF_PREFIX.items():
+        if token.startswith(prefix):
+            text = token[len(prefix) :]
+            return field, _parse_value(field, text, name)
+    raise ValueError(f"rule set name {name!r} has an unknown part {token!r}")
+
+
+def _parse_value(field: str, text: str, name: str) -> object:
+    try:
+        if field in ("sow_origin", "first_move_forfeit", "feeding"):
+            return {"on": True, "off": False}[text]
+        if field == "capture_counts":
+            return tuple(int(count) for count in text.split("."))
+        if field == "grand_slam":
+            return {"prohibited": "prohibited", "allowed": "allowed", "nocapture": "no_capture"}[text]
+        if field == "capture_rows":
+            return text
+        return int(text)
+    except (KeyError, ValueError):
+        raise ValueError(f"rule set name {name!r} has a bad value {text!r} for {field}") from None
+
+
+_DEFAULT = Rules()

@@ -1,0 +1,135 @@
+"""Strategies: what a player does with a position and a random stream.
+
+A strategy has a ``spec`` (the string that names it, stored in records) and a method
+``choose(position, rng) -> pit`` that returns an absolute pit among ``position.moves``.
+Strategies whose choice depends only on the options of the turn and one random draw are
+*table strategies*: they also offer ``pick(options, draw) -> index``, which the game loop
+calls directly; their ``choose`` takes one draw and calls ``pick``, so both ways play the
+same game.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import NamedTuple, Protocol, runtime_checkable
+
+from engine.board import Board
+from engine.moves import Option
+from engine.rng import Rng, choice_index
+from engine.rules import ROW, Rules
+
+
+class Position(NamedTuple):
+    """What a strategy sees: the board (absolute pits), who moves, and the legal moves."""
+
+    board: Board
+    mover: int
+    ply: int
+    rules: Rules
+    moves: tuple[int, ...]  # absolute pits, ascending
+    options: tuple[Option, ...]  # the same moves in the mover's view (engine.positions)
+
+
+@runtime_checkable
+class Strategy(Protocol):
+    spec: str
+
+    def choose(self, position: Position, rng: Rng) -> int: ...
+
+
+class TableStrategy:
+    """A strategy that picks among the options of a turn with exactly one random draw."""
+
+    spec = "table"
+
+    def pick(self, options: tuple[Option, ...], draw: int) -> int:
+        """The index of the chosen option, given one 32-bit draw."""
+        raise NotImplementedError
+
+    def choose(self, position: Position, rng: Rng) -> int:
+        index = self.pick(position.options, rng.next_u32())
+        return position.options[index][0] + ROW * position.mover
+
+    def __repr__(self) -> str:
+        return f"<strategy {self.spec}>"
+
+
+class RandomStrategy(TableStrategy):
+    """Uniformly random among the legal moves."""
+
+    spec = "random"
+
+    def pick(self, options: tuple[Option, ...], draw: int) -> int:
+        return (draw * len(options)) >> 32
+
+
+class GreedyStrategy(TableStrategy):
+    """The largest immediate capture; ties broken uniformly at random."""
+
+    spec = "greedy"
+
+    def pick(self, options: tuple[Option, ...], draw: int) -> int:
+        best = max(option[3] for option in options)
+        tied = [index for index, option in enumerate(options) if option[3] == best]
+        return tied[choice_index(draw, len(tied))]
+
+
+REGISTRY: dict[str, Callable[..., Strategy]] = {
+    "random": RandomStrategy,
+    "greedy": GreedyStrategy,
+}
+
+_SPEC = re.compile(r"^\s*([a-z_][a-z0-9_]*)\s*(?:\((.*)\))?\s*$")
+
+
+class UnknownStrategyError(ValueError):
+    """A spec string that names no strategy, or gives it bad parameters."""
+
+
+def make_strategy(spec: str | Strategy) -> Strategy:
+    """The strategy a spec string names, e.g. ``"random"`` or ``"greedy"``; objects pass through."""
+    if not isinstance(spec, str):
+        if not isinstance(spec, Strategy):
+            raise TypeError(f"a strategy is a spec string or has .spec and .choose(), not {spec!r}")
+        return spec
+    return _from_spec(spec)
+
+
+def _from_spec(spec: str) -> Strategy:
+    cached = _CACHE.get(spec)
+    if cached is not None:
+        return cached
+    match = _SPEC.match(spec)
+    known = ", ".join(sorted(REGISTRY))
+    if match is None or match.group(1) not in REGISTRY:
+        raise UnknownStrategyError(f"unknown strategy {spec!r}; known strategies: {known}")
+    name, arguments = match.groups()
+    try:
+        strategy = REGISTRY[name](**_parse_arguments(arguments or "", spec))
+    except TypeError as error:
+        raise UnknownStrategyError(f"bad parameters in strategy {spec!r}: {error}") from None
+    _CACHE[spec] = strategy
+    return strategy
+
+
+_CACHE: dict[str, Strategy] = {}
+
+
+def _parse_arguments(text: str, spec: str) -> dict[str, int | float | str]:
+    arguments: dict[str, int | float | str] = {}
+    for part in filter(None, (piece.strip() for piece in text.split(","))):
+        key, equals, value = part.partition("=")
+        if not equals or not key.strip().isidentifier():
+            raise UnknownStrategyError(f"bad parameter {part!r} in strategy {spec!r}: write name=value")
+        arguments[key.strip()] = _parse_value(value.strip())
+    return arguments
+
+
+def _parse_value(text: str) -> int | float | str:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text.strip("'\"")
