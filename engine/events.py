@@ -9,6 +9,9 @@ field never overflows because a rule set caps a game at 10,000 plies.
 
 from __future__ import annotations
 
+import sys
+from array import array
+
 TURN_EVENTS = (
     "feeding_active",  # a turn starts with the opponent's row empty (counted whatever the feeding rule)
     "feeding_forced",  # feeding removed a move that was legal after the grand-slam ban
@@ -32,6 +35,8 @@ EVENTS = TURN_EVENTS + END_EVENTS
 FIELD_BITS = 16
 FIELD_MASK = (1 << FIELD_BITS) - 1
 SHIFT = {name: FIELD_BITS * index for index, name in enumerate(EVENTS)}
+_BYTES = FIELD_BITS // 8 * len(EVENTS)
+_BIG_ENDIAN = sys.byteorder == "big"
 
 
 def pack_events(counts: dict[str, int]) -> int:
@@ -39,7 +44,11 @@ def pack_events(counts: dict[str, int]) -> int:
 
 
 def unpack_events(packed: int) -> dict[str, int]:
-    return {name: (packed >> shift) & FIELD_MASK for name, shift in SHIFT.items()}
+    # One C call splits the int into its 16-bit counters.
+    counters = array("H", packed.to_bytes(_BYTES, "little"))
+    if _BIG_ENDIAN:
+        counters.byteswap()
+    return dict(zip(EVENTS, counters, strict=True))
 
 
 def field(packed: int, name: str) -> int:

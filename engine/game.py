@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from engine.board import NORTH, SOUTH, Board, render, rotate, row_stones
+from engine.board import NORTH, SOUTH, Board, render, rotate
 from engine.errors import IllegalMoveError
-from engine.events import field, unpack_events
+from engine.events import FIELD_MASK, SHIFT, unpack_events
 from engine.moves import start_board
 from engine.positions import Positions, positions
 from engine.rng import GAMMA, MASK32, MASK64, MIX1, MIX2, Rng, game_state
@@ -14,6 +14,7 @@ from engine.rules import ROW, Rules
 from engine.strategies import Position, Strategy, TableStrategy, make_strategy
 
 DEFAULT_RULES = Rules()
+CAPTURE_STONES = SHIFT["capture_stones"]
 
 
 class GameRecord(NamedTuple):
@@ -64,6 +65,8 @@ def _play_tables(
     move still takes its draw but needs no mixing, so the word is mixed only when used.
     """
     south_pick, north_pick = players[SOUTH].pick, players[NORTH].pick
+    # A uniform pick is written out inline: it is most of what a random game does.
+    south_uniform, north_uniform = players[SOUTH].uniform, players[NORTH].uniform
     cap = memo.rules.ply_cap
     later = memo.later
     expand = memo.expand
@@ -83,7 +86,10 @@ def _play_tables(
             word = ((state ^ (state >> 30)) * MIX1) & MASK64
             word = ((word ^ (word >> 27)) * MIX2) & MASK64
             word ^= word >> 31
-            pit, board, events, _ = options[south_pick(options, word >> 32)]
+            if south_uniform:
+                pit, board, events, _ = options[((word >> 32) * len(options)) >> 32]
+            else:
+                pit, board, events, _ = options[south_pick(options, word >> 32)]
         play(pit)
         south_events += events
         if len(moves) == cap:
@@ -100,7 +106,10 @@ def _play_tables(
                 word = ((state ^ (state >> 30)) * MIX1) & MASK64
                 word = ((word ^ (word >> 27)) * MIX2) & MASK64
                 word ^= word >> 31
-            pit, board, events, _ = options[north_pick(options, word & MASK32)]
+            if north_uniform:
+                pit, board, events, _ = options[((word & MASK32) * len(options)) >> 32]
+            else:
+                pit, board, events, _ = options[north_pick(options, word & MASK32)]
         play(pit + ROW)
         north_events += events
         if len(moves) == cap:
@@ -140,24 +149,22 @@ def _record(
     moves: list[int], board: Board, mover: int, totals: list[int], memo: Positions, seed: int, players: tuple[Strategy, Strategy]
 ) -> GameRecord:
     plies = len(moves)
-    absolute = board if mover == SOUTH else rotate(board)
     ended = plies < memo.rules.ply_cap
-    all_events = totals[SOUTH] + totals[NORTH] + (memo.end_events(board) if ended else 0)
-    score_south = field(totals[SOUTH], "capture_stones") + row_stones(absolute, SOUTH)
-    score_north = field(totals[NORTH], "capture_stones") + row_stones(absolute, NORTH)
-    winner = "south" if score_south > score_north else "north" if score_north > score_south else "draw"
+    end_events, mover_row, opponent_row = memo.final(board)
+    south_row, north_row = (mover_row, opponent_row) if mover == SOUTH else (opponent_row, mover_row)
+    south_events, north_events = totals
+    score_south = ((south_events >> CAPTURE_STONES) & FIELD_MASK) + south_row
+    score_north = ((north_events >> CAPTURE_STONES) & FIELD_MASK) + north_row
     return GameRecord(
         tuple(moves),
-        winner,
+        "south" if score_south > score_north else "north" if score_north > score_south else "draw",
         score_south,
         score_north,
         plies,
         "no_moves" if ended else "ply_cap",
-        unpack_events(all_events),
+        unpack_events(south_events + north_events + end_events if ended else south_events + north_events),
         seed,
         players[SOUTH].spec,
         players[NORTH].spec,
         memo.name,
     )
-
-

@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import NamedTuple
 
-from engine.board import ROW_BITS, ROW_MASK, Board, rotate
+from engine.board import BOARD_MASK, ROW_BITS, ROW_MASK, Board
 from engine.events import SHIFT
 from engine.rules import PIT_BITS, PIT_LIMIT, PITS, ROW, Rules
 
@@ -97,15 +97,19 @@ def playable(board: Board, rules: Rules) -> list[int]:
 def options(board: Board, forfeit: bool, tabs: Tables) -> tuple[Option, ...]:
     """The legal moves of the mover in ``board`` (mover's view), ascending pit.
 
-    RULES.md order: playable pits, then the grand-slam ban, then feeding. This runs once
-    per position (engine.positions memoises it), but often enough to be written flat.
+    RULES.md order: playable pits, then the grand-slam ban, then feeding. It runs once per
+    position (engine.positions memoises it), yet often enough that ``playable``,
+    ``is_grand_slam`` and ``rotate`` are written out inline.
     """
     rules = tabs.rules
+    minimum = rules.min_stones_to_play
     events = 0
     moves = []
-    for pit in playable(board, rules):
+    for pit in OWN_ROW:
+        if (board >> (PIT_BITS * pit)) & PIT_LIMIT < minimum:
+            continue
         sown = sow(board, pit, forfeit, tabs)
-        if sown[1] and is_grand_slam(sown):
+        if sown[1] > sown[3] and sown[0] < OPPONENT_ROW_EMPTY:  # a grand slam
             if rules.grand_slam == "prohibited":
                 events |= GRAND_SLAM_BLOCKED
                 continue
@@ -121,7 +125,13 @@ def options(board: Board, forfeit: bool, tabs: Tables) -> tuple[Option, ...]:
             elif len(feeders) < len(moves):
                 events |= FEEDING_FORCED
                 moves = feeders
-    return tuple([(pit, rotate(sown[0]), events + _packed(sown), sown[1]) for pit, sown in moves])
+    return tuple(
+        [
+            (pit, ((after >> ROW_BITS) | (after << ROW_BITS)) & BOARD_MASK, events + _packed(sown) if sown[1] or sown[4] else events, sown[1])
+            for pit, sown in moves
+            for after in (sown[0],)
+        ]
+    )
 
 
 def end_event(board: Board, rules: Rules) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from engine.board import Board
+from engine.board import NORTH, SOUTH, Board, row_stones
 from engine.events import SHIFT
 from engine.moves import Option, Tables, end_event, options, tables
 from engine.rules import Rules
@@ -28,6 +28,7 @@ class Positions:
         self.tables: Tables = tables(rules)
         self.later: dict[Board, tuple[Option, ...]] = {}
         self.first: dict[Board, tuple[Option, ...]] = {}
+        self.finals: dict[Board, tuple[int, int, int]] = {}
 
     def options(self, board: Board, ply: int) -> tuple[Option, ...]:
         """The legal options of the mover in ``board`` (mover's view) at this ply."""
@@ -42,9 +43,14 @@ class Positions:
         found = memo[board] = options(board, first and self.rules.first_move_forfeit, self.tables)
         return found
 
-    def end_events(self, board: Board) -> int:
-        """The packed end event of a position (mover's view) with no legal move."""
-        return 1 << SHIFT[end_event(board, self.rules)]
+    def final(self, board: Board) -> tuple[int, int, int]:
+        """A last position (mover's view): its packed end event, had the mover no legal
+        move, and the stones left in the mover's and the opponent's rows."""
+        found = self.finals.get(board)
+        if found is None:
+            ended = 0 if self.options(board, 1) else 1 << SHIFT[end_event(board, self.rules)]
+            found = self.finals[board] = (ended, row_stones(board, SOUTH), row_stones(board, NORTH))
+        return found
 
 
 @lru_cache(maxsize=64)

@@ -42,6 +42,7 @@ class TableStrategy:
     """A strategy that picks among the options of a turn with exactly one random draw."""
 
     spec = "table"
+    uniform = False  # True: pick is exactly (draw * len(options)) >> 32, which the game loop inlines
 
     def pick(self, options: tuple[Option, ...], draw: int) -> int:
         """The index of the chosen option, given one 32-bit draw."""
@@ -59,6 +60,7 @@ class RandomStrategy(TableStrategy):
     """Uniformly random among the legal moves."""
 
     spec = "random"
+    uniform = True
 
     def pick(self, options: tuple[Option, ...], draw: int) -> int:
         return (draw * len(options)) >> 32

@@ -1,0 +1,139 @@
+"""The ``modiar`` command.
+
+A user mistake (a bad option, an unknown strategy, an impossible rule set) ends with one
+line on stderr that names it, and exit status 2; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import engine
+
+USAGE_ERROR = 2
+
+
+class UsageError(Exception):
+    """A mistake in what the user asked for: reported in one line, exit status 2."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    arguments = parser.parse_args(argv)
+    try:
+        return int(arguments.run(arguments) or 0)
+    except (UsageError, engine.UnknownStrategyError) as error:
+        print(f"modiar: error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    except KeyboardInterrupt:
+        print("modiar: interrupted", file=sys.stderr)
+        return 130
+
+
+def rules_from(arguments: argparse.Namespace) -> engine.Rules:
+    """The rule set named by ``--rules NAME`` and changed by ``--rule FIELD=VALUE`` options."""
+    try:
+        rules = engine.Rules.from_name(arguments.rules)
+        changes = dict(_rule_change(text) for text in arguments.rule)
+        return rules.replace(**changes) if changes else rules
+    except (ValueError, TypeError) as error:
+        raise UsageError(str(error)) from None
+
+
+def _rule_change(text: str) -> tuple[str, object]:
+    field, equals, value = text.partition("=")
+    fields = engine.Rules.__dataclass_fields__
+    if not equals or field not in fields:
+        raise UsageError(f"--rule takes FIELD=VALUE with FIELD one of {', '.join(fields)}, not {text!r}")
+    default = getattr(engine.Rules(), field)
+    if isinstance(default, bool):
+        words = {"true": True, "on": True, "yes": True, "false": False, "off": False, "no": False}
+        if value.lower() not in words:
+            raise UsageError(f"--rule {field} takes on or off, not {value!r}")
+        return field, words[value.lower()]
+    if isinstance(default, int):
+        try:
+            return field, int(value)
+        except ValueError:
+            raise UsageError(f"--rule {field} takes a whole number, not {value!r}") from None
+    if isinstance(default, tuple):
+        try:
+            return field, tuple(int(part) for part in value.replace(",", " ").split())
+        except ValueError:
+            raise UsageError(f"--rule {field} takes whole numbers such as 2,4,6, not {value!r}") from None
+    return field, value
+
+
+def _sample(arguments: argparse.Namespace) -> None:
+    from pipeline.sample import play_sample, summary
+
+    rules = rules_from(arguments)
+    if arguments.games < 2:
+        raise UsageError(f"--games must be at least 2, not {arguments.games}")
+    _check_seed(arguments.seed)
+    sample = play_sample(
+        arguments.south, arguments.north, games=arguments.games, seed=arguments.seed, rules=rules, progress=not arguments.quiet
+    )
+    print(summary(sample))
+
+
+def _bench(arguments: argparse.Namespace) -> None:
+    from pipeline.bench import main as bench
+
+    bench(seconds=arguments.seconds)
+
+
+def _show(arguments: argparse.Namespace) -> None:
+    rules = rules_from(arguments)
+    _check_seed(arguments.seed)
+    record = engine.play_game(arguments.south, arguments.north, rules=rules, seed=arguments.seed)
+    board = engine.start_board(rules)
+    print(engine.render(board))
+    for ply, pit in enumerate(record.moves):
+        mover = ply % 2
+        board = engine.apply_move(board, mover, pit, ply, rules).board
+        print(f"\nply {ply}: {('South', 'North')[mover]} plays pit {pit}\n{engine.render(board)}")
+    result = f"{record.winner.capitalize()} wins" if record.winner != "draw" else "Draw"
+    print(f"\n{result} {record.score_south}-{record.score_north} after {record.plies} plies ({record.end_reason})")
+
+
+def _check_seed(seed: int) -> None:
+    if not 0 <= seed < 2**63:
+        raise UsageError(f"--seed must be a whole number from 0 to 2**63 - 1, not {seed}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="modiar", description="Modiar: exact engine and study pipeline.")
+    commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
+
+    sample = commands.add_parser("sample", help="play seeded games and print win rates, game length and rule events")
+    _add_game_options(sample)
+    sample.add_argument("--games", type=int, default=20_000, help="how many games (default 20,000)")
+    sample.add_argument("--seed", type=int, default=7, help="the sample's seed (default 7)")
+    sample.add_argument("--quiet", action="store_true", help="no progress bar")
+    sample.set_defaults(run=_sample)
+
+    show = commands.add_parser("show", help="play one seeded game and draw the board after every move")
+    _add_game_options(show)
+    show.add_argument("--seed", type=int, default=0, help="the game's seed (default 0)")
+    show.set_defaults(run=_show)
+
+    bench = commands.add_parser("bench", help="measure the engine's speed")
+    bench.add_argument("--seconds", type=float, default=10.0, help="length of each timed run (default 10)")
+    bench.set_defaults(run=_bench)
+    return parser
+
+
+def _add_game_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--south", default="random", help="South's strategy (default random)")
+    parser.add_argument("--north", default="random", help="North's strategy (default random)")
+    parser.add_argument("--rules", default="modiar", help="a rule set name such as modiar or modiar-stones5 (default modiar)")
+    parser.add_argument(
+        "--rule", action="append", default=[], metavar="FIELD=VALUE", help="change one rule, e.g. --rule feeding=off (repeatable)"
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
