@@ -9,7 +9,7 @@ from engine import moves
 from engine.events import field, unpack_events
 from engine.moves import Option, tables
 from engine.positions import positions
-from engine.rules import PITS, ROW, Rules
+from engine.rules import PIT_LIMIT, PITS, ROW, Rules
 
 DEFAULT_RULES = Rules()
 
@@ -35,7 +35,7 @@ def legal_moves(board: Board, mover: int, ply: int, rules: Rules = DEFAULT_RULES
     ``ply`` is the number of moves already played: ply 0 forfeits its capture, and no
     move is legal once ``rules.ply_cap`` moves have been played.
     """
-    _check_position(board, mover, ply, rules)
+    _check_position(board, mover, ply)
     if ply >= rules.ply_cap:
         return ()
     seen = board if mover == SOUTH else rotate(board)
@@ -44,7 +44,7 @@ def legal_moves(board: Board, mover: int, ply: int, rules: Rules = DEFAULT_RULES
 
 def apply_move(board: Board, mover: int, pit: int, ply: int, rules: Rules = DEFAULT_RULES) -> MoveResult:
     """Play ``pit`` for ``mover``; raises ``IllegalMoveError`` naming the rule that forbids it."""
-    _check_position(board, mover, ply, rules)
+    _check_position(board, mover, ply)
     seen = board if mover == SOUTH else rotate(board)
     seen_pit = pit - ROW * mover if isinstance(pit, int) and not isinstance(pit, bool) else -1
     legal = positions(rules).options(seen, ply) if ply < rules.ply_cap else ()
@@ -109,12 +109,12 @@ def _illegal(board: Board, mover: int, pit: object, ply: int, rules: Rules, lega
     return f"{where}: {opponent}'s row is empty and another move feeds it (feeding is mandatory)"
 
 
-def _check_position(board: Board, mover: int, ply: int, rules: Rules) -> None:
+def _check_position(board: Board, mover: int, ply: int) -> None:
     check_board(board)
     stones = sum(unpack(board))
-    if stones > rules.total_stones:
-        # More stones than the rule set has could overflow a pit of the board code.
-        raise ValueError(f"board {unpack(board)} holds {stones} stones, more than the {rules.total_stones} of rule set {rules.name}")
+    if stones > PIT_LIMIT:
+        # Sowing could then put more stones in a pit than its 6 bits hold.
+        raise ValueError(f"board {unpack(board)} holds {stones} stones; a board holds at most {PIT_LIMIT}")
     if mover not in (SOUTH, NORTH) or isinstance(mover, bool):
         raise ValueError(f"mover is 0 (South) or 1 (North), not {mover!r}")
     if not isinstance(ply, int) or isinstance(ply, bool) or ply < 0:
