@@ -1,12 +1,12 @@
 """Modiar: the bit-packed engine. The rules are ../shared/RULES.md, every field a variant.
 
-    >>> import engine
-    >>> board = engine.start_board()
-    >>> engine.legal_moves(board, mover=0, ply=0)
-    (0, 1, 2)
+>>> import engine
+>>> board = engine.start_board()
+>>> engine.legal_moves(board, mover=0, ply=0)
+(0, 1, 2)
 """
 
-from engine.api import MoveResult, apply_move, end_event, legal_moves, perft, start_board
+from engine.api import MoveResult, apply_move, end_event, legal_moves, perft, position, start_board
 from engine.board import Board, pack, parse_board, render, rotate, unpack
 from engine.errors import IllegalMoveError
 from engine.events import END_EVENTS, EVENTS, TURN_EVENTS
@@ -40,6 +40,7 @@ __all__ = [
     "parse_board",
     "perft",
     "play_game",
+    "position",
     "render",
     "rotate",
     "start_board",

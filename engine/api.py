@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from engine import moves
 from engine.board import NORTH, PLAYER_NAMES, SOUTH, Board, check_board, rotate, unpack
 from engine.errors import IllegalMoveError
-from engine import moves
 from engine.events import field, unpack_events
-from engine.moves import Option, tables
+from engine.moves import tables
 from engine.positions import positions
 from engine.rules import PIT_LIMIT, PITS, ROW, Rules
+from engine.strategies import Position
 
 DEFAULT_RULES = Rules()
 
@@ -35,27 +37,28 @@ def legal_moves(board: Board, mover: int, ply: int, rules: Rules = DEFAULT_RULES
     ``ply`` is the number of moves already played: ply 0 forfeits its capture, and no
     move is legal once ``rules.ply_cap`` moves have been played.
     """
+    return position(board, mover, ply, rules).moves
+
+
+def position(board: Board, mover: int, ply: int, rules: Rules = DEFAULT_RULES) -> Position:
+    """What a strategy sees at this position: the board, the mover, the legal moves."""
     _check_position(board, mover, ply)
-    if ply >= rules.ply_cap:
-        return ()
     seen = board if mover == SOUTH else rotate(board)
-    return tuple(option[0] + ROW * mover for option in positions(rules).options(seen, ply))
+    options = positions(rules).options(seen, ply) if ply < rules.ply_cap else ()
+    return Position(board, mover, ply, rules, tuple(option[0] + ROW * mover for option in options), options)
 
 
 def apply_move(board: Board, mover: int, pit: int, ply: int, rules: Rules = DEFAULT_RULES) -> MoveResult:
     """Play ``pit`` for ``mover``; raises ``IllegalMoveError`` naming the rule that forbids it."""
-    _check_position(board, mover, ply)
-    seen = board if mover == SOUTH else rotate(board)
+    legal = position(board, mover, ply, rules).options
     seen_pit = pit - ROW * mover if isinstance(pit, int) and not isinstance(pit, bool) else -1
-    legal = positions(rules).options(seen, ply) if ply < rules.ply_cap else ()
     for option_pit, child, packed, captured in legal:
         if option_pit == seen_pit:
-            after = rotate(child) if mover == SOUTH else child
-            hand = unpack(seen)[seen_pit]
-            chain = tables(rules).sowing[seen_pit][hand].chain[: field(packed, "capture_pits")]
+            after = rotate(child) if mover == SOUTH else child  # child is seen by the next mover
+            chain = tables(rules).sowing[seen_pit][unpack(board)[pit]].chain[: field(packed, "capture_pits")]
             taken = tuple((chain_pit + ROW * mover) % PITS for chain_pit in chain)
             return MoveResult(after, captured, taken, unpack_events(packed))
-    raise IllegalMoveError(_illegal(board, mover, pit, ply, rules, legal))
+    raise IllegalMoveError(_illegal(board, mover, pit, ply, rules))
 
 
 def end_event(board: Board, mover: int, ply: int, rules: Rules = DEFAULT_RULES) -> str | None:
@@ -90,7 +93,7 @@ def perft(depth: int, rules: Rules = DEFAULT_RULES) -> int:
     return sum(count(child, depth - 1) for _, child, _, _ in memo.options(moves.start_board(rules), 0))
 
 
-def _illegal(board: Board, mover: int, pit: object, ply: int, rules: Rules, legal: tuple[Option, ...]) -> str:
+def _illegal(board: Board, mover: int, pit: object, ply: int, rules: Rules) -> str:
     """Why ``pit`` is not a legal move: the pit, the board's pits and the rule."""
     name, opponent = PLAYER_NAMES[mover], PLAYER_NAMES[mover ^ 1]
     where = f"{name} cannot play pit {pit!r} on board {unpack(board)} (pits 0-5)"
@@ -101,7 +104,8 @@ def _illegal(board: Board, mover: int, pit: object, ply: int, rules: Rules, lega
         return f"{where}: the game ended at the ply cap of {rules.ply_cap} moves"
     stones = unpack(board)[pit]
     if stones < rules.min_stones_to_play:
-        return f"{where}: it holds {stones} stone{'s' * (stones != 1)} and a pit needs at least {rules.min_stones_to_play} to be played"
+        plural = "s" * (stones != 1)
+        return f"{where}: it holds {stones} stone{plural} and a pit needs at least {rules.min_stones_to_play} to be played"
     seen = board if mover == SOUTH else rotate(board)
     sown = moves.sow(seen, pit - ROW * mover, ply == 0 and rules.first_move_forfeit, tables(rules))
     if moves.is_grand_slam(sown) and rules.grand_slam == "prohibited":

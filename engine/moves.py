@@ -127,7 +127,12 @@ def options(board: Board, forfeit: bool, tabs: Tables) -> tuple[Option, ...]:
                 moves = feeders
     return tuple(
         [
-            (pit, ((after >> ROW_BITS) | (after << ROW_BITS)) & BOARD_MASK, events + _packed(sown) if sown[1] or sown[4] else events, sown[1])
+            (
+                pit,
+                ((after >> ROW_BITS) | (after << ROW_BITS)) & BOARD_MASK,
+                events + _packed(sown) if sown[1] or sown[4] else events,
+                sown[1],
+            )
             for pit, sown in moves
             for after in (sown[0],)
         ]
@@ -142,8 +147,7 @@ def end_event(board: Board, rules: Rules) -> str:
 
 
 _CAPTURE_UNITS = tuple(
-    1 << SHIFT[name]
-    for name in ("capture_stones", "capture_pits", "capture_own_row_stones", "first_move_forfeit_stones")
+    1 << SHIFT[name] for name in ("capture_stones", "capture_pits", "capture_own_row_stones", "first_move_forfeit_stones")
 )
 _CAPTURE = 1 << SHIFT["capture"]
 _OPPONENT_ROW_STONES = 1 << SHIFT["capture_opponent_row_stones"]

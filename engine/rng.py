@@ -45,7 +45,7 @@ def choice_index(draw: int, n: int) -> int:
 class Rng:
     """A game's random stream. Strategies take every random choice from the one they are given."""
 
-    __slots__ = ("state", "draws", "_low")
+    __slots__ = ("_low", "draws", "state")
 
     def __init__(self, state: int) -> None:
         self.state = state & MASK64

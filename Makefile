@@ -1,0 +1,43 @@
+# Every target carries a one-line `## help`; `make` alone lists them.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+SEED ?= 7
+
+.DEFAULT_GOAL := help
+.PHONY: help setup test lint format study bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+# The environment is rebuilt whenever pyproject.toml is newer than the last install.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP) ## create .venv from pyproject.toml (every other target does it when needed)
+
+test: $(STAMP) ## lint with ruff, then run the whole test suite
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/pytest -n 2
+
+lint: $(STAMP) ## ruff check and format check only
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP) ## format the code with ruff
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+study: $(STAMP) ## the main job: 20,000 seeded random games with intervals and rule-event rates
+	$(BIN)/modiar sample --games 20000 --seed $(SEED)
+
+bench: $(STAMP) ## print the engine's speed (games/s, moves/s) and perft time
+	$(BIN)/modiar bench
+
+clean: ## remove the environment and caches (data/ and reports/ stay)
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis *.egg-info

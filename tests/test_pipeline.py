@@ -1,0 +1,89 @@
+"""The quick sample, its statistics and the modiar command."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import engine
+from pipeline.cli import main
+from pipeline.sample import game_seeds, play_sample, summary
+from pipeline.stats import mean_interval, p_value_against, wilson
+
+
+def test_wilson_interval_matches_published_values():
+    # Newcombe (1998), Statistics in Medicine 17:857, table I: 0/10 and 5/10 at 95%.
+    low, high = wilson(0, 10)[1:]
+    assert (round(low, 4), round(high, 4)) == (0.0, 0.2775)
+    low, high = wilson(5, 10)[1:]
+    assert (round(low, 4), round(high, 4)) == (0.2366, 0.7634)
+
+
+def test_wilson_interval_holds_its_estimate_and_narrows_with_more_games():
+    small, large = wilson(30, 100), wilson(3000, 10000)
+    assert small.low < small.value == 0.3 < small.high
+    assert large.high - large.low < (small.high - small.low) / 5
+
+
+def test_mean_interval_and_test_against_one_half():
+    values = np.array([0.0, 1.0] * 500)
+    estimate = mean_interval(values)
+    assert estimate.value == 0.5
+    assert estimate.low == pytest.approx(0.5 - 1.96 * 0.5 / np.sqrt(1000), rel=1e-3)
+    assert p_value_against(values, 0.5) == 1.0
+    assert p_value_against(np.array([1.0] * 60 + [0.0] * 40), 0.5) < 0.05
+
+
+def test_game_seeds_are_a_prefix_of_any_longer_sample():
+    assert game_seeds(7, 10)[:4].tolist() == game_seeds(7, 4).tolist()
+    assert game_seeds(7, 4).tolist() != game_seeds(8, 4).tolist()
+
+
+def test_a_sample_is_reproducible_and_adds_up():
+    first = play_sample("random", "greedy", games=300, seed=3, progress=False)
+    again = play_sample("random", "greedy", games=300, seed=3, progress=False)
+    assert np.array_equal(first.plies, again.plies) and np.array_equal(first.winner, again.winner)
+    assert np.all(first.score_south + first.score_north == 42)
+    seed = int(game_seeds(3, 300)[17])
+    record = engine.play_game("random", "greedy", seed=seed)
+    assert (first.plies[17], first.winner[17]) == (record.plies, record.winner)
+    assert first.events["first_move_forfeit"].sum() == 300
+
+
+def test_the_summary_names_every_result_and_event():
+    text = summary(play_sample("random", "random", games=200, seed=1, progress=False))
+    for needle in ("South wins", "draws", "North wins", "first-player score", "game length", *engine.EVENTS):
+        assert needle in text
+
+
+def test_modiar_sample_prints_the_summary(capsys):
+    assert main(["sample", "--games", "50", "--quiet", "--rule", "feeding=off"]) == 0
+    out = capsys.readouterr().out
+    assert "50 games: random (South) against random (North), rules modiar-feedingoff, seed 7" in out
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["sample", "--south", "nonsense"], "unknown strategy 'nonsense'"),
+        (["sample", "--rule", "stones_per_pit=0"], "stones_per_pit"),
+        (["sample", "--rule", "colour=red"], "--rule takes FIELD=VALUE"),
+        (["sample", "--rule", "feeding=maybe"], "feeding takes on or off"),
+        (["sample", "--rules", "modiar-xx"], "unknown part 'xx'"),
+        (["sample", "--games", "1"], "--games must be at least 2"),
+        (["show", "--seed", "-4"], "--seed must be"),
+    ],
+)
+def test_a_user_mistake_is_one_line_and_exit_status_2(capsys, arguments, message):
+    assert main(arguments) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1 and err.startswith("modiar: error: ")
+
+
+def test_modiar_show_draws_every_move(capsys):
+    assert main(["show", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    record = engine.play_game("random", "random", seed=3)
+    assert out.count("plays pit") == record.plies
+    assert out.rstrip().endswith(f"{record.score_south}-{record.score_north} after {record.plies} plies (no_moves)")
