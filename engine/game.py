@@ -7,9 +7,8 @@ from typing import NamedTuple
 from engine.board import NORTH, SOUTH, Board, render, rotate
 from engine.errors import IllegalMoveError
 from engine.events import FIELD_MASK, SHIFT, unpack_events
-from engine.moves import start_board
 from engine.positions import Positions, positions
-from engine.rng import GAMMA, MASK32, MASK64, MIX1, MIX2, Rng, game_state
+from engine.rng import GAMMA, MASK32, MASK64, MIX1, MIX2, SEED_SALT, Rng, check_seed, mix64
 from engine.rules import ROW, Rules
 from engine.strategies import Position, Strategy, TableStrategy, make_strategy
 
@@ -40,12 +39,13 @@ def play_game(
     rules: Rules = DEFAULT_RULES,
     seed: int = 0,
 ) -> GameRecord:
-    """Play one game from the start; each seat draws from its own stream of ``seed``.
+    """Play one game from the start, every random choice drawn from ``seed``'s stream (engine.rng).
 
     Every move a strategy returns is checked: an illegal one raises ``IllegalMoveError``.
     """
     players = (make_strategy(south), make_strategy(north))
-    state = game_state(seed)
+    seed = check_seed(seed)
+    state = mix64(seed ^ SEED_SALT)
     memo = positions(rules)
     if isinstance(players[SOUTH], TableStrategy) and isinstance(players[NORTH], TableStrategy):
         moves, board, mover, totals = _play_tables(players, state, memo)  # type: ignore[arg-type]
@@ -73,21 +73,22 @@ def _play_tables(
     moves: list[int] = []
     play = moves.append
     south_events = north_events = 0
-    board = start_board(memo.rules)
+    board = memo.start
     options = memo.options(board, 0)
     while True:
-        if not options:
+        n = len(options)
+        if not n:
             return moves, board, SOUTH, [south_events, north_events]
         state = (state + GAMMA) & MASK64
         word = -1
-        if len(options) == 1:
+        if n == 1:
             pit, board, events, _ = options[0]
         else:
             word = ((state ^ (state >> 30)) * MIX1) & MASK64
             word = ((word ^ (word >> 27)) * MIX2) & MASK64
             word ^= word >> 31
             if south_uniform:
-                pit, board, events, _ = options[((word >> 32) * len(options)) >> 32]
+                pit, board, events, _ = options[((word >> 32) * n) >> 32]
             else:
                 pit, board, events, _ = options[south_pick(options, word >> 32)]
         play(pit)
@@ -97,9 +98,10 @@ def _play_tables(
         options = later.get(board)
         if options is None:
             options = expand(board)
-        if not options:
+        n = len(options)
+        if not n:
             return moves, board, NORTH, [south_events, north_events]
-        if len(options) == 1:
+        if n == 1:
             pit, board, events, _ = options[0]
         else:
             if word < 0:
@@ -107,7 +109,7 @@ def _play_tables(
                 word = ((word ^ (word >> 27)) * MIX2) & MASK64
                 word ^= word >> 31
             if north_uniform:
-                pit, board, events, _ = options[((word & MASK32) * len(options)) >> 32]
+                pit, board, events, _ = options[((word & MASK32) * n) >> 32]
             else:
                 pit, board, events, _ = options[north_pick(options, word & MASK32)]
         play(pit + ROW)
@@ -125,7 +127,7 @@ def _play_any(players: tuple[Strategy, Strategy], state: int, memo: Positions) -
     rules = memo.rules
     moves: list[int] = []
     totals = [0, 0]
-    board = start_board(rules)
+    board = memo.start
     mover = SOUTH
     for ply in range(rules.ply_cap):
         options = memo.options(board, ply)

@@ -125,18 +125,12 @@ def options(board: Board, forfeit: bool, tabs: Tables) -> tuple[Option, ...]:
             elif len(feeders) < len(moves):
                 events |= FEEDING_FORCED
                 moves = feeders
-    return tuple(
-        [
-            (
-                pit,
-                ((after >> ROW_BITS) | (after << ROW_BITS)) & BOARD_MASK,
-                events + _packed(sown) if sown[1] or sown[4] else events,
-                sown[1],
-            )
-            for pit, sown in moves
-            for after in (sown[0],)
-        ]
-    )
+    found = []
+    for pit, sown in moves:
+        after = sown[0]
+        child = ((after >> ROW_BITS) | (after << ROW_BITS)) & BOARD_MASK
+        found.append((pit, child, events + _packed(sown) if sown[1] or sown[4] else events, sown[1]))
+    return tuple(found)
 
 
 def end_event(board: Board, rules: Rules) -> str:

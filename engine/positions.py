@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from engine.board import NORTH, SOUTH, Board, row_stones
 from engine.events import SHIFT
-from engine.moves import Option, Tables, end_event, options, tables
+from engine.moves import Option, Tables, end_event, options, start_board, tables
 from engine.rules import Rules
 
 # A dict entry costs about 400 bytes; past this many the memo starts afresh, so that
@@ -29,6 +29,7 @@ class Positions:
         self.later: dict[Board, tuple[Option, ...]] = {}
         self.first: dict[Board, tuple[Option, ...]] = {}
         self.finals: dict[Board, tuple[int, int, int]] = {}
+        self.start = start_board(rules)
 
     def options(self, board: Board, ply: int) -> tuple[Option, ...]:
         """The legal options of the mover in ``board`` (mover's view) at this ply."""

@@ -27,7 +27,12 @@ def mix64(z: int) -> int:
 
 
 def check_seed(seed: int) -> int:
-    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MASK64:
+    """The seed as a Python int; NumPy integers are welcome, floats and bools are not."""
+    if type(seed) is not int:
+        if isinstance(seed, bool) or not hasattr(seed, "__index__"):
+            raise ValueError(f"a game seed is an int from 0 to 2**64 - 1, not {seed!r}")
+        seed = seed.__index__()
+    if not 0 <= seed <= MASK64:
         raise ValueError(f"a game seed is an int from 0 to 2**64 - 1, not {seed!r}")
     return seed
 

@@ -47,6 +47,15 @@ class Rules:
         if isinstance(counts, (set, frozenset, list)):
             object.__setattr__(self, "capture_counts", tuple(sorted(counts)))
         _validate(self)
+        # Rules key the per-rule-set caches, looked up once per game: hash the fields once.
+        object.__setattr__(self, "_hash", hash(dataclasses.astuple(self)))
+
+    def __hash__(self) -> int:
+        return self._hash  # type: ignore[attr-defined, no-any-return]
+
+    def __reduce__(self) -> tuple[type[Rules], tuple[object, ...]]:
+        # Rebuild from the fields, so that a copy in another process hashes as that process does.
+        return self.__class__, dataclasses.astuple(self)
 
     @property
     def total_stones(self) -> int:

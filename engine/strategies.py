@@ -91,17 +91,15 @@ class UnknownStrategyError(ValueError):
 
 def make_strategy(spec: str | Strategy) -> Strategy:
     """The strategy a spec string names, e.g. ``"random"`` or ``"greedy"``; objects pass through."""
-    if not isinstance(spec, str):
-        if not isinstance(spec, Strategy):
-            raise TypeError(f"a strategy is a spec string or has .spec and .choose(), not {spec!r}")
-        return spec
-    return _from_spec(spec)
+    if isinstance(spec, str):
+        cached = _CACHE.get(spec)
+        return cached if cached is not None else _from_spec(spec)
+    if not isinstance(spec, Strategy):
+        raise TypeError(f"a strategy is a spec string or has .spec and .choose(), not {spec!r}")
+    return spec
 
 
 def _from_spec(spec: str) -> Strategy:
-    cached = _CACHE.get(spec)
-    if cached is not None:
-        return cached
     match = _SPEC.match(spec)
     known = ", ".join(sorted(REGISTRY))
     if match is None or match.group(1) not in REGISTRY:
