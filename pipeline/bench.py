@@ -13,6 +13,9 @@ import time
 from dataclasses import dataclass
 
 import engine
+from engine.positions import positions
+
+PERFT_DEPTH = 14
 
 
 @dataclass(frozen=True)
@@ -65,8 +68,10 @@ def main(seconds: float = 10.0) -> None:
     _print_throughput("replay", again, "(the cold run's seeds again: every position known)")
     verdict = "meets" if cold.games_per_second >= 20_000 else "MISSES"
     print(f"  cold run {verdict} the 20,000 games/s target")
-    count, took = perft_time(24)
-    print(f"\nperft(24) = {count:,} in {took:.2f} s")
+    memo = positions(engine.Rules())
+    print(f"  positions memoised: {len(memo.later):,}")
+    count, took = perft_time(PERFT_DEPTH)
+    print(f"\nperft({PERFT_DEPTH}) = {count:,} in {took:.2f} s")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak memory: {peak:,.0f} MiB")
 
