@@ -20,14 +20,13 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP) ## create .venv from pyproject.toml (every other target does it when needed)
 
-test: $(STAMP) ## lint with ruff, then run the whole test suite
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+test: lint ## lint (ruff, mypy --strict), then run the whole test suite
 	$(BIN)/pytest -n 2
 
-lint: $(STAMP) ## ruff check and format check only
+lint: $(STAMP) ## ruff check, ruff format check and mypy --strict on engine/ and pipeline/
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: $(STAMP) ## format the code with ruff
 	$(BIN)/ruff format .

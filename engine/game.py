@@ -95,7 +95,7 @@ def _play_tables(
         south_events += events
         if len(moves) == cap:
             return moves, board, NORTH, [south_events, north_events]
-        options = later.get(board)
+        options = later.get(board)  # type: ignore[assignment] # None is replaced just below
         if options is None:
             options = expand(board)
         n = len(options)
@@ -116,7 +116,7 @@ def _play_tables(
         north_events += events
         if len(moves) == cap:
             return moves, board, SOUTH, [south_events, north_events]
-        options = later.get(board)
+        options = later.get(board)  # type: ignore[assignment] # None is replaced just below
         if options is None:
             options = expand(board)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 PITS = 6
 ROW = 3
@@ -73,10 +74,11 @@ class Rules:
         head, *tokens = name.split("-")
         if head != "modiar":
             raise ValueError(f"rule set name {name!r} does not start with 'modiar'")
-        return cls(**dict(_parse_token(token, name) for token in tokens))
+        fields: dict[str, Any] = dict(_parse_token(token, name) for token in tokens)
+        return cls(**fields)
 
-    def replace(self, **changes: object) -> Rules:
-        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+    def replace(self, **changes: Any) -> Rules:
+        return dataclasses.replace(self, **changes)
 
 
 def _validate(rules: Rules) -> None:

@@ -51,7 +51,7 @@ def play_sample(
     # Resolve the specs once, so that a bad one fails before any game is played.
     engine.make_strategy(south), engine.make_strategy(north)
     seeds = game_seeds(seed, games).tolist()
-    records = []
+    records: list[engine.GameRecord] = []
     bar = tqdm(total=games, unit="game", disable=not progress, file=sys.stderr, leave=False)
     for start in range(0, games, CHUNK):
         chunk = seeds[start : start + CHUNK]
@@ -74,7 +74,7 @@ def play_sample(
 
 def first_player_score(sample: Sample) -> np.ndarray:
     """South's result of each game: 1 for a win, 1/2 for a draw, 0 for a loss."""
-    return (sample.winner == "south") + 0.5 * (sample.winner == "draw")
+    return np.where(sample.winner == "south", 1.0, np.where(sample.winner == "draw", 0.5, 0.0))
 
 
 def summary(sample: Sample) -> str:
