@@ -1,0 +1,70 @@
+"""perft as ground truth: the counts in tests/data/perft.json, made by tests/make_perft_data.py
+with both the engine and the plain reference, checked against the engine and the reference.
+
+engine.perft starts a fresh count at every call, so the deep depths of the big boards take
+minutes; those are marked ``slow`` (deselect with ``-m "not slow"``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import reference
+
+import engine
+from engine import Rules
+
+DATA = Path(__file__).resolve().parent / "data" / "perft.json"
+PERFT: dict[str, list[int]] = json.loads(DATA.read_text())["perft"]
+
+# RULES.md's default rules, depths 1 to 6: the numbers the issue gives.
+DEFAULT_PERFT = [3, 9, 26, 72, 187, 522]
+
+# Deepest depth engine.perft checks in the default run, per rule set (under a second a
+# call); deeper ones are slow.
+ENGINE_FAST_DEPTH = {"modiar": 12, "modiar-originoff": 12, "modiar-stones5": 15, "modiar-stones4": 30}
+ENGINE_FAST_DEPTH_OTHERWISE = 12
+REFERENCE_DEPTH = 10  # the reference checks its own count for depths up to this
+
+
+def engine_cases() -> list[object]:
+    cases = []
+    for name, counts in PERFT.items():
+        fast_depth = ENGINE_FAST_DEPTH.get(name, ENGINE_FAST_DEPTH_OTHERWISE)
+        for depth in range(len(counts)):
+            marks = [pytest.mark.slow] if depth > fast_depth else []
+            cases.append(pytest.param(name, depth, marks=marks, id=f"{name}-depth{depth}"))
+    return cases
+
+
+def test_default_rules_give_the_issues_perft() -> None:
+    assert [engine.perft(depth) for depth in range(1, 7)] == DEFAULT_PERFT
+    assert [reference.perft(depth, Rules()) for depth in range(1, 7)] == DEFAULT_PERFT
+    assert PERFT[Rules().name][1:7] == DEFAULT_PERFT
+
+
+def test_data_covers_the_rule_sets_it_should() -> None:
+    assert {"modiar", "modiar-stones3", "modiar-stones4", "modiar-stones5", "modiar-originoff"} <= set(PERFT)
+    assert len(PERFT["modiar"]) > 20, "the default rules are stored to depth 20 or more"
+    for name, counts in PERFT.items():
+        assert Rules.from_name(name).name == name
+        assert counts[0] == 1, "perft(0) is the empty sequence"
+
+
+@pytest.mark.parametrize(("name", "depth"), engine_cases())
+def test_engine_perft_matches_stored(name: str, depth: int) -> None:
+    assert engine.perft(depth, Rules.from_name(name)) == PERFT[name][depth]
+
+
+@pytest.mark.parametrize("name", sorted(PERFT))
+def test_reference_perft_matches_stored(name: str) -> None:
+    depth = min(REFERENCE_DEPTH, len(PERFT[name]) - 1)
+    assert reference.perft_counts(depth, Rules.from_name(name)) == PERFT[name][: depth + 1]
+
+
+def test_perft_beyond_the_ply_cap_is_zero() -> None:
+    rules = Rules(ply_cap=3)
+    assert [engine.perft(depth, rules) for depth in range(6)] == [1, 3, 9, 26, 0, 0]
+    assert reference.perft_counts(5, rules) == [1, 3, 9, 26, 0, 0]
