@@ -6,7 +6,7 @@
 (0, 1, 2)
 """
 
-from engine.api import MoveResult, apply_move, end_event, legal_moves, perft, position, start_board
+from engine.api import MoveResult, apply_move, end_event, legal_moves, perft, perft_counts, position, start_board
 from engine.board import Board, pack, parse_board, render, rotate, unpack
 from engine.errors import IllegalMoveError
 from engine.events import END_EVENTS, EVENTS, TURN_EVENTS
@@ -39,6 +39,7 @@ __all__ = [
     "pack",
     "parse_board",
     "perft",
+    "perft_counts",
     "play_game",
     "position",
     "render",

@@ -73,24 +73,27 @@ def end_event(board: Board, mover: int, ply: int, rules: Rules = DEFAULT_RULES) 
 
 def perft(depth: int, rules: Rules = DEFAULT_RULES) -> int:
     """The number of legal move sequences of exactly ``depth`` moves from the start."""
-    if not isinstance(depth, int) or depth < 0:
+    return perft_counts(depth, rules)[-1]
+
+
+def perft_counts(depth: int, rules: Rules = DEFAULT_RULES) -> list[int]:
+    """``[perft(0), perft(1), ..., perft(depth)]``, in one pass."""
+    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
         raise ValueError(f"perft depth must be a whole number >= 0, not {depth!r}")
-    if depth > rules.ply_cap:
-        return 0
+    # Breadth first, one level per ply: each board (seen by the mover) is expanded once per
+    # level however many sequences reach it, and carries how many do.
     memo = positions(rules)
-    counts: dict[tuple[Board, int], int] = {}
-
-    def count(board: Board, left: int) -> int:
-        if left == 0:
-            return 1
-        found = counts.get((board, left))
-        if found is None:
-            found = counts[board, left] = sum(count(child, left - 1) for _, child, _, _ in memo.options(board, 1))
-        return found
-
-    if depth == 0:
-        return 1
-    return sum(count(child, depth - 1) for _, child, _, _ in memo.options(moves.start_board(rules), 0))
+    level = {memo.start: 1}
+    counts = [1]
+    for ply in range(depth):
+        following: dict[Board, int] = {}
+        if ply < rules.ply_cap:
+            for board, sequences in level.items():
+                for _, child, _, _ in memo.options(board, ply):
+                    following[child] = following.get(child, 0) + sequences
+        level = following
+        counts.append(sum(level.values()))
+    return counts
 
 
 def _illegal(board: Board, mover: int, pit: object, ply: int, rules: Rules) -> str:

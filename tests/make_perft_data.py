@@ -4,7 +4,7 @@
 
 perft(d) is the number of legal move sequences of exactly d moves from the start
 (games that end sooner are not counted). For each rule set below, the engine
-(engine.perft, one call per depth) and the plain reference (tests/reference.py, all
+(engine.perft_counts, all depths in one pass) and the plain reference (tests/reference.py, all
 depths in one level-by-level pass) count every depth from 0 to the rule set's depth; the
 script stops with an error if they differ anywhere, and otherwise writes the counts to
 tests/data/perft.json, where tests/test_perft.py reads them. The default rules to depth
@@ -43,7 +43,7 @@ RULE_SETS = [
 
 def engine_counts(rules: Rules, depth: int) -> tuple[list[int], float]:
     started = time.perf_counter()
-    counts = [engine.perft(d, rules) for d in range(depth + 1)]
+    counts = engine.perft_counts(depth, rules)
     return counts, time.perf_counter() - started
 
 

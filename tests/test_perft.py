@@ -1,8 +1,8 @@
 """perft as ground truth: the counts in tests/data/perft.json, made by tests/make_perft_data.py
 with both the engine and the plain reference, checked against the engine and the reference.
 
-engine.perft starts a fresh count at every call, so the deep depths of the big boards take
-minutes; those are marked ``slow`` (deselect with ``-m "not slow"``).
+engine.perft_counts counts every depth in one pass; the deepest stored depths still take
+tens of seconds, so the full comparison is marked ``slow`` (deselect with ``-m "not slow"``).
 """
 
 from __future__ import annotations
@@ -22,21 +22,10 @@ PERFT: dict[str, list[int]] = json.loads(DATA.read_text())["perft"]
 # RULES.md's default rules, depths 1 to 6: the numbers the issue gives.
 DEFAULT_PERFT = [3, 9, 26, 72, 187, 522]
 
-# Deepest depth engine.perft checks in the default run, per rule set (under a second a
-# call); deeper ones are slow.
+# Deepest depth engine.perft checks in the quick run, per rule set (under a second each).
 ENGINE_FAST_DEPTH = {"modiar": 12, "modiar-originoff": 12, "modiar-stones5": 15, "modiar-stones4": 30}
 ENGINE_FAST_DEPTH_OTHERWISE = 12
 REFERENCE_DEPTH = 10  # the reference checks its own count for depths up to this
-
-
-def engine_cases() -> list[object]:
-    cases = []
-    for name, counts in PERFT.items():
-        fast_depth = ENGINE_FAST_DEPTH.get(name, ENGINE_FAST_DEPTH_OTHERWISE)
-        for depth in range(len(counts)):
-            marks = [pytest.mark.slow] if depth > fast_depth else []
-            cases.append(pytest.param(name, depth, marks=marks, id=f"{name}-depth{depth}"))
-    return cases
 
 
 def test_default_rules_give_the_issues_perft() -> None:
@@ -53,9 +42,17 @@ def test_data_covers_the_rule_sets_it_should() -> None:
         assert counts[0] == 1, "perft(0) is the empty sequence"
 
 
-@pytest.mark.parametrize(("name", "depth"), engine_cases())
-def test_engine_perft_matches_stored(name: str, depth: int) -> None:
+@pytest.mark.parametrize("name", sorted(PERFT))
+def test_engine_perft_matches_stored_at_shallow_depths(name: str) -> None:
+    depth = min(ENGINE_FAST_DEPTH.get(name, ENGINE_FAST_DEPTH_OTHERWISE), len(PERFT[name]) - 1)
+    assert engine.perft_counts(depth, Rules.from_name(name)) == PERFT[name][: depth + 1]
     assert engine.perft(depth, Rules.from_name(name)) == PERFT[name][depth]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(PERFT))
+def test_engine_perft_matches_stored_at_every_depth(name: str) -> None:
+    assert engine.perft_counts(len(PERFT[name]) - 1, Rules.from_name(name)) == PERFT[name]
 
 
 @pytest.mark.parametrize("name", sorted(PERFT))
@@ -67,4 +64,5 @@ def test_reference_perft_matches_stored(name: str) -> None:
 def test_perft_beyond_the_ply_cap_is_zero() -> None:
     rules = Rules(ply_cap=3)
     assert [engine.perft(depth, rules) for depth in range(6)] == [1, 3, 9, 26, 0, 0]
+    assert engine.perft_counts(5, rules) == [1, 3, 9, 26, 0, 0]
     assert reference.perft_counts(5, rules) == [1, 3, 9, 26, 0, 0]
