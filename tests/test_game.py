@@ -6,25 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
+from variants import EVERY_FIELD_ALONE, OWARE_LIKE
 
 import engine
 from engine import IllegalMoveError, Rules, UnknownStrategyError, pack, play_game, position
 
 GOLDEN = Path(__file__).parent / "data" / "golden_games.json"
 
-VARIANTS = [
-    Rules(),
-    Rules(stones_per_pit=4),
-    Rules(min_stones_to_play=1, ply_cap=60),
-    Rules(sow_origin=False),
-    Rules(capture_counts=(2, 3)),
-    Rules(capture_rows="opponent"),
-    Rules(first_move_forfeit=False),
-    Rules(feeding=False),
-    Rules(grand_slam="allowed"),
-    Rules(grand_slam="no_capture"),
-    Rules(ply_cap=7),
-]
+VARIANTS = [Rules(), *EVERY_FIELD_ALONE, OWARE_LIKE]
 
 
 class Checked:

@@ -11,6 +11,7 @@ import random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from variants import EVERY_FIELD_ALONE, OWARE_LIKE
 
 import engine
 from engine import IllegalMoveError, Rules, apply_move, end_event, legal_moves, pack, parse_board, play_game, render, unpack
@@ -20,23 +21,7 @@ END_EVENTS = ("singleton_end", "grand_slam_end", "empty_row_end")
 
 # The default rule set and one rule set per variant field of RULES.md ("Variants"), plus
 # an Oware-like combination. Small ply caps keep the games that never end short.
-RULE_SETS = [
-    Rules(),
-    Rules(stones_per_pit=4),
-    Rules(stones_per_pit=10),
-    Rules(min_stones_to_play=1, ply_cap=120),
-    Rules(min_stones_to_play=3),
-    Rules(sow_origin=False),
-    Rules(capture_counts=(2, 3)),
-    Rules(capture_counts=(1, 2, 4, 6)),
-    Rules(capture_rows="opponent"),
-    Rules(first_move_forfeit=False),
-    Rules(feeding=False),
-    Rules(grand_slam="allowed"),
-    Rules(grand_slam="no_capture"),
-    Rules(ply_cap=25),
-    Rules(stones_per_pit=4, min_stones_to_play=1, sow_origin=False, capture_counts=(2, 3), capture_rows="opponent", ply_cap=150),
-]
+RULE_SETS = [Rules(), *EVERY_FIELD_ALONE, OWARE_LIKE]
 
 rule_sets = st.sampled_from(RULE_SETS)
 seeds = st.integers(min_value=0, max_value=2**64 - 1)

@@ -17,6 +17,7 @@ import dataclasses
 import re
 
 import pytest
+from variants import EVERY_FIELD_ALONE, OWARE_LIKE
 
 import engine
 from engine import IllegalMoveError, Rules, apply_move, end_event, legal_moves, pack, parse_board, play_game, render, unpack
@@ -1274,19 +1275,7 @@ def test_rules_is_frozen():
         Rules().ply_cap = 3  # type: ignore[misc]
 
 
-VARIANTS = [
-    Rules(stones_per_pit=4),
-    Rules(min_stones_to_play=1),
-    Rules(sow_origin=False),
-    Rules(capture_counts=(2, 3)),
-    Rules(capture_rows="opponent"),
-    Rules(first_move_forfeit=False),
-    Rules(feeding=False),
-    Rules(grand_slam="allowed"),
-    Rules(grand_slam="no_capture"),
-    Rules(ply_cap=50),
-    Rules(stones_per_pit=4, min_stones_to_play=1, sow_origin=False, capture_counts=(2, 3), capture_rows="opponent"),
-]
+VARIANTS = [*EVERY_FIELD_ALONE, OWARE_LIKE]
 
 
 @pytest.mark.parametrize("rules", VARIANTS, ids=lambda rules: rules.name)
