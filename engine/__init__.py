@@ -14,8 +14,7 @@ from engine.game import GameRecord, play_game
 from engine.rng import Rng
 from engine.rules import Rules
 from engine.strategies import Position, Strategy, TableStrategy, UnknownStrategyError, make_strategy
-
-ENGINE_VERSION = "1"
+from engine.version import ENGINE_VERSION
 
 __all__ = [
     "END_EVENTS",

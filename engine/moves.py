@@ -160,7 +160,7 @@ def _packed(sown: Sown) -> int:
 
 
 def _make_sowing(rules: Rules, origin: int, hand: int) -> Sowing:
-    path = _sowing_path(origin, hand, rules.sow_origin)
+    path = sowing_path(origin, hand, rules.sow_origin)
     increment = sum(1 << (PIT_BITS * pit) for pit in path) - (hand << (PIT_BITS * origin))
     chain: list[int] = []
     for pit in reversed(path):
@@ -173,7 +173,7 @@ def _make_sowing(rules: Rules, origin: int, hand: int) -> Sowing:
     return Sowing(increment, tuple(chain), tuple(keep), any(pit >= ROW for pit in path))
 
 
-def _sowing_path(origin: int, hand: int, sow_origin: bool) -> list[int]:
+def sowing_path(origin: int, hand: int, sow_origin: bool) -> list[int]:
     """The pits that receive the stones of a hand, in order (RULES.md, "A turn", step 2)."""
     ring = [(origin + step) % PITS for step in range(PITS)]
     if not sow_origin:

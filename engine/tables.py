@@ -1,0 +1,229 @@
+"""Position tables: every position of a rule set, its legal moves and what each does.
+
+A position is a board seen by the player to move (its row is pits 0, 1, 2), numbered by
+``engine.index``. For position i and pit p (0, 1, 2) of the mover:
+
+    child[i, p]          index of the board after the move, turned by three pits so that
+                         the next mover's row is again 0, 1, 2; -1 when p is not legal
+    captured[i, p]       stones captured
+    own_captured[i, p]   of those, stones from the mover's own row
+    capture_pits[i, p]   pits in the capture chain
+    flags[i]             the position's turn events (FEEDING_ACTIVE, ...) and, when the
+                         mover has no legal move, its end event (END_MASK bits)
+
+The tables hold the moves of every ply but the first: ply 0 forfeits its captures, and
+its three moves from the start are taken from the scalar engine (``first_moves``). They
+are built with NumPy, one rule set at a time, and cached under ``data/tables/``, keyed by
+the rule set's name and the engine version and checked against a SHA-256 of their bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from engine.index import BoardIndex, board_index
+from engine.moves import OWN_ROW, sowing_path, tables
+from engine.positions import positions
+from engine.rules import PIT_LIMIT, PITS, ROW, Rules
+from engine.version import ENGINE_VERSION
+
+FEEDING_ACTIVE, FEEDING_FORCED, FEEDING_LAPSED, GRAND_SLAM_BLOCKED = 1, 2, 4, 8
+END_SHIFT = 4
+END_MASK = 0b11 << END_SHIFT
+END_CODES = {"singleton_end": 1, "grand_slam_end": 2, "empty_row_end": 3}
+ARRAYS = ("child", "captured", "own_captured", "capture_pits", "flags")
+DEFAULT_CACHE = Path(os.environ.get("MODIAR_DATA", Path(__file__).resolve().parents[1] / "data")) / "tables"
+
+
+@dataclass(frozen=True)
+class PositionTables:
+    rules: Rules
+    index: BoardIndex
+    child: np.ndarray  # (n, 3) int32
+    captured: np.ndarray  # (n, 3) uint8
+    own_captured: np.ndarray  # (n, 3) uint8
+    capture_pits: np.ndarray  # (n, 3) uint8
+    flags: np.ndarray  # (n,) uint8
+
+    @property
+    def size(self) -> int:
+        return self.index.size
+
+    @property
+    def legal(self) -> np.ndarray:
+        return self.child >= 0
+
+    def end_codes(self) -> np.ndarray:
+        return (self.flags & END_MASK) >> END_SHIFT
+
+    def nbytes(self) -> int:
+        return sum(getattr(self, name).nbytes for name in ARRAYS)
+
+
+def build_tables(rules: Rules) -> PositionTables:
+    """Compute the tables of every position of ``rules`` (vectorised; seconds, not minutes)."""
+    index = board_index(rules.total_stones)
+    counts = index.all_counts
+    moves = [_move_columns(counts, pit, rules) for pit in OWN_ROW]
+    legal = np.column_stack([move.playable & ~(move.grand_slam & (rules.grand_slam == "prohibited")) for move in moves])
+    starving = counts[:, ROW:].sum(axis=1, dtype=np.int16) == 0
+    flags = np.where(starving, FEEDING_ACTIVE, 0).astype(np.uint8)
+    blocked = np.column_stack([move.playable & move.grand_slam for move in moves]).any(axis=1)
+    if rules.grand_slam == "prohibited":
+        flags |= np.where(blocked, GRAND_SLAM_BLOCKED, 0).astype(np.uint8)
+    if rules.feeding:
+        feeds = np.column_stack([move.feeds for move in moves])
+        can_feed = (legal & feeds).any(axis=1)
+        forced = starving & can_feed & (legal & ~feeds).any(axis=1)
+        lapsed = starving & ~can_feed & legal.any(axis=1)
+        legal &= ~(starving & can_feed)[:, None] | feeds
+        flags |= np.where(forced, FEEDING_FORCED, 0).astype(np.uint8) | np.where(lapsed, FEEDING_LAPSED, 0).astype(np.uint8)
+    flags |= (_end_codes(counts, legal, rules) << END_SHIFT).astype(np.uint8)
+    child = np.full((index.size, ROW), -1, dtype=np.int32)
+    for pit, move in enumerate(moves):
+        rows = np.flatnonzero(legal[:, pit])
+        turned = np.concatenate([move.after[rows, ROW:], move.after[rows, :ROW]], axis=1)
+        child[rows, pit] = index.rank_counts(turned)
+    return PositionTables(
+        rules,
+        index,
+        child,
+        np.column_stack([np.where(legal[:, p], m.captured, 0) for p, m in enumerate(moves)]).astype(np.uint8),
+        np.column_stack([np.where(legal[:, p], m.own_captured, 0) for p, m in enumerate(moves)]).astype(np.uint8),
+        np.column_stack([np.where(legal[:, p], m.capture_pits, 0) for p, m in enumerate(moves)]).astype(np.uint8),
+        flags,
+    )
+
+
+def load_tables(rules: Rules, cache: Path | None = DEFAULT_CACHE, *, verbose: bool = True) -> PositionTables:
+    """The tables of ``rules``, from the cache when it holds a sound copy, else built and cached.
+
+    ``cache=None`` builds them without touching the disk.
+    """
+    if cache is None:
+        return build_tables(rules)
+    path = cache / f"{rules.name}-engine{ENGINE_VERSION}.npz"
+    found = _read(path, rules)
+    if found is not None:
+        return found
+    start = time.perf_counter()
+    built = build_tables(rules)
+    _write(path, built)
+    if verbose:
+        print(f"built position tables of {rules.name} in {time.perf_counter() - start:.1f} s: {path}", file=sys.stderr)
+    return built
+
+
+def first_moves(rules: Rules) -> list[tuple[int, int, int]]:
+    """The legal moves of the start at ply 0 as (pit, child index, packed events)."""
+    index = board_index(rules.total_stones)
+    memo = positions(rules)
+    return [(pit, index.rank(child), events) for pit, child, events, _ in memo.options(memo.start, 0)]
+
+
+def checksum(arrays: dict[str, np.ndarray]) -> str:
+    digest = hashlib.sha256()
+    for name in ARRAYS:
+        digest.update(name.encode())
+        digest.update(np.ascontiguousarray(arrays[name]).tobytes())
+    return digest.hexdigest()
+
+
+@dataclass
+class _Move:
+    playable: np.ndarray
+    after: np.ndarray  # (n, 6) board after sowing and captures
+    captured: np.ndarray
+    own_captured: np.ndarray
+    capture_pits: np.ndarray
+    grand_slam: np.ndarray
+    feeds: np.ndarray
+
+
+def _move_columns(counts: np.ndarray, pit: int, rules: Rules) -> _Move:
+    """Sow ``pit`` in every position at once and make its captures (RULES.md, steps 1-3)."""
+    hand = counts[:, pit]
+    playable = hand >= rules.min_stones_to_play
+    increments, chains, feeds = _sowing_arrays(pit, rules)
+    sown = counts.astype(np.int16) + increments[hand]
+    capturable = np.zeros(PIT_LIMIT + 1, dtype=bool)
+    capturable[list(rules.capture_counts)] = True
+    n = len(counts)
+    captured = np.zeros(n, dtype=np.int16)
+    own = np.zeros(n, dtype=np.int16)
+    taken = np.zeros(n, dtype=np.int16)
+    after = sown.copy()
+    live = np.flatnonzero(playable)  # rows whose chain is still going
+    chain = chains[hand]
+    for step in range(PITS):
+        chain_pit = chain[live, step]
+        stones = sown[live, np.maximum(chain_pit, 0)]
+        takes = (chain_pit >= 0) & capturable[stones]
+        live, chain_pit, stones = live[takes], chain_pit[takes], stones[takes]
+        captured[live] += stones
+        own[live] += np.where(chain_pit < ROW, stones, 0).astype(np.int16)
+        taken[live] += 1
+        after[live, chain_pit] = 0
+    grand_slam = (captured > own) & (after[:, ROW:].sum(axis=1) == 0)
+    if rules.grand_slam == "no_capture":
+        after[grand_slam] = sown[grand_slam]
+        for column in (captured, own, taken):
+            column[grand_slam] = 0
+        grand_slam = np.zeros(n, dtype=bool)
+    return _Move(playable, after.astype(np.uint8), captured, own, taken, grand_slam, feeds[hand])
+
+
+def _sowing_arrays(pit: int, rules: Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The scalar engine's sowing of one pit as arrays indexed by the hand: each pit's
+    change, the capture chain (padded with -1), and whether the hand feeds."""
+    increments = np.zeros((PIT_LIMIT + 1, PITS), dtype=np.int16)
+    chains = np.full((PIT_LIMIT + 1, PITS), -1, dtype=np.int8)
+    for hand, entry in enumerate(tables(rules).sowing[pit]):
+        increments[hand, pit] -= hand
+        for target in sowing_path(pit, hand, rules.sow_origin):
+            increments[hand, target] += 1
+        chains[hand, : len(entry.chain)] = entry.chain
+    feeds = np.array([entry.feeds for entry in tables(rules).sowing[pit]], dtype=bool)
+    return increments, chains, feeds
+
+
+def _end_codes(counts: np.ndarray, legal: np.ndarray, rules: Rules) -> np.ndarray:
+    over = ~legal.any(axis=1)
+    playable = (counts[:, :ROW] >= rules.min_stones_to_play).any(axis=1)
+    row_empty = counts[:, :ROW].sum(axis=1, dtype=np.int16) == 0
+    singleton_or_empty = np.where(row_empty, END_CODES["empty_row_end"], END_CODES["singleton_end"])
+    codes = np.where(playable, END_CODES["grand_slam_end"], singleton_or_empty)
+    return np.where(over, codes, 0).astype(np.uint8)
+
+
+def _read(path: Path, rules: Rules) -> PositionTables | None:
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            arrays = {name: stored[name] for name in ARRAYS}
+            expected = str(stored["checksum"])
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+        print(f"position tables {path} are unreadable ({error}); rebuilding them", file=sys.stderr)
+        return None
+    if checksum(arrays) != expected:
+        print(f"position tables {path} fail their checksum; rebuilding them", file=sys.stderr)
+        return None
+    return PositionTables(rules, board_index(rules.total_stones), **arrays)
+
+
+def _write(path: Path, built: PositionTables) -> None:
+    arrays = {name: getattr(built, name) for name in ARRAYS}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + f".{os.getpid()}.partial")
+    with open(partial, "wb") as handle:
+        np.savez(handle, checksum=np.array(checksum(arrays)), **arrays)
+    os.replace(partial, path)  # atomic: a reader sees the old file or the whole new one
