@@ -11,6 +11,8 @@ them. A uniform choice among n options takes one draw: ``(draw * n) >> 32``.
 
 from __future__ import annotations
 
+import numpy as np
+
 MASK32 = (1 << 32) - 1
 MASK64 = (1 << 64) - 1
 GAMMA = 0x9E3779B97F4A7C15  # the golden-ratio increment of SplitMix64
@@ -40,6 +42,15 @@ def check_seed(seed: int) -> int:
 def game_state(seed: int) -> int:
     """The starting state of the stream of the game with this seed."""
     return mix64(check_seed(seed) ^ SEED_SALT)
+
+
+def game_seeds(seed: int, games: int) -> np.ndarray:
+    """The 64-bit seeds of ``games`` games derived from one seed (uint64 array).
+
+    NumPy's ``SeedSequence(seed).generate_state`` makes them up front, so game i's seed does
+    not depend on how many games there are or how they are split between workers.
+    """
+    return np.random.SeedSequence(seed).generate_state(games, dtype=np.uint64)
 
 
 def choice_index(draw: int, n: int) -> int:

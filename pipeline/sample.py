@@ -1,7 +1,7 @@
 """A quick seeded sample of games and its summary, printed: ``modiar sample``.
 
 Game i of a sample with seed s is ``engine.play_game(south, north, rules=rules,
-seed=game_seeds(s, n)[i])``; the per-game seeds come up front from NumPy's
+seed=engine.rng.game_seeds(s, n)[i])``; the per-game seeds come up front from NumPy's
 ``SeedSequence``, so a sample is the same whoever plays it and in whatever order.
 """
 
@@ -14,14 +14,10 @@ import numpy as np
 from tqdm import tqdm
 
 import engine
+from engine.rng import game_seeds
 from pipeline.stats import mean_interval, p_value_against, wilson
 
 CHUNK = 1000
-
-
-def game_seeds(seed: int, games: int) -> np.ndarray:
-    """The 64-bit seed of every game of a sample, derived from the sample's seed."""
-    return np.random.SeedSequence(seed).generate_state(games, dtype=np.uint64)
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import engine
+from engine.rng import game_seeds
 from pipeline.cli import main
-from pipeline.sample import game_seeds, play_sample, summary
+from pipeline.sample import play_sample, summary
 from pipeline.stats import mean_interval, p_value_against, wilson
 
 

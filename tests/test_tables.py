@@ -93,11 +93,6 @@ def test_small_tables_agree_with_the_scalar_engine_everywhere(rules):
     check_positions(tables, np.arange(tables.size))
 
 
-@pytest.fixture(scope="module")
-def default_tables(tmp_path_factory):
-    return load_tables(Rules(), tmp_path_factory.mktemp("tables"), verbose=False)
-
-
 def test_default_tables_agree_on_a_sample_of_all_positions(default_tables):
     rng = np.random.default_rng(3)
     check_positions(default_tables, rng.choice(default_tables.size, 20_000, replace=False))
