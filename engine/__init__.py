@@ -7,6 +7,7 @@
 """
 
 from engine.api import MoveResult, apply_move, end_event, legal_moves, perft, perft_counts, position, start_board
+from engine.batch import GameBatch, play_batch
 from engine.board import Board, pack, parse_board, render, rotate, unpack
 from engine.errors import IllegalMoveError
 from engine.events import END_EVENTS, EVENTS, TURN_EVENTS
@@ -22,6 +23,7 @@ __all__ = [
     "EVENTS",
     "TURN_EVENTS",
     "Board",
+    "GameBatch",
     "GameRecord",
     "IllegalMoveError",
     "MoveResult",
@@ -39,6 +41,7 @@ __all__ = [
     "parse_board",
     "perft",
     "perft_counts",
+    "play_batch",
     "play_game",
     "position",
     "render",
