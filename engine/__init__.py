@@ -14,6 +14,7 @@ from engine.events import END_EVENTS, EVENTS, TURN_EVENTS
 from engine.game import GameRecord, play_game
 from engine.rng import Rng
 from engine.rules import Rules
+from engine.solve import Solution, solve
 from engine.strategies import Position, Strategy, TableStrategy, UnknownStrategyError, make_strategy
 from engine.version import ENGINE_VERSION
 
@@ -30,6 +31,7 @@ __all__ = [
     "Position",
     "Rng",
     "Rules",
+    "Solution",
     "Strategy",
     "TableStrategy",
     "UnknownStrategyError",
@@ -46,6 +48,7 @@ __all__ = [
     "position",
     "render",
     "rotate",
+    "solve",
     "start_board",
     "unpack",
 ]

@@ -99,6 +99,48 @@ def _show(arguments: argparse.Namespace) -> None:
     print(f"\n{result} {record.score_south}-{record.score_north} after {record.plies} plies ({record.end_reason})")
 
 
+def _solve(arguments: argparse.Namespace) -> None:
+    import resource
+
+    from engine.rules import MAX_PLY_CAP
+    from engine.solve import solve
+
+    if arguments.stones is not None:
+        arguments.rule.append(f"stones_per_pit={arguments.stones}")
+    rules = rules_from(arguments)
+    cap = rules.ply_cap if arguments.cap is None else arguments.cap
+    if not 1 <= cap <= MAX_PLY_CAP:
+        raise UsageError(f"--cap must be a whole number from 1 to {MAX_PLY_CAP}, not {cap}")
+    solution = solve(rules, cap)
+    game, total, value = solution.rules, solution.rules.total_stones, solution.start_value()
+    south, north = (total + value) // 2, (total - value) // 2
+    result = "South wins" if value > 0 else "North wins" if value < 0 else "a draw"
+    best = ", ".join(str(pit) for pit in solution.best_moves(engine.start_board(game), 0, 0)) or "none"
+    print(f"Modiar solved: rules {game.name}, {total} stones, cap {cap} plies, {solution.size:,} positions")
+    print(f"start value (South's final total minus North's, perfect play): {value:+d}")
+    print(f"final score under perfect play: South {south} - North {north} ({result})")
+    print(f"best first move(s): pit {best}")
+    shown = min(cap, 50)
+    print(f"start value for each cap from 1 to {shown}:")
+    for first in range(1, shown + 1, 10):
+        last = min(first + 9, shown)
+        row = " ".join(f"{solution.start_value(c):+3d}" for c in range(first, last + 1))
+        print(f"  caps {first:>2}-{last:<2} {row}")
+    print(f"start value at the full cap {cap}: {value:+d}")
+    smaller = [c for c in (25, 50, 100, 200) if c < cap]
+    trend = ", ".join(f"cap {c}: {solution.still_changing(c // 2, c):,}" for c in smaller)
+    print(
+        f"positions that never settle: {solution.never_settled:,} of {solution.size:,} "
+        f"(value still changing at some k in {cap // 2 + 1}..{cap} plies left)"
+        + (f"; the same count at {trend}" if trend else "")
+    )
+    timings = solution.timings
+    built = f"tables {timings['tables']:.1f} s, solve {timings['solve']:.1f} s"
+    spent = f"read from the cache in {timings['read']:.1f} s (built in: {built})" if "read" in timings else built
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
+    print(f"time: {spent}; peak memory {peak:.2f} GiB")
+
+
 def _check_seed(seed: int) -> None:
     if not 0 <= seed < 2**63:
         raise UsageError(f"--seed must be a whole number from 0 to 2**63 - 1, not {seed}")
@@ -123,12 +165,25 @@ def _parser() -> argparse.ArgumentParser:
     bench = commands.add_parser("bench", help="measure the engine's speed")
     bench.add_argument("--seconds", type=float, default=10.0, help="length of each timed run (default 10)")
     bench.set_defaults(run=_bench)
+
+    solve = commands.add_parser("solve", help="solve the game: the value and best moves of every position under perfect play")
+    _add_rule_options(solve)
+    solve.add_argument("--stones", type=int, help="stones per pit, short for --rule stones_per_pit=N")
+    solve.add_argument("--cap", type=int, help="the ply cap (default the rule set's, 400)")
+    solve.set_defaults(run=_solve)
     return parser
 
 
 def _add_game_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--south", default="random", help="South's strategy (default random)")
     parser.add_argument("--north", default="random", help="North's strategy (default random)")
+    parser.add_argument("--rules", default="modiar", help="a rule set name such as modiar or modiar-stones5 (default modiar)")
+    parser.add_argument(
+        "--rule", action="append", default=[], metavar="FIELD=VALUE", help="change one rule, e.g. --rule feeding=off (repeatable)"
+    )
+
+
+def _add_rule_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rules", default="modiar", help="a rule set name such as modiar or modiar-stones5 (default modiar)")
     parser.add_argument(
         "--rule", action="append", default=[], metavar="FIELD=VALUE", help="change one rule, e.g. --rule feeding=off (repeatable)"
