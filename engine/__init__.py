@@ -14,7 +14,7 @@ from engine.events import END_EVENTS, EVENTS, TURN_EVENTS
 from engine.game import GameRecord, play_game
 from engine.rng import Rng
 from engine.rules import Rules
-from engine.solve import Solution, solve
+from engine.solver import Solution, solve
 from engine.strategies import Position, Strategy, TableStrategy, UnknownStrategyError, make_strategy
 from engine.version import ENGINE_VERSION
 

@@ -103,7 +103,7 @@ def _solve(arguments: argparse.Namespace) -> None:
     import resource
 
     from engine.rules import MAX_PLY_CAP
-    from engine.solve import solve
+    from engine.solver import solve
 
     if arguments.stones is not None:
         arguments.rule.append(f"stones_per_pit={arguments.stones}")
@@ -177,10 +177,7 @@ def _parser() -> argparse.ArgumentParser:
 def _add_game_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--south", default="random", help="South's strategy (default random)")
     parser.add_argument("--north", default="random", help="North's strategy (default random)")
-    parser.add_argument("--rules", default="modiar", help="a rule set name such as modiar or modiar-stones5 (default modiar)")
-    parser.add_argument(
-        "--rule", action="append", default=[], metavar="FIELD=VALUE", help="change one rule, e.g. --rule feeding=off (repeatable)"
-    )
+    _add_rule_options(parser)
 
 
 def _add_rule_options(parser: argparse.ArgumentParser) -> None:

@@ -1,4 +1,4 @@
-"""The strong solution (engine.solve) against a plain minimax written from RULES.md, "Perfect play".
+"""The strong solution (engine.solver) against a plain minimax written from RULES.md, "Perfect play".
 
 The minimax knows nothing of the tables or the change log: it recurses on (board, mover, ply)
 through the checked API, ``engine.legal_moves`` and ``engine.apply_move``, with the cap as the
@@ -18,12 +18,11 @@ import pytest
 import engine
 from engine import Rules
 from engine.index import board_index
-from engine.solve import Solution, row_differences, solve
+from engine.solver import Solution, row_differences, solve
 from engine.tables import build_tables
 from pipeline.cli import main
 
-# The module: engine.solve is the function that engine/__init__.py exports under that name.
-solve_module = importlib.import_module("engine.solve")
+solve_module = importlib.import_module("engine.solver")
 
 SMALL_VARIANTS = [
     Rules(stones_per_pit=2),
