@@ -6,16 +6,23 @@ compared with each other (ratios), since the machine is shared and noisy.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import platform
 import resource
 import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 import engine
 from engine.positions import positions
+from engine.tables import build_tables, load_tables
 
 PERFT_DEPTH = 14
+BATCH_GAMES = 1 << 20
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -57,23 +64,89 @@ def perft_time(depth: int) -> tuple[int, float]:
 
 
 def main(seconds: float = 10.0) -> None:
+    """Run every benchmark, each in a fresh process so that its peak memory is its own."""
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
-    print(f"engine {engine.ENGINE_VERSION}, rules {engine.Rules().name}")
-    print(f"\nrandom games through engine.play_game, one process, {seconds:.0f} s from a cold start (target >= 20,000 games/s):")
+    print(f"engine {engine.ENGINE_VERSION}, rules {engine.Rules().name}; targets in brackets")
+    scalar = _in_child(scalar_games, seconds)
+    _in_child(table_build)
+    batched = _in_child(batched_games, seconds)
+    print(f"  batched / scalar (cold): {batched / scalar:,.0f}x")
+    _in_child(full_solve)
+
+
+def scalar_games(seconds: float) -> float:
+    """engine.play_game, cold then warm; returns the cold games/s."""
+    print(f"\nrandom games through engine.play_game, one process, {seconds:.0f} s runs [>= 20,000 games/s]")
     cold = random_games(seconds)
     _print_throughput("cold", cold)
     warm = random_games(seconds, first_seed=cold.games)
     _print_throughput("warm", warm)
     again = random_games(seconds / 2, first_seed=0)
     _print_throughput("replay", again, "(the cold run's seeds again: every position known)")
-    verdict = "meets" if cold.games_per_second >= 20_000 else "MISSES"
-    print(f"  cold run {verdict} the 20,000 games/s target")
-    memo = positions(engine.Rules())
-    print(f"  positions memoised: {len(memo.later):,}")
+    memoised = len(positions(engine.Rules()).later)
+    print(f"  cold run: {_verdict(cold.games_per_second >= 20_000)}; positions memoised: {memoised:,}")
     count, took = perft_time(PERFT_DEPTH)
-    print(f"\nperft({PERFT_DEPTH}) = {count:,} in {took:.2f} s")
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak memory: {peak:,.0f} MiB")
+    print(f"  perft({PERFT_DEPTH}) = {count:,} in {took:.2f} s; {_peak()}")
+    return cold.games_per_second
+
+
+def table_build() -> None:
+    """Build the default rules' position tables from nothing, then read the cached copy."""
+    print("\nposition tables of the default rules [built in <= 60 s]")
+    start = time.perf_counter()
+    built = build_tables(engine.Rules())
+    took = time.perf_counter() - start
+    size = f"{built.nbytes() / 2**20:,.0f} MiB of tables"
+    print(f"  built {built.size:,} positions in {took:.1f} s ({_verdict(took <= 60)}); {size}")
+    del built
+    load_tables(engine.Rules(), verbose=False)  # writes the cache if it is missing
+    start = time.perf_counter()
+    load_tables(engine.Rules(), verbose=False)
+    print(f"  read back from data/tables in {time.perf_counter() - start:.1f} s (checksum verified); {_peak()}")
+
+
+def batched_games(seconds: float) -> float:
+    """engine.play_batch, uniformly random games, one core; returns games/s."""
+    print(f"\nrandom games through engine.play_batch, one process, {seconds:.0f} s [>= 430,000 games/s on one core]")
+    tables = load_tables(engine.Rules(), verbose=False)
+    start = time.perf_counter()
+    engine.play_batch(1 << 16, "random", "random", tables=tables)
+    print(f"  batch tables derived (with a first batch of 65,536 games) in {time.perf_counter() - start:.1f} s")
+    games = moves = batch = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        played = engine.play_batch(BATCH_GAMES, "random", "random", tables=tables, seed=batch)
+        games, moves, batch = games + len(played), moves + int(played.plies.sum()), batch + 1
+    result = Throughput(games, moves, time.perf_counter() - start)
+    _print_throughput("batched", result, f"({BATCH_GAMES:,} games a batch)")
+    print(f"  {_verdict(result.games_per_second >= 430_000)}; {_peak()}")
+    return result.games_per_second
+
+
+def full_solve() -> None:
+    """Solve the default rules with cap 400 once the tables exist, without the solution cache."""
+    print("\nstrong solution of the default rules, cap 400 [<= 60 s after the tables, peak <= 4 GiB]")
+    tables = load_tables(engine.Rules(), verbose=False)
+    solution = engine.solve(engine.Rules(), 400, tables=tables, cache=None, verbose=False)
+    took = solution.timings["solve"]
+    print(f"  solved in {took:.1f} s ({_verdict(took <= 60)}): start value {solution.start_value():+d},")
+    best = solution.best_moves(engine.start_board(), 0, 0)
+    print(f"  best first move(s) {best}, {solution.never_settled:,} positions never settle")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    print(f"  {_peak()} ({_verdict(peak <= 4)})")
+
+
+def _in_child(job: Callable[..., T], *arguments: object) -> T:
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(job, *arguments).result()
+
+
+def _peak() -> str:
+    return f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB"
+
+
+def _verdict(met: bool) -> str:
+    return "meets the target" if met else "MISSES the target"
 
 
 def _print_throughput(label: str, result: Throughput, note: str = "") -> None:

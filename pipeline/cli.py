@@ -132,7 +132,7 @@ def _solve(arguments: argparse.Namespace) -> None:
     print(
         f"positions that never settle: {solution.never_settled:,} of {solution.size:,} "
         f"(value still changing at some k in {cap // 2 + 1}..{cap} plies left)"
-        + (f"; the same count at {trend}" if trend else "")
+        + (f"; by the same measure at {trend}" if trend else "")
     )
     timings = solution.timings
     built = f"tables {timings['tables']:.1f} s, solve {timings['solve']:.1f} s"
