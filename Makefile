@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 SEED ?= 7
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test lint format study bench clean
+.PHONY: help setup test lint format study bench solve clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -35,8 +35,11 @@ format: $(STAMP) ## format the code with ruff
 study: $(STAMP) ## the main job: 20,000 seeded random games with intervals and rule-event rates
 	$(BIN)/modiar sample --games 20000 --seed $(SEED)
 
-bench: $(STAMP) ## print the engine's speed (games/s, moves/s) and perft time
+bench: $(STAMP) ## print the speed of the scalar and batched engines, the table build and the solver
 	$(BIN)/modiar bench
+
+solve: $(STAMP) ## solve Modiar: the value and best first move under perfect play
+	$(BIN)/modiar solve
 
 clean: ## remove the environment and caches (data/ and reports/ stay)
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis *.egg-info
