@@ -141,6 +141,57 @@ def _solve(arguments: argparse.Namespace) -> None:
     print(f"time: {spent}; peak memory {peak:.2f} GiB")
 
 
+def _study_run(arguments: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from pipeline.records import RecordError
+    from pipeline.runner import run_study
+    from pipeline.study import ConfigError, load_study
+
+    if arguments.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {arguments.jobs}")
+    if arguments.scheduler and arguments.backend != "dask":
+        raise UsageError("--scheduler goes with --backend dask")
+    try:
+        study = load_study(arguments.config)
+        out = Path(arguments.out) if arguments.out else None
+        folder = run_study(
+            study,
+            out,
+            jobs=arguments.jobs,
+            backend=arguments.backend,
+            scheduler=arguments.scheduler,
+            progress=not arguments.quiet,
+        )
+    except (ConfigError, RecordError) as error:
+        raise UsageError(str(error)) from None
+    print(f"study {study.name}: {study.total_games():,} games in {folder}")
+
+
+def _study_status(arguments: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from pipeline.records import RecordError
+    from pipeline.status import status
+
+    try:
+        print(status(Path(arguments.folder)))
+    except RecordError as error:
+        raise UsageError(str(error)) from None
+
+
+def _play(arguments: argparse.Namespace) -> int:
+    from pipeline.play import HUMAN, play_terminal
+
+    rules = rules_from(arguments)
+    _check_seed(arguments.seed)
+    for spec in (arguments.south, arguments.north):
+        if spec != HUMAN:
+            engine.make_strategy(spec)
+    play_terminal(arguments.south, arguments.north, rules=rules, seed=arguments.seed)
+    return 0  # a finished game or one the person left: neither is an error
+
+
 def _check_seed(seed: int) -> None:
     if not 0 <= seed < 2**63:
         raise UsageError(f"--seed must be a whole number from 0 to 2**63 - 1, not {seed}")
@@ -171,7 +222,31 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("--stones", type=int, help="stones per pit, short for --rule stones_per_pit=N")
     solve.add_argument("--cap", type=int, help="the ply cap (default the rule set's, 400)")
     solve.set_defaults(run=_solve)
+
+    _add_study_commands(commands)
+    play = commands.add_parser("play", help="play a game in the terminal: a person (human) against any strategy")
+    play.add_argument("--south", default="human", help="South's strategy, or human (default human)")
+    play.add_argument("--north", default="greedy", help="North's strategy, or human (default greedy)")
+    play.add_argument("--seed", type=int, default=0, help="the seed of the strategies' random choices (default 0)")
+    _add_rule_options(play)
+    play.set_defaults(run=_play)
     return parser
+
+
+def _add_study_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    study = commands.add_parser("study", help="run a study from a TOML config into Parquet records, or show how far it got")
+    actions = study.add_subparsers(title="study commands", required=True, metavar="ACTION")
+    run = actions.add_parser("run", help="play every game of a study not yet on disk (resumes a stopped run)")
+    run.add_argument("config", help="the study's TOML file, e.g. pipeline/studies/smoke.toml")
+    run.add_argument("--out", help="the folder of the records (default data/<study name>)")
+    run.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    run.add_argument("--backend", default="loky", choices=["loky", "dask"], help="joblib backend (default loky)")
+    run.add_argument("--scheduler", help="with --backend dask: the dask.distributed scheduler address (default a local cluster)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(run=_study_run)
+    status = actions.add_parser("status", help="chunks done, games and per-pairing counts of a study folder")
+    status.add_argument("folder", help="the study's folder, e.g. data/smoke")
+    status.set_defaults(run=_study_status)
 
 
 def _add_game_options(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,259 @@
+"""Running a study: every ordered pairing's games, cut into chunks, played by joblib workers.
+
+Seeds come first, work second. Game i of pairing p has the seed
+
+    engine.rng.game_seeds(block_seeds[i // SEED_BLOCK], SEED_BLOCK)[i % SEED_BLOCK]
+    with block_seeds = SeedSequence([study seed, p]).generate_state(blocks, uint64)
+
+so that a block of games is exactly one engine.play_batch call, and a game's seed depends
+neither on the chunk size nor on the number of jobs or the backend. Pairings of batchable
+strategies go through engine.play_batch, the others through engine.play_game; both play the
+same game for a seed. Each chunk is written as soon as it is back, then the manifest: a
+killed run, started again, skips the chunks whose files match their checksums.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from joblib import Parallel, delayed, parallel_config
+from tqdm import tqdm
+
+import engine
+from engine.batch import GameBatch
+from engine.rng import game_seeds
+from pipeline.paths import GAMES, MANIFEST, PLIES, study_dir
+from pipeline.records import (
+    RecordError,
+    batch_of_records,
+    file_sha256,
+    games_table,
+    new_manifest,
+    parquet_bytes,
+    plies_table,
+    read_manifest,
+    sha256,
+    write_atomic,
+    write_manifest,
+)
+from pipeline.study import Pairing, Study
+
+SEED_BLOCK = 1 << 16  # games per seed block: engine.batch plays 2**16 games in lockstep
+BACKENDS = ("loky", "dask")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Games start .. stop - 1 of one pairing; their game_ids start at first_id."""
+
+    pairing: Pairing
+    index: int
+    start: int
+    stop: int
+    first_id: int
+
+    @property
+    def name(self) -> str:
+        return f"p{self.pairing.number:03d}-c{self.index:05d}"
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+
+@dataclass(frozen=True)
+class ChunkResult:
+    name: str
+    rows: int
+    games: bytes  # Parquet
+    plies: bytes | None
+
+
+def plan(study: Study) -> list[Chunk]:
+    """Every chunk of the study, pairing by pairing; game_ids number the games of the study."""
+    chunks, first_id = [], 0
+    for pairing in study.pairings():
+        for index, start in enumerate(range(0, pairing.games, study.chunk_games)):
+            stop = min(start + study.chunk_games, pairing.games)
+            chunks.append(Chunk(pairing, index, start, stop, first_id + start))
+        first_id += pairing.games
+    return chunks
+
+
+def chunk_seeds(seed: int, chunk: Chunk) -> np.ndarray:
+    """The seeds of the chunk's games (uint64), as the module docstring defines them."""
+    return np.concatenate([game_seeds(int(block_seed), stop)[start:] for block_seed, start, stop in _blocks(seed, chunk)])
+
+
+def play_chunk(study: Study, chunk: Chunk, *, batched: bool = True) -> ChunkResult:
+    """Play one chunk and encode its records (runs in a worker)."""
+    batch = _play_batched(study, chunk) if batched else None
+    if batch is None:
+        seeds = chunk_seeds(study.seed, chunk).tolist()
+        south, north = chunk.pairing.south, chunk.pairing.north
+        records = [engine.play_game(south, north, rules=study.rules, seed=game_seed) for game_seed in seeds]
+        batch = batch_of_records(records, south, north, study.rules.name)
+    games = parquet_bytes(games_table(batch, study=study.name, first_id=chunk.first_id))
+    plies = parquet_bytes(plies_table(batch, study.rules, chunk.first_id)) if study.keep_plies else None
+    return ChunkResult(chunk.name, len(batch), games, plies)
+
+
+def run_study(
+    study: Study,
+    out: Path | None = None,
+    *,
+    jobs: int = 1,
+    backend: str = "loky",
+    scheduler: str | None = None,
+    progress: bool = True,
+    batched: bool = True,
+    stop_after: int | None = None,
+) -> Path:
+    """Play every chunk not yet on disk and record it; returns the study's folder.
+
+    Refuses (RecordError, nothing written) when the folder holds another config's records.
+    ``stop_after`` stops after that many chunks, as a killed run would.
+    """
+    if backend not in BACKENDS:
+        raise RecordError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
+    directory = study_dir(study.name, out)
+    manifest = _open_manifest(directory, study)
+    chunks = [chunk for chunk in plan(study) if not chunk_done(directory, manifest, chunk, study.keep_plies)]
+    if stop_after is not None:
+        chunks = chunks[:stop_after]
+    write_manifest(directory, manifest)
+    bar = tqdm(total=sum(map(len, chunks)), unit="game", unit_scale=True, file=sys.stderr, disable=not progress, desc=study.name)
+    with _backend(backend, scheduler, jobs):
+        results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
+            delayed(play_chunk)(study, chunk, batched=batched) for chunk in chunks
+        )
+        for result in results:
+            _record(directory, manifest, result)
+            bar.update(result.rows)
+    bar.close()
+    return directory
+
+
+def _blocks(seed: int, chunk: Chunk) -> list[tuple[int, int, int]]:
+    """(block seed, first, stop) within each seed block the chunk touches."""
+    first_block, last_block = chunk.start // SEED_BLOCK, (chunk.stop - 1) // SEED_BLOCK
+    block_seeds = np.random.SeedSequence([seed, chunk.pairing.number]).generate_state(last_block + 1, dtype=np.uint64)
+    return [
+        (int(block_seeds[block]), max(chunk.start - block * SEED_BLOCK, 0), min(chunk.stop - block * SEED_BLOCK, SEED_BLOCK))
+        for block in range(first_block, last_block + 1)
+    ]
+
+
+def _play_batched(study: Study, chunk: Chunk) -> GameBatch | None:
+    """The chunk through engine.play_batch, or None when its strategies have no batched version."""
+    parts = []
+    for block_seed, start, stop in _blocks(study.seed, chunk):
+        try:
+            batch = engine.play_batch(stop, chunk.pairing.south, chunk.pairing.north, rules=study.rules, seed=block_seed)
+        except ValueError:
+            return None  # not batchable (the strategies or the rule set): engine.play_game plays the same games
+        parts.append(_rows(batch, start))
+    return parts[0] if len(parts) == 1 else _concatenate(parts)
+
+
+def _rows(batch: GameBatch, start: int) -> GameBatch:
+    """Games start .. end of a batch."""
+    if start == 0:
+        return batch
+    offsets = batch.move_offsets[start:]
+    return dataclasses.replace(
+        batch,
+        seeds=batch.seeds[start:],
+        winner=batch.winner[start:],
+        score_south=batch.score_south[start:],
+        score_north=batch.score_north[start:],
+        plies=batch.plies[start:],
+        end_reason=batch.end_reason[start:],
+        moves=batch.moves[offsets[0] :],
+        move_offsets=offsets - offsets[0],
+        events={name: counts[start:] for name, counts in batch.events.items()},
+    )
+
+
+def _concatenate(parts: list[GameBatch]) -> GameBatch:
+    offsets = [np.zeros(1, dtype=np.int64)]
+    for part in parts:
+        offsets.append(part.move_offsets[1:] + offsets[-1][-1])
+    return dataclasses.replace(
+        parts[0],
+        seeds=np.concatenate([part.seeds for part in parts]),
+        winner=np.concatenate([part.winner for part in parts]),
+        score_south=np.concatenate([part.score_south for part in parts]),
+        score_north=np.concatenate([part.score_north for part in parts]),
+        plies=np.concatenate([part.plies for part in parts]),
+        end_reason=np.concatenate([part.end_reason for part in parts]),
+        moves=np.concatenate([part.moves for part in parts]),
+        move_offsets=np.concatenate(offsets),
+        events={name: np.concatenate([part.events[name] for part in parts]) for name in engine.EVENTS},
+    )
+
+
+def _open_manifest(directory: Path, study: Study) -> dict[str, Any]:
+    """The folder's manifest, or a new one; refuses a folder that belongs to something else."""
+    config = study.as_dict()
+    if (directory / MANIFEST).exists():
+        manifest = read_manifest(directory)
+        if manifest["config"] != config:
+            changed = next(key for key in config if manifest["config"].get(key) != config[key])
+            raise RecordError(
+                f"{directory} holds study records of another config ({changed} differs); "
+                "run into a new folder with --out or delete the old one"
+            )
+        if manifest["versions"].get("engine") != engine.ENGINE_VERSION:
+            raise RecordError(
+                f"{directory} was played by engine version {manifest['versions'].get('engine')}, "
+                f"this is {engine.ENGINE_VERSION}; run into a new folder with --out"
+            )
+        return manifest
+    if directory.exists() and any(directory.iterdir()):
+        raise RecordError(f"{directory} is not empty and holds no {MANIFEST}; choose another folder with --out")
+    return new_manifest(config)
+
+
+def chunk_done(directory: Path, manifest: dict[str, Any], chunk: Chunk, keep_plies: bool) -> bool:
+    entry = manifest["chunks"].get(chunk.name)
+    if entry is None:
+        return False
+    folders = (GAMES, PLIES) if keep_plies else (GAMES,)
+    return all(
+        folder in entry and file_sha256(directory / entry[folder]["file"]) == entry[folder]["sha256"] for folder in folders
+    )
+
+
+def _record(directory: Path, manifest: dict[str, Any], result: ChunkResult) -> None:
+    entry: dict[str, Any] = {"rows": result.rows}
+    for folder, data in ((GAMES, result.games), (PLIES, result.plies)):
+        if data is not None:
+            file = f"{folder}/{result.name}.parquet"
+            write_atomic(directory / file, data)
+            entry[folder] = {"file": file, "bytes": len(data), "sha256": sha256(data)}
+    manifest["chunks"][result.name] = entry
+    write_manifest(directory, manifest)
+
+
+@contextmanager
+def _backend(backend: str, scheduler: str | None, jobs: int) -> Iterator[None]:
+    """joblib's loky backend, or its dask backend on the scheduler given (else a local cluster)."""
+    if backend == "loky":
+        with parallel_config(backend="loky"):
+            yield
+        return
+    from dask.distributed import Client
+
+    try:
+        client = Client(scheduler) if scheduler else Client(n_workers=jobs, threads_per_worker=1)  # type: ignore[no-untyped-call]
+    except OSError as error:
+        raise RecordError(f"cannot reach the dask scheduler {scheduler!r}: {error}") from None
+    with client, parallel_config(backend="dask"):
+        yield

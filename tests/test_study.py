@@ -1,0 +1,294 @@
+"""Studies: configs checked before anything runs, seeded chunks, Parquet records, resume, the CLI."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import engine
+from pipeline.cli import main
+from pipeline.paths import STUDIES
+from pipeline.records import RecordError, read_games, scan_games
+from pipeline.runner import SEED_BLOCK, chunk_seeds, plan, run_study
+from pipeline.status import status
+from pipeline.study import ConfigError, load_study, parse_study
+
+SMOKE = {"name": "smoke", "seed": 7, "games_per_seat": 300, "strategies": ["random", "greedy"], "rules": {}, "chunk_games": 128}
+
+
+def study(**changes):
+    return parse_study({**SMOKE, **changes})
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """Every file under a folder and the SHA-256 of its bytes."""
+    return {
+        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def games(folder: Path) -> pl.DataFrame:
+    return scan_games(folder).collect().sort("game_id")
+
+
+# ---------------------------------------------------------------------------------------------
+# Configs
+
+
+def test_the_shipped_studies_are_valid():
+    smoke = load_study(STUDIES / "smoke.toml")
+    assert (smoke.name, smoke.seed, smoke.games_per_seat, smoke.strategies) == ("smoke", 7, 1000, ("random", "greedy"))
+    assert smoke.rules == engine.Rules() and smoke.total_games() == 4000
+    default = load_study(STUDIES / "default.toml")
+    pairings = {(p.south, p.north): p.games for p in default.pairings()}
+    assert pairings[("random", "random")] == 1_000_000 and pairings[("greedy", "random")] == 100_000
+
+
+def test_games_table_caps_expensive_strategies_and_sets_pairings():
+    capped = study(strategies=["random", "greedy"], games={"greedy": 10, "greedy vs greedy": 50})
+    assert {(p.south, p.north): p.games for p in capped.pairings()} == {
+        ("random", "random"): 300,
+        ("random", "greedy"): 10,
+        ("greedy", "random"): 10,
+        ("greedy", "greedy"): 50,
+    }
+    assert [p.number for p in capped.pairings()] == [0, 1, 2, 3]
+
+
+GOOD = 'name = "smoke"\nseed = 7\ngames_per_seat = 10\nstrategies = ["random", "greedy"]\n'
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('name = "smoke"\nseed = \n', "is not valid TOML"),
+        (GOOD.replace("seed = 7\n", ""), "missing key 'seed'"),
+        (GOOD.replace('"greedy"]', '"nonsense"]'), "unknown strategy 'nonsense'; known strategies: "),
+        (GOOD.replace('"greedy"]', '"greedy(depth=x)"]'), "greedy(depth=x)"),
+        (GOOD.replace("= 10", "= 0"), "games_per_seat must be a whole number of at least 1, not 0"),
+        (GOOD.replace("= 10", "= -5"), "games_per_seat must be a whole number of at least 1, not -5"),
+        (GOOD.replace("= 10", "= 2.5"), "games_per_seat must be a whole number"),
+        (GOOD.replace("seed = 7", 'seed = "7"'), "seed must be a whole number from 0 to"),
+        (GOOD.replace("seed = 7", "seed = -1"), "seed must be a whole number from 0 to"),
+        (GOOD.replace('["random", "greedy"]', '"random"'), "strategies must be a non-empty list"),
+        (GOOD.replace('["random", "greedy"]', "[]"), "strategies must be a non-empty list"),
+        (GOOD.replace('"greedy"]', '"random"]'), "strategy 'random' is listed twice"),
+        (GOOD.replace('"smoke"', '"../evil"'), "name '../evil' cannot be a folder name"),
+        (GOOD.replace('"smoke"', '""'), "cannot be a folder name"),
+        (GOOD.replace('"smoke"', "3"), "cannot be a folder name"),
+        (GOOD + "keep_plies = 1\n", "keep_plies must be true or false"),
+        (GOOD + "gmaes = 3\n", "unknown key 'gmaes'"),
+        (GOOD + "chunk_games = 0\n", "chunk_games must be a whole number of at least 1"),
+        (GOOD + "[rules]\ncolour = 'red'\n", "unknown rule 'colour' in [rules]; the rules are stones_per_pit"),
+        (GOOD + "[rules]\nstones_per_pit = 0\n", "stones_per_pit must be a whole number"),
+        (GOOD + "[rules]\nfeeding = 'yes'\n", "feeding must be True or False"),
+        (GOOD + "[rules]\ngrand_slam = 'sometimes'\n", "grand_slam must be one of"),
+        (GOOD + "rules = 3\n", "rules must be a table"),
+        (GOOD + "[games]\n'mcts vs random' = 3\n", "[games] key 'mcts vs random' must be one of the strategies"),
+        (GOOD + "[games]\nrandom = 0\n", "random must be a whole number of at least 1, not 0"),
+    ],
+)
+def test_a_bad_config_is_one_line_exit_2_and_changes_nothing(tmp_path, capsys, text, message):
+    existing = tmp_path / "records"
+    run_study(study(games_per_seat=5), existing, progress=False)
+    before = snapshot(tmp_path)
+    config = tmp_path / "bad.toml"
+    config.write_text(text)
+    assert main(["study", "run", str(config), "--out", str(existing), "--jobs", "1", "--quiet"]) == 2
+    assert main(["study", "run", str(config), "--out", str(tmp_path / "new"), "--jobs", "1", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2 and err.startswith("modiar: error: ") and message in err
+    assert str(config) in err.splitlines()[0]
+    config.unlink()
+    assert snapshot(tmp_path) == before
+
+
+def test_a_missing_config_file_is_one_line(tmp_path, capsys):
+    assert main(["study", "run", str(tmp_path / "nowhere.toml"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot read study config" in err
+
+
+def test_another_config_in_the_same_folder_is_refused(tmp_path, capsys):
+    run_study(study(), tmp_path, progress=False)
+    before = snapshot(tmp_path)
+    with pytest.raises(RecordError, match="another config \\(seed differs\\)"):
+        run_study(study(seed=8), tmp_path, progress=False)
+    config = tmp_path.parent / f"{tmp_path.name}-other.toml"
+    config.write_text(GOOD)
+    assert main(["study", "run", str(config), "--out", str(tmp_path), "--jobs", "1", "--quiet"]) == 2
+    assert "another config" in capsys.readouterr().err
+    assert snapshot(tmp_path) == before
+
+
+def test_a_folder_with_other_files_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(RecordError, match=r"not empty and holds no manifest\.json"):
+        run_study(study(), tmp_path, progress=False)
+    assert snapshot(tmp_path) == {"notes.txt": hashlib.sha256(b"mine").hexdigest()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Seeds and games
+
+
+def test_game_seeds_do_not_depend_on_the_chunk_size():
+    whole = study(strategies=["random"], games_per_seat=SEED_BLOCK + 700, chunk_games=SEED_BLOCK + 700)
+    cut = study(strategies=["random"], games_per_seat=SEED_BLOCK + 700, chunk_games=1000)
+    seeds = chunk_seeds(whole.seed, plan(whole)[0])
+    assert len(set(seeds.tolist())) == len(seeds) == SEED_BLOCK + 700
+    assert (seeds == pl.concat([pl.Series(chunk_seeds(cut.seed, chunk)) for chunk in plan(cut)]).to_numpy()).all()
+
+
+def test_same_games_whatever_the_chunk_size_and_the_jobs(tmp_path):
+    one = run_study(study(chunk_games=1000), tmp_path / "one", jobs=1, progress=False)
+    two = run_study(study(chunk_games=77), tmp_path / "two", jobs=2, progress=False)
+    assert games(one).equals(games(two))
+    assert len(games(one)) == 4 * 300
+
+
+def test_games_across_seed_blocks_match_whatever_the_chunks(tmp_path):
+    config = {"strategies": ["random"], "games_per_seat": SEED_BLOCK + 300}
+    whole = run_study(study(**config, chunk_games=SEED_BLOCK + 300), tmp_path / "whole", progress=False)
+    cut = run_study(study(**config, chunk_games=SEED_BLOCK - 100), tmp_path / "cut", progress=False)
+    assert games(whole).equals(games(cut))
+
+
+def test_batched_games_are_play_game_games(tmp_path):
+    batched = games(run_study(study(), tmp_path / "batched", progress=False))
+    scalar = games(run_study(study(), tmp_path / "scalar", progress=False, batched=False))
+    assert batched.equals(scalar)
+    for row in batched.sample(40, seed=1).iter_rows(named=True):
+        record = engine.play_game(row["south"], row["north"], seed=row["seed"])
+        assert tuple(row["moves"]) == record.moves
+        assert (row["winner"], row["score_south"], row["score_north"], row["plies"], row["end_reason"]) == record[1:6]
+        assert {name: row[name] for name in engine.EVENTS} == record.events
+
+
+def test_the_games_columns(tmp_path):
+    frame = games(run_study(study(), tmp_path, progress=False))
+    assert frame["game_id"].to_list() == list(range(1200))
+    assert frame.schema["seed"] == pl.UInt64 and frame.schema["moves"] == pl.List(pl.UInt8)
+    assert set(frame["winner"]) <= {"south", "north", "draw"} and set(frame["end_reason"]) <= {"no_moves", "ply_cap"}
+    assert set(frame["study"]) == {"smoke"} and set(frame["rules"]) == {"modiar"} and set(frame["engine_version"]) == {"1"}
+    assert (frame["score_south"] + frame["score_north"] == 42).all()
+    assert (frame["moves"].list.len() == frame["plies"].cast(pl.UInt32)).all()
+    assert frame.group_by("south", "north").len()["len"].to_list() == [300] * 4
+    assert read_games(tmp_path).shape == frame.shape
+
+
+def test_plies_replay_every_game(tmp_path):
+    folder = run_study(study(games_per_seat=6, keep_plies=True, rules={"feeding": False}), tmp_path, progress=False)
+    plies = scan_games(folder, "plies").collect().sort("game_id", "ply")
+    frame = games(folder)
+    assert len(plies) == frame["plies"].sum()
+    first = plies.filter(pl.col("ply") == 0)
+    assert (first["board"] == engine.start_board(engine.Rules(feeding=False))).all()
+    captured = plies.group_by("game_id").agg(pl.col("captured").cast(pl.Int64).sum()).sort("game_id")
+    assert captured["captured"].to_list() == frame["capture_stones"].cast(pl.Int64).to_list()
+    assert plies.group_by("game_id").agg(pl.col("pit"))["pit"].to_list() == frame["moves"].to_list()
+    assert set(frame["rules"]) == {"modiar-feedingoff"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Resume and checks
+
+
+def test_a_stopped_run_resumes_to_the_same_bytes(tmp_path):
+    whole = run_study(study(keep_plies=True, games_per_seat=40, chunk_games=16), tmp_path / "whole", progress=False)
+    stopped = tmp_path / "stopped"
+    run_study(study(keep_plies=True, games_per_seat=40, chunk_games=16), stopped, progress=False, stop_after=3)
+    assert len(list((stopped / "games").iterdir())) == 3
+    chunk = stopped / "games" / "p000-c00001.parquet"
+    chunk.write_bytes(chunk.read_bytes()[:100])  # a crash mid-write, without the atomic rename
+    (stopped / "plies" / "p000-c00002.parquet").unlink()
+    run_study(study(keep_plies=True, games_per_seat=40, chunk_games=16), stopped, jobs=2, progress=False)
+    assert snapshot(stopped) == snapshot(whole)
+
+
+def test_a_finished_study_runs_again_without_playing(tmp_path, monkeypatch):
+    folder = run_study(study(), tmp_path, progress=False)
+    before = snapshot(folder)
+    monkeypatch.setattr("pipeline.runner.play_chunk", lambda *args, **kwargs: pytest.fail("played a finished chunk"))
+    run_study(study(), folder, progress=False)
+    assert snapshot(folder) == before
+
+
+@pytest.mark.parametrize(
+    "spoil, message",
+    [
+        (lambda f: (f / "games" / "p001-c00000.parquet").unlink(), "p001-c00000.parquet is missing"),
+        (lambda f: (f / "games" / "p001-c00000.parquet").write_bytes(b"PAR1"), "p001-c00000.parquet does not match its checksum"),
+        (lambda f: (f / "games" / "p009-c00000.parquet").write_bytes(b"PAR1"), "p009-c00000.parquet is not in the manifest"),
+        (lambda f: (f / "manifest.json").write_text("{"), "manifest.json is not a readable manifest"),
+        (lambda f: (f / "manifest.json").unlink(), "manifest.json not found"),
+    ],
+)
+def test_a_spoilt_study_is_a_one_line_error_naming_the_file(tmp_path, capsys, spoil, message):
+    folder = run_study(study(), tmp_path, progress=False)
+    spoil(folder)
+    with pytest.raises(RecordError, match=re.escape(message)) as error:
+        scan_games(folder)
+    assert "\n" not in str(error.value)
+
+
+def test_status_counts_chunks_games_and_pairings(tmp_path, capsys):
+    folder = run_study(study(), tmp_path, progress=False, stop_after=4)
+    text = status(folder)
+    assert f"study smoke in {folder}: 4 of 12 chunks done, 428 of 1,200 games, rules modiar" in text
+    assert [line.split()[-2:] for line in text.splitlines()[2:]] == [["300", "300"], ["128", "300"], ["0", "300"], ["0", "300"]]
+    assert main(["study", "status", str(folder)]) == 0
+    assert capsys.readouterr().out.strip() == text
+    assert main(["study", "status", str(tmp_path / "none")]) == 2
+    assert "manifest.json not found" in capsys.readouterr().err
+
+
+def test_modiar_study_run_writes_the_smoke_study(tmp_path, capsys):
+    assert main(["study", "run", str(STUDIES / "smoke.toml"), "--out", str(tmp_path), "--jobs", "1", "--quiet"]) == 0
+    assert f"study smoke: 4,000 games in {tmp_path}" in capsys.readouterr().out
+    assert len(games(tmp_path)) == 4000
+
+
+def test_the_dask_backend_plays_the_same_bytes(tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    loky = run_study(study(), tmp_path / "loky", progress=False)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        dask = run_study(study(), tmp_path / "dask", backend="dask", scheduler=cluster.scheduler_address, jobs=2, progress=False)
+    assert snapshot(dask) == snapshot(loky)
+
+
+# ---------------------------------------------------------------------------------------------
+# A person at the terminal
+
+
+def test_modiar_play_asks_again_after_a_bad_move_and_finishes(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stdin", io.StringIO("x\n9\n" + "0\n1\n2\n" * 400))
+    assert main(["play", "--south", "human", "--north", "greedy"]) == 0
+    out = capsys.readouterr().out
+    assert "'x' is not a pit: type one of" in out and "pit 9 is not a legal move now; the legal pits are" in out
+    last = out.rstrip().splitlines()[-1]
+    south, north = last.split(" after ")[0].split()[-1].split("-")
+    assert int(south) + int(north) == 42 and ("wins" in last or "Draw" in last)
+
+
+def test_modiar_play_leaves_cleanly_at_end_of_input(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stdin", io.StringIO("0\n"))
+    assert main(["play", "--south", "greedy", "--north", "human"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("game abandoned at ply 1")
+
+
+def test_modiar_play_rejects_an_unknown_strategy(capsys):
+    assert main(["play", "--north", "nonsense"]) == 2
+    assert "unknown strategy 'nonsense'" in capsys.readouterr().err
+
+
+def test_a_bad_config_raises_config_error():
+    with pytest.raises(ConfigError, match="missing key 'name'"):
+        parse_study({"seed": 1})
