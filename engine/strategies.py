@@ -5,19 +5,22 @@ A strategy has a ``spec`` (the string that names it, stored in records) and a me
 Strategies whose choice depends only on the options of the turn and one random draw are
 *table strategies*: they also offer ``pick(options, draw) -> index``, which the game loop
 calls directly; their ``choose`` takes one draw and calls ``pick``, so both ways play the
-same game.
+same game. The search strategies (heuristic, alphabeta, mcts, perfect) live in
+``engine.search``; every strategy is registered by name in ``REGISTRY``.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from inspect import signature
 from typing import NamedTuple, Protocol, runtime_checkable
 
 from engine.board import Board
 from engine.moves import Option
 from engine.rng import Rng, choice_index
 from engine.rules import ROW, Rules
+from engine.search import AlphaBetaStrategy, HeuristicStrategy, MctsStrategy, PerfectStrategy
 
 
 class Position(NamedTuple):
@@ -80,6 +83,10 @@ class GreedyStrategy(TableStrategy):
 REGISTRY: dict[str, Callable[..., Strategy]] = {
     "random": RandomStrategy,
     "greedy": GreedyStrategy,
+    "heuristic": HeuristicStrategy,
+    "alphabeta": AlphaBetaStrategy,
+    "mcts": MctsStrategy,
+    "perfect": PerfectStrategy,
 }
 
 _SPEC = re.compile(r"^\s*([a-z_][a-z0-9_]*)\s*(?:\((.*)\))?\s*$")
@@ -107,13 +114,21 @@ def _from_spec(spec: str) -> Strategy:
     name, arguments = match.groups()
     try:
         strategy = REGISTRY[name](**_parse_arguments(arguments or "", spec))
-    except TypeError as error:
-        raise UnknownStrategyError(f"bad parameters in strategy {spec!r}: {error}") from None
+    except TypeError:  # a parameter the strategy does not take
+        raise UnknownStrategyError(f"bad parameters in strategy {spec!r}: {_parameters(name)}") from None
+    except ValueError as error:  # a value it refuses
+        raise UnknownStrategyError(f"bad parameters in strategy {spec!r}: {error}; {_parameters(name)}") from None
     _CACHE[spec] = strategy
     return strategy
 
 
 _CACHE: dict[str, Strategy] = {}
+
+
+def _parameters(name: str) -> str:
+    """What a strategy takes, e.g. ``alphabeta takes depth (default 6)``."""
+    taken = [f"{parameter.name} (default {parameter.default!r})" for parameter in signature(REGISTRY[name]).parameters.values()]
+    return f"{name} takes " + (", ".join(taken) if taken else "no parameters")
 
 
 def _parse_arguments(text: str, spec: str) -> dict[str, int | float | str]:

@@ -1,0 +1,273 @@
+"""Search strategies: a one-ply heuristic, alpha-beta, Monte Carlo tree search and perfect play.
+
+Each works on the memoised options of ``engine.positions``, where a board is seen by the
+player to move (its row is pits 0, 1, 2) and an option ``(pit, child, events, captured)``
+gives the child already turned for the next mover. Scores are those of RULES.md,
+"Perfect play": the mover's stones still to come minus the opponent's, that is the
+captures along the line and, where the game stops (no legal move, or the ply cap), each
+side's own row. Every strategy holds only what depends on its parameters (and, for
+``perfect``, the solutions of the rule sets it has met); a search keeps its tables for
+one call, so a choice depends on the position and the random stream alone.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from engine.board import NORTH, SOUTH, Board, row_stones
+from engine.moves import Option
+from engine.positions import Positions, positions
+from engine.rng import Rng
+from engine.rules import ROW, Rules
+from engine.solver import Solution, solve
+
+if TYPE_CHECKING:
+    from engine.strategies import Position
+
+INFINITY = 1_000  # beyond any score: a board holds at most 63 stones
+UCT_EXPLORATION = math.sqrt(2)  # the c of UCB1 (Kocsis and Szepesvari 2006) for rewards in [0, 1]
+
+
+class HeuristicStrategy:
+    """One ply deep: the capture now minus the largest capture the opponent can answer with;
+    among equals, the move that leaves the most stones on the mover's own row (they count
+    for the mover at the end); remaining ties uniformly at random."""
+
+    def __init__(self) -> None:
+        self.spec = "heuristic"
+
+    def choose(self, position: Position, rng: Rng) -> int:
+        memo = positions(position.rules)
+        last = position.ply + 1 >= position.rules.ply_cap  # the cap: the opponent never replies
+        scores = [_heuristic_score(option, memo, last) for option in position.options]
+        return _pick_best(position, scores, rng)
+
+    def __repr__(self) -> str:
+        return f"<strategy {self.spec}>"
+
+
+class AlphaBetaStrategy:
+    """Negamax with alpha-beta pruning to ``depth`` plies, on the score difference.
+
+    At the depth horizon a position that goes on is estimated as if the game stopped there:
+    own row minus opponent row, the value it would have at the cap. So a search of ``depth``
+    plies from a position with k plies left to the cap is exact when depth >= k, and a
+    node's score depends only on its board and min(depth left, plies left): the key of the
+    transposition table. Moves are searched captures first; ties among the best root moves
+    are broken uniformly at random.
+    """
+
+    def __init__(self, depth: int = 6) -> None:
+        self.depth = _whole_number("depth", depth)
+        self.spec = f"alphabeta(depth={self.depth})"
+
+    def choose(self, position: Position, rng: Rng) -> int:
+        scores = alphabeta_scores(position, self.depth)
+        return _pick_best(position, scores, rng)
+
+    def __repr__(self) -> str:
+        return f"<strategy {self.spec}>"
+
+
+class MctsStrategy:
+    """UCT (Kocsis and Szepesvari 2006): ``playouts`` descents of a tree grown one node per
+    playout, each ended by uniformly random moves to the end of the game or the cap.
+
+    A playout's reward for a player is its game outcome: 1 for a win, 1/2 for a draw, 0 for
+    a loss (final totals, captures plus own row). Children are chosen by UCB1 with
+    c = sqrt(2), untried children first (uniformly at random among them); the move played is
+    the most visited, ties uniformly at random.
+    """
+
+    def __init__(self, playouts: int = 400) -> None:
+        self.playouts = _whole_number("playouts", playouts)
+        self.spec = f"mcts(playouts={self.playouts})"
+
+    def choose(self, position: Position, rng: Rng) -> int:
+        if len(position.options) == 1:
+            return position.moves[0]
+        memo = positions(position.rules)
+        root = _Node(position.options, position.ply)
+        for _ in range(self.playouts):
+            _descend(root, memo, position.rules.ply_cap, rng)
+        return _pick_best(position, root.visits, rng)
+
+    def __repr__(self) -> str:
+        return f"<strategy {self.spec}>"
+
+
+class PerfectStrategy:
+    """A best move of the strong solution (``engine.solve``), ties uniformly at random. The
+    solution of a rule set is loaded (or built) on the first move played under it."""
+
+    def __init__(self) -> None:
+        self.spec = "perfect"
+
+    def choose(self, position: Position, rng: Rng) -> int:
+        best = solution(position.rules).best_moves(position.board, position.mover, position.ply)
+        return rng.choice(best)
+
+    def __repr__(self) -> str:
+        return f"<strategy {self.spec}>"
+
+
+@lru_cache(maxsize=4)
+def solution(rules: Rules) -> Solution:
+    """The strong solution of ``rules`` at its own cap, from the data/solutions cache, where
+    it is built the first time (about 45 s for the default rules, tables included)."""
+    return solve(rules, verbose=False)
+
+
+def alphabeta_scores(position: Position, depth: int) -> list[int]:
+    """Each legal move's score to ``depth`` plies (the move's own ply included): exact for
+    a move that ties the best, an upper bound below the best for any other."""
+    memo = positions(position.rules)
+    remaining = min(depth, position.rules.ply_cap - position.ply) - 1
+    search = _AlphaBeta(memo)
+    scores = []
+    best = -INFINITY
+    for option in sorted(position.options, key=_capture_first):
+        _, child, _, captured = option
+        # Window (best - 1, +inf) on the move's score: a score of best or more comes out exact.
+        score = captured - search.negamax(child, remaining, -INFINITY, captured - best + 1)
+        best = max(best, score)
+        scores.append((option[0], score))
+    by_pit = dict(scores)
+    return [by_pit[option[0]] for option in position.options]
+
+
+class _AlphaBeta:
+    """One search: its transposition table holds (lower, upper) bounds on the score of
+    (board, plies to search), intersected as searches with other windows add to them."""
+
+    def __init__(self, memo: Positions) -> None:
+        self.memo = memo
+        self.table: dict[tuple[Board, int], tuple[int, int]] = {}
+
+    def negamax(self, board: Board, remaining: int, alpha: int, beta: int) -> int:
+        """The score of ``board`` (mover's view, ply > 0) searched ``remaining`` plies, fail-soft."""
+        options = self.memo.options(board, 1) if remaining > 0 else ()
+        if not options:
+            return _row_difference(board)
+        key = (board, remaining)
+        lower, upper = self.table.get(key, (-INFINITY, INFINITY))
+        if lower >= beta or lower == upper:
+            return lower
+        if upper <= alpha:
+            return upper
+        window_alpha, window_beta = max(alpha, lower), min(beta, upper)
+        alpha = window_alpha
+        best = -INFINITY
+        for _, child, _, captured in sorted(options, key=_capture_first):
+            score = captured - self.negamax(child, remaining - 1, captured - window_beta, captured - alpha)
+            if score > best:
+                best = score
+                if best >= window_beta:
+                    break
+                alpha = max(alpha, best)
+        if best <= window_alpha:
+            upper = best
+        elif best >= window_beta:
+            lower = best
+        else:
+            lower = upper = best
+        self.table[key] = (lower, upper)
+        return best
+
+
+class _Node:
+    """A node of the UCT tree: the options of its position, and per option the visits, the
+    total reward for this node's mover, and the child node once expanded."""
+
+    __slots__ = ("children", "options", "ply", "rewards", "visits")
+
+    def __init__(self, options: tuple[Option, ...], ply: int) -> None:
+        self.options = options
+        self.ply = ply
+        self.visits = [0] * len(options)
+        self.rewards = [0.0] * len(options)
+        self.children: list[_Node | None] = [None] * len(options)
+
+
+def _descend(root: _Node, memo: Positions, cap: int, rng: Rng) -> None:
+    """One playout: select down the tree, expand one node, play out at random, back up."""
+    path: list[tuple[_Node, int]] = []
+    node = root
+    difference = 0  # the score difference for the root's mover
+    sign = 1  # +1 where the root's mover is to move
+    while True:
+        index = _select(node, rng)
+        path.append((node, index))
+        _, child_board, _, captured = node.options[index]
+        difference += sign * captured
+        sign = -sign
+        child = node.children[index]
+        if child is None:
+            child_options = memo.options(child_board, 1) if node.ply + 1 < cap else ()
+            child = node.children[index] = _Node(child_options, node.ply + 1)
+            difference += sign * _playout(child_board, child_options, child.ply, memo, cap, rng)
+            break
+        if not child.options:
+            difference += sign * _row_difference(child_board)
+            break
+        node = child
+    reward = 1.0 if difference > 0 else 0.5 if difference == 0 else 0.0  # for the root's mover
+    for depth, (node, index) in enumerate(path):
+        node.visits[index] += 1
+        node.rewards[index] += reward if depth % 2 == 0 else 1.0 - reward
+
+
+def _select(node: _Node, rng: Rng) -> int:
+    untried = [index for index, visits in enumerate(node.visits) if not visits]
+    if untried:
+        return untried[rng.below(len(untried))] if len(untried) > 1 else untried[0]
+    log_total = math.log(sum(node.visits))
+    bounds = [
+        rewards / visits + UCT_EXPLORATION * math.sqrt(log_total / visits)
+        for rewards, visits in zip(node.rewards, node.visits, strict=True)
+    ]
+    return bounds.index(max(bounds))
+
+
+def _playout(board: Board, options: tuple[Option, ...], ply: int, memo: Positions, cap: int, rng: Rng) -> int:
+    """Uniformly random moves from ``board`` (mover's view) to the end: the score difference
+    still to come for its mover."""
+    difference = 0
+    sign = 1
+    below = rng.below
+    while options:
+        _, board, _, captured = options[0] if len(options) == 1 else options[below(len(options))]
+        difference += sign * captured
+        sign = -sign
+        ply += 1
+        options = memo.options(board, 1) if ply < cap else ()
+    return difference + sign * _row_difference(board)
+
+
+def _heuristic_score(option: Option, memo: Positions, last: bool) -> tuple[int, int]:
+    _, child, _, captured = option
+    reply = 0 if last else max((answer[3] for answer in memo.options(child, 1)), default=0)
+    return captured - reply, row_stones(child, NORTH)  # the child is seen by the opponent
+
+
+def _pick_best(position: Position, scores: list[int] | list[tuple[int, int]], rng: Rng) -> int:
+    """The absolute pit of a best-scoring option; ties uniformly at random (one draw)."""
+    best = max(scores)
+    tied = [option[0] for option, score in zip(position.options, scores, strict=True) if score == best]
+    return rng.choice(tied) + ROW * position.mover
+
+
+def _capture_first(option: Option) -> int:
+    return -option[3]
+
+
+def _row_difference(board: Board) -> int:
+    return row_stones(board, SOUTH) - row_stones(board, NORTH)
+
+
+def _whole_number(parameter: str, value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{parameter} must be a whole number >= 1, not {value!r}")
+    return value
