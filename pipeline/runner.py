@@ -46,6 +46,7 @@ from pipeline.records import (
 from pipeline.study import Pairing, Study
 
 SEED_BLOCK = 1 << 16  # games per seed block: engine.batch plays 2**16 games in lockstep
+MIN_CHUNKS = 8  # a pairing is cut into at least this many chunks (when it has the games)
 BACKENDS = ("loky", "dask")
 
 
@@ -79,11 +80,23 @@ def plan(study: Study) -> list[Chunk]:
     """Every chunk of the study, pairing by pairing; game_ids number the games of the study."""
     chunks, first_id = [], 0
     for pairing in study.pairings():
-        for index, start in enumerate(range(0, pairing.games, study.chunk_games)):
-            stop = min(start + study.chunk_games, pairing.games)
+        size = chunk_size(pairing.games, study.chunk_games)
+        for index, start in enumerate(range(0, pairing.games, size)):
+            stop = min(start + size, pairing.games)
             chunks.append(Chunk(pairing, index, start, stop, first_id + start))
         first_id += pairing.games
     return chunks
+
+
+def chunk_size(games: int, most: int) -> int:
+    """The games per chunk of a pairing: at most ``most``, and small enough to cut the pairing
+    into MIN_CHUNKS chunks, so that a few hundred slow games still share out between workers.
+    Chunks of more than a seed block take whole blocks: engine.play_batch then plays each
+    block once (a chunk that starts inside a block replays the block's first games)."""
+    size = -(-games // MIN_CHUNKS)
+    if size > SEED_BLOCK:
+        size = -(-size // SEED_BLOCK) * SEED_BLOCK
+    return max(1, min(size, most))
 
 
 def chunk_seeds(seed: int, chunk: Chunk) -> np.ndarray:

@@ -5,7 +5,8 @@
     games_per_seat = 1000          # games of each ordered pairing (South, North)
     strategies = ["random", "greedy"]   # spec strings of engine.make_strategy
     keep_plies = false             # also write one row per ply (plies/)
-    chunk_games = 262144           # games per chunk (a unit of work, a file, a resume point)
+    chunk_games = 262144           # at most this many games per chunk (a unit of work, a file, a
+                                   #   resume point); each pairing is cut into at least 8 chunks
 
     [rules]                        # any field of engine.Rules; RULES.md when empty
     feeding = false

@@ -7,18 +7,20 @@ import io
 import re
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
 import engine
+from engine.rng import game_seeds
 from pipeline.cli import main
 from pipeline.paths import STUDIES
 from pipeline.records import RecordError, read_games, scan_games
-from pipeline.runner import SEED_BLOCK, chunk_seeds, plan, run_study
+from pipeline.runner import SEED_BLOCK, chunk_seeds, chunk_size, plan, run_study
 from pipeline.status import status
 from pipeline.study import ConfigError, load_study, parse_study
 
-SMOKE = {"name": "smoke", "seed": 7, "games_per_seat": 300, "strategies": ["random", "greedy"], "rules": {}, "chunk_games": 128}
+SMOKE = {"name": "smoke", "seed": 7, "games_per_seat": 300, "strategies": ["random", "greedy"], "rules": {}}
 
 
 def study(**changes):
@@ -140,16 +142,23 @@ def test_a_folder_with_other_files_is_refused(tmp_path):
 
 
 def test_game_seeds_do_not_depend_on_the_chunk_size():
-    whole = study(strategies=["random"], games_per_seat=SEED_BLOCK + 700, chunk_games=SEED_BLOCK + 700)
+    whole = study(strategies=["random"], games_per_seat=SEED_BLOCK + 700)
     cut = study(strategies=["random"], games_per_seat=SEED_BLOCK + 700, chunk_games=1000)
-    seeds = chunk_seeds(whole.seed, plan(whole)[0])
+    assert len(plan(whole)) == 8 and len(plan(cut)) == 67
+    seeds = np.concatenate([chunk_seeds(whole.seed, chunk) for chunk in plan(whole)])
     assert len(set(seeds.tolist())) == len(seeds) == SEED_BLOCK + 700
-    assert (seeds == pl.concat([pl.Series(chunk_seeds(cut.seed, chunk)) for chunk in plan(cut)]).to_numpy()).all()
+    assert (seeds == np.concatenate([chunk_seeds(cut.seed, chunk) for chunk in plan(cut)])).all()
+    assert seeds[12345] == game_seeds(np.random.SeedSequence([7, 0]).generate_state(1, dtype=np.uint64)[0], 12346)[-1]
+
+
+def test_chunks_take_whole_seed_blocks_and_cut_small_pairings_for_the_workers():
+    assert chunk_size(1_000_000, 1 << 18) == 2 * SEED_BLOCK
+    assert chunk_size(500, 1 << 18) == 63 and chunk_size(500, 10) == 10 and chunk_size(3, 100) == 1
 
 
 def test_same_games_whatever_the_chunk_size_and_the_jobs(tmp_path):
     one = run_study(study(chunk_games=1000), tmp_path / "one", jobs=1, progress=False)
-    two = run_study(study(chunk_games=77), tmp_path / "two", jobs=2, progress=False)
+    two = run_study(study(chunk_games=7), tmp_path / "two", jobs=2, progress=False)
     assert games(one).equals(games(two))
     assert len(games(one)) == 4 * 300
 
@@ -157,7 +166,7 @@ def test_same_games_whatever_the_chunk_size_and_the_jobs(tmp_path):
 def test_games_across_seed_blocks_match_whatever_the_chunks(tmp_path):
     config = {"strategies": ["random"], "games_per_seat": SEED_BLOCK + 300}
     whole = run_study(study(**config, chunk_games=SEED_BLOCK + 300), tmp_path / "whole", progress=False)
-    cut = run_study(study(**config, chunk_games=SEED_BLOCK - 100), tmp_path / "cut", progress=False)
+    cut = run_study(study(**config, chunk_games=5000), tmp_path / "cut", progress=False)
     assert games(whole).equals(games(cut))
 
 
@@ -240,10 +249,10 @@ def test_a_spoilt_study_is_a_one_line_error_naming_the_file(tmp_path, capsys, sp
 
 
 def test_status_counts_chunks_games_and_pairings(tmp_path, capsys):
-    folder = run_study(study(), tmp_path, progress=False, stop_after=4)
+    folder = run_study(study(), tmp_path, progress=False, stop_after=10)  # chunks of 38 games, 8 a pairing
     text = status(folder)
-    assert f"study smoke in {folder}: 4 of 12 chunks done, 428 of 1,200 games, rules modiar" in text
-    assert [line.split()[-2:] for line in text.splitlines()[2:]] == [["300", "300"], ["128", "300"], ["0", "300"], ["0", "300"]]
+    assert f"study smoke in {folder}: 10 of 32 chunks done, 376 of 1,200 games, rules modiar" in text
+    assert [line.split()[-2:] for line in text.splitlines()[2:]] == [["300", "300"], ["76", "300"], ["0", "300"], ["0", "300"]]
     assert main(["study", "status", str(folder)]) == 0
     assert capsys.readouterr().out.strip() == text
     assert main(["study", "status", str(tmp_path / "none")]) == 2
