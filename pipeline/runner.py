@@ -48,6 +48,7 @@ from pipeline.study import Pairing, Study
 SEED_BLOCK = 1 << 16  # games per seed block: engine.batch plays 2**16 games in lockstep
 MIN_CHUNKS = 8  # a pairing is cut into at least this many chunks (when it has the games)
 BACKENDS = ("loky", "dask")
+CONNECT_SECONDS = 10  # how long to wait for a dask scheduler
 
 
 @dataclass(frozen=True)
@@ -140,16 +141,19 @@ def run_study(
     chunks = [chunk for chunk in plan(study) if not chunk_done(directory, manifest, chunk, study.keep_plies)]
     if stop_after is not None:
         chunks = chunks[:stop_after]
-    write_manifest(directory, manifest)
-    bar = tqdm(total=sum(map(len, chunks)), unit="game", unit_scale=True, file=sys.stderr, disable=not progress, desc=study.name)
     with _backend(backend, scheduler, jobs):
+        write_manifest(directory, manifest)  # only once the workers are there: a failed start leaves nothing
+        _remove_partial_writes(directory)
+        bar = tqdm(
+            total=sum(map(len, chunks)), unit="game", unit_scale=True, file=sys.stderr, disable=not progress, desc=study.name
+        )
         results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
             delayed(play_chunk)(study, chunk, batched=batched) for chunk in chunks
         )
         for result in results:
             _record(directory, manifest, result)
             bar.update(result.rows)
-    bar.close()
+        bar.close()
     return directory
 
 
@@ -244,6 +248,13 @@ def chunk_done(directory: Path, manifest: dict[str, Any], chunk: Chunk, keep_pli
     )
 
 
+def _remove_partial_writes(directory: Path) -> None:
+    """Temporary files of a run killed mid-write (records.write_atomic): never part of the records."""
+    for folder in (GAMES, PLIES):
+        for path in (directory / folder).glob(".*.tmp-*"):
+            path.unlink()
+
+
 def _record(directory: Path, manifest: dict[str, Any], result: ChunkResult) -> None:
     entry: dict[str, Any] = {"rows": result.rows}
     for folder, data in ((GAMES, result.games), (PLIES, result.plies)):
@@ -265,7 +276,7 @@ def _backend(backend: str, scheduler: str | None, jobs: int) -> Iterator[None]:
     from dask.distributed import Client
 
     try:
-        client = Client(scheduler) if scheduler else Client(n_workers=jobs, threads_per_worker=1)  # type: ignore[no-untyped-call]
+        client = Client(scheduler, timeout=CONNECT_SECONDS) if scheduler else Client(n_workers=jobs, threads_per_worker=1)  # type: ignore[no-untyped-call]
     except OSError as error:
         raise RecordError(f"cannot reach the dask scheduler {scheduler!r}: {error}") from None
     with client, parallel_config(backend="dask"):

@@ -217,6 +217,7 @@ def test_a_stopped_run_resumes_to_the_same_bytes(tmp_path):
     assert len(list((stopped / "games").iterdir())) == 3
     chunk = stopped / "games" / "p000-c00001.parquet"
     chunk.write_bytes(chunk.read_bytes()[:100])  # a crash mid-write, without the atomic rename
+    (stopped / "games" / ".p000-c00003.parquet.tmp-99").write_bytes(b"PAR1")  # a kill inside write_atomic
     (stopped / "plies" / "p000-c00002.parquet").unlink()
     run_study(study(keep_plies=True, games_per_seat=40, chunk_games=16), stopped, jobs=2, progress=False)
     assert snapshot(stopped) == snapshot(whole)
@@ -271,6 +272,18 @@ def test_the_dask_backend_plays_the_same_bytes(tmp_path):
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
         dask = run_study(study(), tmp_path / "dask", backend="dask", scheduler=cluster.scheduler_address, jobs=2, progress=False)
     assert snapshot(dask) == snapshot(loky)
+
+
+def test_an_unreachable_scheduler_is_one_line_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("dask.distributed")
+    monkeypatch.setattr("pipeline.runner.CONNECT_SECONDS", 0.5)
+    arguments = ["study", "run", str(STUDIES / "smoke.toml"), "--out", str(tmp_path / "out"), "--quiet"]
+    assert main([*arguments, "--backend", "dask", "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot reach the dask scheduler 'tcp://127.0.0.1:1'" in err
+    assert not (tmp_path / "out").exists()
+    assert main([*arguments, "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    assert "--scheduler goes with --backend dask" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------------------------
