@@ -1,12 +1,13 @@
 """Running a study: every ordered pairing's games, cut into chunks, played by joblib workers.
 
-Seeds come first, work second. Game i of pairing p has the seed
+Seeds come first, work second. Game i of the pairing SOUTH vs NORTH has the seed
 
     engine.rng.game_seeds(block_seeds[i // SEED_BLOCK], SEED_BLOCK)[i % SEED_BLOCK]
-    with block_seeds = SeedSequence([study seed, p]).generate_state(blocks, uint64)
+    with block_seeds = SeedSequence([study seed, pairing_key(SOUTH, NORTH)]).generate_state(blocks, uint64)
 
 so that a block of games is exactly one engine.play_batch call, and a game's seed depends
-neither on the chunk size nor on the number of jobs or the backend. Pairings of batchable
+on the study's seed and the two specs alone: not on the other strategies of the study, and
+not on the chunk size, the number of jobs or the backend. Pairings of batchable
 strategies go through engine.play_batch, the others through engine.play_game; both play the
 same game for a seed. Each chunk is written as soon as it is back, then the manifest: a
 killed run, started again, skips the chunks whose files match their checksums.
@@ -15,6 +16,7 @@ killed run, started again, skips the chunks whose files match their checksums.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -89,6 +91,12 @@ def plan(study: Study) -> list[Chunk]:
     return chunks
 
 
+def pairing_key(south: str, north: str) -> int:
+    """A 128-bit number for an ordered pairing of specs: its games' seeds derive from it, so a
+    strategy added to a study leaves the games of the other pairings as they were."""
+    return int.from_bytes(hashlib.sha256(f"{south}\n{north}".encode()).digest()[:16], "little")
+
+
 def chunk_size(games: int, most: int) -> int:
     """The games per chunk of a pairing: at most ``most``, and small enough to cut the pairing
     into MIN_CHUNKS chunks, so that a few hundred slow games still share out between workers.
@@ -160,7 +168,9 @@ def run_study(
 def _blocks(seed: int, chunk: Chunk) -> list[tuple[int, int, int]]:
     """(block seed, first, stop) within each seed block the chunk touches."""
     first_block, last_block = chunk.start // SEED_BLOCK, (chunk.stop - 1) // SEED_BLOCK
-    block_seeds = np.random.SeedSequence([seed, chunk.pairing.number]).generate_state(last_block + 1, dtype=np.uint64)
+    block_seeds = np.random.SeedSequence([seed, pairing_key(chunk.pairing.south, chunk.pairing.north)]).generate_state(
+        last_block + 1, dtype=np.uint64
+    )
     return [
         (int(block_seeds[block]), max(chunk.start - block * SEED_BLOCK, 0), min(chunk.stop - block * SEED_BLOCK, SEED_BLOCK))
         for block in range(first_block, last_block + 1)

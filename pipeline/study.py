@@ -43,7 +43,7 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Pairing:
-    """One ordered pairing of the round robin: ``number`` seeds its games."""
+    """One ordered pairing of the round robin; ``number`` (its place in the round robin) names its files."""
 
     number: int
     south: str

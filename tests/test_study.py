@@ -16,7 +16,7 @@ from engine.rng import game_seeds
 from pipeline.cli import main
 from pipeline.paths import STUDIES
 from pipeline.records import RecordError, read_games, scan_games
-from pipeline.runner import SEED_BLOCK, chunk_seeds, chunk_size, plan, run_study
+from pipeline.runner import SEED_BLOCK, chunk_seeds, chunk_size, pairing_key, plan, run_study
 from pipeline.status import status
 from pipeline.study import ConfigError, load_study, parse_study
 
@@ -148,7 +148,15 @@ def test_game_seeds_do_not_depend_on_the_chunk_size():
     seeds = np.concatenate([chunk_seeds(whole.seed, chunk) for chunk in plan(whole)])
     assert len(set(seeds.tolist())) == len(seeds) == SEED_BLOCK + 700
     assert (seeds == np.concatenate([chunk_seeds(cut.seed, chunk) for chunk in plan(cut)])).all()
-    assert seeds[12345] == game_seeds(np.random.SeedSequence([7, 0]).generate_state(1, dtype=np.uint64)[0], 12346)[-1]
+    block_seed = np.random.SeedSequence([7, pairing_key("random", "random")]).generate_state(1, dtype=np.uint64)[0]
+    assert seeds[12345] == game_seeds(block_seed, 12346)[-1]
+
+
+def test_a_pairing_plays_the_same_games_whatever_else_the_study_holds(tmp_path):
+    alone = games(run_study(study(strategies=["greedy"], games_per_seat=50), tmp_path / "alone", progress=False))
+    among = games(run_study(study(strategies=["random", "greedy"], games_per_seat=50), tmp_path / "among", progress=False))
+    among = among.filter((pl.col("south") == "greedy") & (pl.col("north") == "greedy"))
+    assert alone.drop("game_id").equals(among.drop("game_id"))
 
 
 def test_chunks_take_whole_seed_blocks_and_cut_small_pairings_for_the_workers():
