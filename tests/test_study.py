@@ -51,6 +51,8 @@ def test_the_shipped_studies_are_valid():
     default = load_study(STUDIES / "default.toml")
     pairings = {(p.south, p.north): p.games for p in default.pairings()}
     assert pairings[("random", "random")] == 1_000_000 and pairings[("greedy", "random")] == 100_000
+    assert pairings[("perfect", "mcts(playouts=100)")] == 200 and pairings[("heuristic", "alphabeta(depth=4)")] == 2000
+    assert len(pairings) == len(default.strategies) ** 2 and default.total_games() == 1_560_200
 
 
 def test_games_table_caps_expensive_strategies_and_sets_pairings():
