@@ -139,11 +139,11 @@ def _name(name: object) -> str:
     return name
 
 
-def _whole(data: dict[str, Any], key: str, low: int, high: int | None = None) -> int:
+def _whole(data: dict[str, Any], key: str, low: int, high: int | None = None, *, label: str | None = None) -> int:
     value = data[key]
     if not isinstance(value, int) or isinstance(value, bool) or value < low or (high is not None and value > high):
         bound = f"from {low} to {high}" if high is not None else f"of at least {low}"
-        raise ConfigError(f"{key} must be a whole number {bound}, not {value!r}")
+        raise ConfigError(f"{label or key} must be a whole number {bound}, not {value!r}")
     return value
 
 
@@ -189,5 +189,5 @@ def _games(table: object, strategies: tuple[str, ...]) -> tuple[tuple[str, int],
         strangers = [spec for spec in named if spec not in strategies]
         if len(named) > 2 or strangers:
             raise ConfigError(f'[games] key {key!r} must be one of the strategies or "SOUTH vs NORTH" with two of them')
-        _whole(table, f"{key}", 1)
+        _whole(table, key, 1, label=f"[games] {key!r}")
     return tuple(table.items())

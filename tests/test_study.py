@@ -96,7 +96,7 @@ GOOD = 'name = "smoke"\nseed = 7\ngames_per_seat = 10\nstrategies = ["random", "
         (GOOD + "[rules]\ngrand_slam = 'sometimes'\n", "grand_slam must be one of"),
         (GOOD + "rules = 3\n", "rules must be a table"),
         (GOOD + "[games]\n'mcts vs random' = 3\n", "[games] key 'mcts vs random' must be one of the strategies"),
-        (GOOD + "[games]\nrandom = 0\n", "random must be a whole number of at least 1, not 0"),
+        (GOOD + "[games]\nrandom = 0\n", "[games] 'random' must be a whole number of at least 1, not 0"),
     ],
 )
 def test_a_bad_config_is_one_line_exit_2_and_changes_nothing(tmp_path, capsys, text, message):
