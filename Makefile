@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 SEED ?= 7
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test lint format study bench solve clean
+.PHONY: help setup test lint format study sample bench solve clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -32,7 +32,11 @@ format: $(STAMP) ## format the code with ruff
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-study: $(STAMP) ## the main job: 20,000 seeded random games with intervals and rule-event rates
+study: $(STAMP) ## the main job: the default study (every strategy; 1.6 M games) into data/default, then its summary
+	$(BIN)/modiar study run pipeline/studies/default.toml --jobs 2
+	$(BIN)/modiar study summary data/default
+
+sample: $(STAMP) ## a quick look: 20,000 seeded random games summarised, no files written
 	$(BIN)/modiar sample --games 20000 --seed $(SEED)
 
 bench: $(STAMP) ## print the speed of the scalar and batched engines, the table build and the solver

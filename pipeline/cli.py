@@ -180,6 +180,18 @@ def _study_status(arguments: argparse.Namespace) -> None:
         raise UsageError(str(error)) from None
 
 
+def _study_summary(arguments: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from pipeline.records import RecordError
+    from pipeline.summary import summary
+
+    try:
+        print(summary(Path(arguments.folder)))
+    except RecordError as error:
+        raise UsageError(str(error)) from None
+
+
 def _play(arguments: argparse.Namespace) -> int:
     from pipeline.play import HUMAN, play_terminal
 
@@ -247,6 +259,9 @@ def _add_study_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     status = actions.add_parser("status", help="chunks done, games and per-pairing counts of a study folder")
     status.add_argument("folder", help="the study's folder, e.g. data/smoke")
     status.set_defaults(run=_study_status)
+    summary = actions.add_parser("summary", help="first-player advantage per pairing and rule-event rates, with 95% intervals")
+    summary.add_argument("folder", help="the study's folder, e.g. data/default")
+    summary.set_defaults(run=_study_summary)
 
 
 def _add_game_options(parser: argparse.ArgumentParser) -> None:

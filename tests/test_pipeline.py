@@ -8,6 +8,7 @@ import pytest
 import engine
 from engine.rng import game_seeds
 from pipeline.cli import main
+from pipeline.records import read_games
 from pipeline.sample import play_sample, summary
 from pipeline.stats import mean_interval, p_value_against, wilson
 
@@ -88,3 +89,18 @@ def test_modiar_show_draws_every_move(capsys):
     record = engine.play_game("random", "random", seed=3)
     assert out.count("plays pit") == record.plies
     assert out.rstrip().endswith(f"{record.score_south}-{record.score_north} after {record.plies} plies (no_moves)")
+
+
+def test_a_study_summary_shows_each_pairing_as_its_records_say(tmp_path, capsys):
+    config = tmp_path / "tiny.toml"
+    config.write_text('name = "tiny"\nseed = 3\ngames_per_seat = 300\nstrategies = ["random", "greedy"]\n')
+    assert main(["study", "run", str(config), "--out", str(tmp_path / "tiny"), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["study", "summary", str(tmp_path / "tiny")]) == 0
+    out = capsys.readouterr().out
+    games = read_games(tmp_path / "tiny")
+    pairing = games[(games.south == "greedy") & (games.north == "random")]
+    south_wins = wilson(int((pairing.winner == "south").sum()), len(pairing)).percent(1)
+    line = next(line for line in out.splitlines() if line.startswith("greedy              random"))
+    assert south_wins in line and f"{len(pairing):,}" in line
+    assert "rule events in" in out and "feeding_forced" in out
