@@ -10,15 +10,19 @@ import multiprocessing
 import os
 import platform
 import resource
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 import engine
 from engine.positions import positions
 from engine.tables import build_tables, load_tables
+from pipeline.runner import run_study
+from pipeline.study import Study, parse_study
 
 PERFT_DEPTH = 14
 BATCH_GAMES = 1 << 20
@@ -72,6 +76,7 @@ def main(seconds: float = 10.0) -> None:
     batched = _in_child(batched_games, seconds)
     print(f"  batched / scalar (cold): {batched / scalar:,.0f}x")
     _in_child(full_solve)
+    _in_child(study_runs)
 
 
 def scalar_games(seconds: float) -> float:
@@ -134,6 +139,28 @@ def full_solve() -> None:
     print(f"  best first move(s) {best}, {solution.never_settled:,} positions never settle")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     print(f"  {_peak()} ({_verdict(peak <= 4)})")
+
+
+def study_runs() -> None:
+    """Whole studies written to Parquet: a million random games, and one CPU-bound pairing on 1 and 2 jobs."""
+    print("\nstudies written to Parquet [1,000,000 random games <= 30 s on 2 cores, games/ <= 40 MB; 2 jobs >= 1.8x 1 job]")
+    million = parse_study({"name": "million", "seed": 1, "games_per_seat": 1_000_000, "strategies": ["random"]})
+    searching = parse_study({"name": "search", "seed": 1, "games_per_seat": 4_000, "strategies": ["alphabeta(depth=4)"]})
+    with tempfile.TemporaryDirectory() as scratch:
+        took = _timed_run(million, Path(scratch) / "million", jobs=2)
+        size = sum(path.stat().st_size for path in (Path(scratch) / "million" / "games").glob("*.parquet")) / 1e6
+        print(f"  1,000,000 random games, 2 jobs: {took:.1f} s ({_verdict(took <= 30)})")
+        print(f"  games/ holds {size:.1f} MB ({_verdict(size <= 40)})")
+        one = _timed_run(searching, Path(scratch) / "one", jobs=1)
+        two = _timed_run(searching, Path(scratch) / "two", jobs=2)
+        print(f"  4,000 games of alphabeta(depth=4) self-play: 1 job {one:.1f} s, 2 jobs {two:.1f} s")
+        print(f"  speed-up {one / two:.2f}x ({_verdict(one / two >= 1.8)})")
+
+
+def _timed_run(study: Study, out: Path, jobs: int) -> float:
+    start = time.perf_counter()
+    run_study(study, out, jobs=jobs, progress=False)
+    return time.perf_counter() - start
 
 
 def _in_child(job: Callable[..., T], *arguments: object) -> T:

@@ -115,6 +115,7 @@ def chunk_seeds(seed: int, chunk: Chunk) -> np.ndarray:
 
 def play_chunk(study: Study, chunk: Chunk, *, batched: bool = True) -> ChunkResult:
     """Play one chunk and encode its records (runs in a worker)."""
+    _keep_caches_loaded()
     batch = _play_batched(study, chunk) if batched else None
     if batch is None:
         seeds = chunk_seeds(study.seed, chunk).tolist()
@@ -124,6 +125,19 @@ def play_chunk(study: Study, chunk: Chunk, *, batched: bool = True) -> ChunkResu
     games = parquet_bytes(games_table(batch, study=study.name, first_id=chunk.first_id))
     plies = parquet_bytes(plies_table(batch, study.rules, chunk.first_id)) if study.keep_plies else None
     return ChunkResult(chunk.name, len(batch), games, plies)
+
+
+def _keep_caches_loaded() -> None:
+    """loky restarts a worker whose memory has grown 300 MB since its first task, taking that
+    for a leak; a worker here means to keep the position tables and the solution loaded, and
+    restarting it would only load them again. The limit is a private loky setting, so it is
+    raised only where it exists."""
+    try:
+        from joblib.externals.loky import process_executor
+    except ImportError:
+        return
+    if hasattr(process_executor, "_MAX_MEMORY_LEAK_SIZE"):
+        process_executor._MAX_MEMORY_LEAK_SIZE = max(process_executor._MAX_MEMORY_LEAK_SIZE, 16 << 30)
 
 
 def run_study(
