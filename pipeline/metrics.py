@@ -94,10 +94,8 @@ def ludii(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
 
     - AdvantageP1: share of games won by player 1 (South), a draw counting one half.
     - Balance: 1 - |South's win share - North's win share| (win shares without draws).
-    - Completion: share of games that end with a result (end_reason "no_moves") rather than at
-      the ply cap (end_reason "ply_cap"). Ludii's own Completion also leaves out draws
-      ("games which have a winner"); 1 - Drawishness - Timeouts gives that reading when no
-      ply-cap game is a draw.
+    - Completion: Ludii's "games which have a winner (not draw or timeout)": share of games that
+      end before the ply cap (end_reason "no_moves") with a winner.
     - Drawishness: share of games drawn (winner "draw").
     - Timeouts: share of games ending at the ply cap.
     - Duration: plies per game: Duration (mean), Duration_median, Duration_p90 (linear
@@ -117,6 +115,7 @@ def ludii(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
             (pl.col("winner") == "draw").mean().alias("_draw"),
             (pl.col("winner") == "north").mean().alias("_north"),
             (pl.col("end_reason") == "ply_cap").mean().alias("_timeout"),
+            ((pl.col("end_reason") == "no_moves") & (pl.col("winner") != "draw")).mean().alias("_complete"),
             pl.col("plies").cast(pl.Float64).mean().alias("Duration"),
             pl.col("plies").cast(pl.Float64).median().alias("Duration_median"),
             pl.col("plies").cast(pl.Float64).quantile(0.9, interpolation="linear").alias("Duration_p90"),
@@ -128,7 +127,7 @@ def ludii(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
         "games",
         (pl.col("_south") + pl.col("_draw") / 2).alias("AdvantageP1"),
         (1 - (pl.col("_south") - pl.col("_north")).abs()).alias("Balance"),
-        (1 - pl.col("_timeout")).alias("Completion"),
+        pl.col("_complete").alias("Completion"),
         pl.col("_draw").alias("Drawishness"),
         pl.col("_timeout").alias("Timeouts"),
         "Duration",

@@ -63,8 +63,9 @@ def test_ludii_metrics_match_pandas(study, by):
         n = len(group)
         south, draw, north = ((group.winner == side).sum() / n for side in ("south", "draw", "north"))
         timeouts = (group.end_reason == "ply_cap").sum() / n
+        complete = ((group.end_reason == "no_moves") & (group.winner != "draw")).sum() / n
         plies = group.plies.astype(float)
-        expected = (n, south + draw / 2, 1 - abs(south - north), 1 - timeouts, draw, timeouts)
+        expected = (n, south + draw / 2, 1 - abs(south - north), complete, draw, timeouts)
         found = tuple(row[key] for key in ("games", "AdvantageP1", "Balance", "Completion", "Drawishness", "Timeouts"))
         _close(found, expected)
         _close(
@@ -141,3 +142,10 @@ def test_every_draw_gives_p_one_and_wilson_bounds_match_published_values():
     row = outcomes(tens, by=()).row(0, named=True)
     assert (round(row["draw_low"], 4), round(row["draw_high"], 4)) == (0.0, 0.2775)
     assert (round(row["south_low"], 4), round(row["south_high"], 4)) == (0.2366, 0.7634)
+
+
+def test_completion_is_ludiis_games_with_a_winner_before_the_cap():
+    # A draw that ends before the cap is no more complete than a game stopped by the cap.
+    games = _known_games().with_columns(pl.Series("end_reason", ["no_moves"] * 5))
+    row = ludii(games).row(0, named=True)
+    assert (row["Completion"], row["Drawishness"], row["Timeouts"]) == pytest.approx((0.8, 0.2, 0.0))
