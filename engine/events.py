@@ -39,10 +39,6 @@ _BYTES = FIELD_BITS // 8 * len(EVENTS)
 _BIG_ENDIAN = sys.byteorder == "big"
 
 
-def pack_events(counts: dict[str, int]) -> int:
-    return sum(count << SHIFT[name] for name, count in counts.items())
-
-
 def unpack_events(packed: int) -> dict[str, int]:
     # One C call splits the int into its 16-bit counters.
     counters = array("H", packed.to_bytes(_BYTES, "little"))
