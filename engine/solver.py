@@ -213,7 +213,7 @@ def solve(
     tables included.
     """
     game = rules.replace(ply_cap=rules.ply_cap if cap is None else cap)
-    path = None if cache is None else cache / f"{_table_rules(game).name}-cap{game.ply_cap}-engine{ENGINE_VERSION}.npz"
+    path = None if cache is None else _path(cache, game)
     found = None if path is None else _read(path, game)
     if found is not None:
         return found
@@ -228,6 +228,12 @@ def solve(
         if verbose:
             print(f"solved {game.name} in {built.timings['solve']:.1f} s: {path}", file=sys.stderr)
     return built
+
+
+def cached_solution(rules: Rules = DEFAULT_RULES, cache: Path = DEFAULT_CACHE) -> Solution | None:
+    """The solution of ``rules`` (capped at rules.ply_cap) if the cache holds a sound copy, else
+    None: never solves (a report must not spend half a minute on a solution nobody asked for)."""
+    return _read(_path(cache, rules), rules)
 
 
 def build_solution(rules: Rules, tables: PositionTables) -> Solution:
@@ -270,6 +276,10 @@ def checksum(arrays: dict[str, np.ndarray], name: str) -> str:
         digest.update(array_name.encode())
         digest.update(np.ascontiguousarray(arrays[array_name]).tobytes())
     return digest.hexdigest()
+
+
+def _path(cache: Path, rules: Rules) -> Path:
+    return cache / f"{_table_rules(rules).name}-cap{rules.ply_cap}-engine{ENGINE_VERSION}.npz"
 
 
 def _table_rules(rules: Rules) -> Rules:
