@@ -6,10 +6,11 @@ STAMP := $(VENV)/.installed
 SEED ?= 7
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test lint format study sample bench solve clean
+STUDY ?= data/default
+.PHONY: help setup test lint format study report variants notebooks sample bench solve clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
 # The environment is rebuilt whenever pyproject.toml is newer than the last install.
 $(STAMP): pyproject.toml
@@ -32,9 +33,20 @@ format: $(STAMP) ## format the code with ruff
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-study: $(STAMP) ## the main job: the default study (every strategy; 1.6 M games) into data/default, then its summary
+study: $(STAMP) ## the main job: the default study (every strategy; 1.6 M games) into data/default, its summary and report
 	$(BIN)/modiar study run pipeline/studies/default.toml --jobs 2
 	$(BIN)/modiar study summary data/default
+	$(BIN)/modiar study report data/default
+
+report: $(STAMP) ## the report of a study already run (STUDY=data/default): reports/<study>/index.html, CSV, figures
+	$(BIN)/modiar study report $(STUDY)
+
+variants: $(STAMP) ## the rule-variant sweep (pipeline/studies/variants.toml) into data/variants, and its report
+	$(BIN)/modiar study run pipeline/studies/variants.toml --jobs 2
+	$(BIN)/modiar study report data/variants
+
+notebooks: $(STAMP) ## run the notebooks on data/default and data/variants into reports/notebooks/ (git's copies stay clean)
+	$(BIN)/jupyter nbconvert --to notebook --execute --output-dir reports/notebooks notebooks/*.ipynb
 
 sample: $(STAMP) ## a quick look: 20,000 seeded random games summarised, no files written
 	$(BIN)/modiar sample --games 20000 --seed $(SEED)

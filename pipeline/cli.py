@@ -192,6 +192,18 @@ def _study_summary(arguments: argparse.Namespace) -> None:
         raise UsageError(str(error)) from None
 
 
+def _study_report(arguments: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from pipeline.records import RecordError
+    from pipeline.report import build_report
+
+    try:
+        build_report(Path(arguments.folder), Path(arguments.out) if arguments.out else None, progress=not arguments.quiet)
+    except RecordError as error:
+        raise UsageError(str(error)) from None
+
+
 def _play(arguments: argparse.Namespace) -> int:
     from pipeline.play import HUMAN, play_terminal
 
@@ -262,6 +274,11 @@ def _add_study_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     summary = actions.add_parser("summary", help="first-player advantage per pairing and rule-event rates, with 95% intervals")
     summary.add_argument("folder", help="the study's folder, e.g. data/default")
     summary.set_defaults(run=_study_summary)
+    report = actions.add_parser("report", help="write the study's report: HTML, Markdown, CSV tables and SVG/PDF/PNG figures")
+    report.add_argument("folder", help="the study's folder, e.g. data/default")
+    report.add_argument("--out", help="the report's folder (default reports/<study>/)")
+    report.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    report.set_defaults(run=_study_report)
 
 
 def _add_game_options(parser: argparse.ArgumentParser) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("MODIAR_DATA", ROOT / "data"))
+REPORTS = Path(os.environ.get("MODIAR_REPORTS", ROOT / "reports"))
 STUDIES = Path(__file__).resolve().parent / "studies"
 
 MANIFEST = "manifest.json"

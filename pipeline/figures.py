@@ -1,0 +1,287 @@
+"""The report's figures, in one publication style, each saved as SVG, PDF and PNG.
+
+Every figure function takes the report's tables (polars DataFrames, as pipeline.report builds
+them) and returns a matplotlib Figure; ``save`` writes it in the three formats. The style:
+
+- sizes for a two-column paper: one column is 3.5 in wide, two columns 7.2 in;
+- 8-point type, labelled axes with units, no chart junk (no top/right spines);
+- the Okabe–Ito palette (Okabe and Ito 2008, "Color Universal Design"), safe for the common
+  forms of colour blindness, with markers or direct labels where colour alone would carry meaning;
+- intervals drawn as 95% bars; a reference line where the question has one (a score of 1/2).
+
+Figures are built with matplotlib's object API, not pyplot: no global figure state, no
+backend switch, so the same functions draw inline in a notebook and into files in a worker.
+Outputs are reproducible: no timestamps in SVG or PDF, and a fixed SVG id salt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, cast
+
+import matplotlib
+import matplotlib.ticker
+import numpy as np
+import polars as pl
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.rcsetup import cycler
+
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+COLUMN = 3.5  # inches: one column of a two-column paper
+PAGE = 7.2  # inches: both columns
+FORMATS = ("svg", "pdf", "png")
+# No dates and no software versions in the files, so a figure's bytes depend on its data alone.
+_METADATA: dict[str, dict[str, Any]] = {
+    "svg": {"Date": None, "Creator": None},
+    "pdf": {"CreationDate": None, "Creator": None, "Producer": None},
+    "png": {"Software": None},
+}
+PNG_DPI = 300
+
+STYLE: dict[str, Any] = {
+    "font.size": 8,
+    "axes.titlesize": 8,
+    "axes.labelsize": 8,
+    "xtick.labelsize": 7,
+    "ytick.labelsize": 7,
+    "legend.fontsize": 7,
+    "legend.frameon": False,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.prop_cycle": cycler(color=OKABE_ITO),
+    "axes.grid": True,
+    "grid.color": "#dddddd",
+    "grid.linewidth": 0.5,
+    "lines.linewidth": 1.2,
+    "lines.markersize": 4,
+    "errorbar.capsize": 0,
+    "figure.dpi": 100,
+    "savefig.bbox": "tight",
+    "savefig.pad_inches": 0.02,
+    "svg.hashsalt": "modiar",
+    "svg.fonttype": "none",  # text stays text: searchable, and editable in a paper's figure
+    "pdf.fonttype": 42,  # TrueType, as journals ask
+}
+
+
+@contextmanager
+def style() -> Iterator[None]:
+    """The report's matplotlib style, for a block of figure code."""
+    with matplotlib.rc_context(cast(Any, STYLE)):
+        yield
+
+
+def save(figure: Figure, folder: Path, name: str) -> list[Path]:
+    """Write the figure as folder/name.svg, .pdf and .png (300 dpi), then close it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    with style():
+        for suffix in FORMATS:
+            path = folder / f"{name}.{suffix}"
+            metadata = _METADATA[suffix]
+            figure.savefig(path, dpi=PNG_DPI, metadata=metadata)
+            paths.append(path)
+    return paths
+
+
+def forest(
+    table: pl.DataFrame,
+    *,
+    label: str,
+    value: str,
+    title: str | None = None,
+    xlabel: str,
+    reference: float | None = 0.5,
+    colour_by: str | None = None,
+) -> Figure:
+    """A forest plot: one row per line of ``table`` (labelled by column ``label``), the estimate
+    ``value`` with its interval ``<stem>_low`` .. ``<stem>_high`` (the stem being ``value`` less
+    a ``_share`` suffix, as pipeline.metrics names them), and a reference line. Rows with
+    the same ``colour_by`` share a colour and a marker, and a thin rule separates the groups (the
+    labels name them, so there is no legend)."""
+    rows = table.height
+    stem = value.removesuffix("_share")
+    with style():
+        figure, axes = _canvas(COLUMN, 0.6 + 0.16 * max(rows, 3))
+        positions = np.arange(rows)[::-1]
+        groups = _colour_groups(table, colour_by)
+        for (name, mask), colour, marker in zip(groups, OKABE_ITO, MARKERS, strict=False):
+            estimate = table[value].to_numpy()[mask]
+            low = table[f"{stem}_low"].to_numpy()[mask]
+            high = table[f"{stem}_high"].to_numpy()[mask]
+            axes.errorbar(
+                estimate,
+                positions[mask],
+                xerr=_spans(estimate, low, high),
+                fmt=marker,
+                color=colour,
+                label=name,
+                elinewidth=1.0,
+            )
+        if reference is not None:
+            axes.axvline(reference, color="#555555", linewidth=0.8, linestyle="--", zorder=0)
+        axes.set_yticks(positions, table[label].to_list())
+        axes.set_ylim(-0.7, rows - 0.3)
+        axes.grid(axis="y", visible=False)
+        axes.set_xlabel(xlabel)
+        _title(axes, title)
+        if colour_by is not None:
+            values = table[colour_by].to_list()
+            for row in range(1, rows):
+                if values[row] != values[row - 1]:
+                    axes.axhline(positions[row] + 0.5, color="#bbbbbb", linewidth=0.5)
+    return figure
+
+
+def length_distributions(lengths: pl.DataFrame, *, title: str | None = None, columns: int = 3) -> Figure:
+    """Game length distributions, one small panel per pairing (column pairing; columns plies and
+    games): the share of its games that last each number of plies, on a shared ply axis that
+    stops where 99.5% of all games are over."""
+    pairings = lengths["pairing"].unique(maintain_order=True).to_list()
+    rows = -(-len(pairings) // columns)
+    limit = _quantile_ply(lengths, 0.995)
+    with style():
+        figure = Figure(figsize=(PAGE, 0.4 + 1.1 * rows))
+        grid = figure.subplots(rows, columns, sharex=True, squeeze=False)
+        for i, axes in enumerate(grid.flat):
+            if i >= len(pairings):
+                axes.set_visible(False)
+                continue
+            part = lengths.filter(pl.col("pairing") == pairings[i])
+            plies = np.arange(0, limit + 1)
+            counts = np.zeros(limit + 1)
+            inside = part.filter(pl.col("plies") <= limit)
+            counts[inside["plies"].to_numpy()] = inside["games"].to_numpy()
+            share = 100 * counts / max(int(part["games"].sum()), 1)
+            colour = OKABE_ITO[i % len(OKABE_ITO)]
+            axes.fill_between(plies, share, step="mid", color=colour, alpha=0.35, linewidth=0)
+            axes.step(plies, share, where="mid", color=colour, linewidth=0.8)
+            axes.set_title(pairings[i], loc="left", fontsize=7)
+            axes.set_xlim(0, limit)
+            axes.set_ylim(bottom=0)
+            if i % columns == 0:
+                axes.set_ylabel("games (%)")
+            if i >= len(pairings) - columns:
+                axes.set_xlabel("game length (plies)")
+                axes.xaxis.set_tick_params(labelbottom=True)
+        if title:
+            figure.suptitle(title, x=0.0, ha="left")
+        figure.set_layout_engine("constrained")
+    return figure
+
+
+def _quantile_ply(lengths: pl.DataFrame, quantile: float) -> int:
+    """The smallest length by which ``quantile`` of all the games in ``lengths`` are over."""
+    totals = lengths.group_by("plies").agg(pl.col("games").sum()).sort("plies")
+    cumulative = np.cumsum(totals["games"].to_numpy()) / max(int(totals["games"].sum()), 1)
+    place = min(int(np.searchsorted(cumulative, quantile)), totals.height - 1)
+    return max(int(totals["plies"][place]) + 1, 10)
+
+
+def events_by_ply(
+    table: pl.DataFrame, *, max_ply: int, ylabel: str = "turns on which it fires (%)", title: str | None = None
+) -> Figure:
+    """Per event (column event), the share of turns at each ply (columns ply, share, share_low,
+    share_high) on which it fires, as lines with a 95% band, on a log scale from 0.01%: the
+    rules fire at rates from a few in ten thousand turns to one in two. A share of 0 leaves a
+    gap in its line."""
+    names = table["event"].unique(maintain_order=True).to_list()
+    with style():
+        figure, axes = _canvas(COLUMN, 2.6)
+        for i, name in enumerate(names):
+            part = table.filter((pl.col("event") == name) & (pl.col("ply") <= max_ply)).sort("ply")
+            plies = part["ply"].to_numpy()
+            colour = OKABE_ITO[i % 8]
+            share = 100 * part["share"].to_numpy()
+            share = np.where(share > 0, share, np.nan)
+            axes.plot(plies, share, color=colour, label=name, marker=MARKERS[i % 8], markersize=2)
+            axes.fill_between(
+                plies, 100 * part["share_low"].to_numpy(), 100 * part["share_high"].to_numpy(), color=colour, alpha=0.2, lw=0
+            )
+        axes.set_yscale("log")
+        axes.set_ylim(0.01, 100)
+        axes.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
+        axes.set_xlim(0, max_ply)
+        axes.set_xlabel("ply (0 is South's first move)")
+        axes.set_ylabel(ylabel)
+        _title(axes, title)
+        axes.legend(loc="lower left", bbox_to_anchor=(0, 1.02, 1, 0.2), ncols=2, borderaxespad=0)
+    return figure
+
+
+def dot_grid(
+    table: pl.DataFrame, *, row: str, series: str, value: str, title: str | None = None, xlabel: str, percent: bool = True
+) -> Figure:
+    """Several series of estimates with intervals on shared rows (e.g. each rule event, one
+    series per pairing): dots with 95% bars, series side by side within a row."""
+    rows = table[row].unique(maintain_order=True).to_list()
+    names = table[series].unique(maintain_order=True).to_list()
+    stem = value.removesuffix("_share")
+    scale = 100.0 if percent else 1.0
+    step = 0.7 / max(len(names), 1)
+    with style():
+        figure, axes = _canvas(COLUMN, 0.8 + 0.22 * len(rows) * max(1, len(names) / 3))
+        for i, name in enumerate(names):
+            part = table.filter(pl.col(series) == name)
+            where = {key: place for place, key in enumerate(rows)}
+            y = np.array([len(rows) - 1 - where[key] for key in part[row].to_list()]) + 0.35 - step * (i + 0.5)
+            estimate = scale * part[value].to_numpy()
+            low, high = scale * part[f"{stem}_low"].to_numpy(), scale * part[f"{stem}_high"].to_numpy()
+            axes.errorbar(estimate, y, xerr=_spans(estimate, low, high), fmt=MARKERS[i % 8], color=OKABE_ITO[i % 8], label=name)
+        axes.set_yticks(np.arange(len(rows))[::-1], rows)
+        axes.grid(axis="y", visible=False)
+        axes.set_xlabel(xlabel)
+        _title(axes, title)
+        axes.legend(title=series, loc="lower left", bbox_to_anchor=(0, 1.02, 1, 0.2), ncols=min(len(names), 3), borderaxespad=0)
+    return figure
+
+
+def heatmap(
+    table: pl.DataFrame, *, row: str, column: str, value: str, title: str | None = None, colour_label: str, fmt: str = "{:.1f}"
+) -> Figure:
+    """A grid of values (rows x columns) with every cell's value printed in it; a sequential,
+    colour-blind-safe colour map (cividis)."""
+    rows = table[row].unique(maintain_order=True).to_list()
+    columns = table[column].unique(maintain_order=True).to_list()
+    grid = np.full((len(rows), len(columns)), np.nan)
+    for r, c, v in table.select(row, column, value).iter_rows():
+        grid[rows.index(r), columns.index(c)] = np.nan if v is None else v
+    with style():
+        figure, axes = _canvas(PAGE, 0.9 + 0.24 * len(rows))
+        image = axes.imshow(grid, cmap="cividis", aspect="auto")
+        axes.set_xticks(np.arange(len(columns)), columns, rotation=30, ha="right")
+        axes.set_yticks(np.arange(len(rows)), rows)
+        axes.grid(visible=False)
+        middle = np.nanmean(grid) if np.isfinite(grid).any() else 0.0
+        for (r, c), v in np.ndenumerate(grid):
+            if np.isfinite(v):
+                axes.text(c, r, fmt.format(v), ha="center", va="center", fontsize=6, color="white" if v < middle else "black")
+        figure.colorbar(image, ax=axes, label=colour_label, fraction=0.03, pad=0.01)
+        _title(axes, title)
+    return figure
+
+
+def _title(axes: Axes, title: str | None) -> None:
+    if title:
+        axes.set_title(title, loc="left")
+
+
+def _spans(estimate: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Error-bar lengths below and above; rounding can put a bound a hair past its estimate."""
+    return np.maximum(np.vstack([estimate - low, high - estimate]), 0.0)
+
+
+def _canvas(width: float, height: float) -> tuple[Figure, Axes]:
+    figure = Figure(figsize=(width, height))
+    return figure, figure.subplots()
+
+
+def _colour_groups(table: pl.DataFrame, colour_by: str | None) -> Sequence[tuple[str, np.ndarray]]:
+    if colour_by is None:
+        return [("", np.ones(table.height, dtype=bool))]
+    values = table[colour_by].to_numpy()
+    return [(str(name), values == name) for name in table[colour_by].unique(maintain_order=True).to_list()]

@@ -1,0 +1,783 @@
+"""A study's report: ``modiar study report DIR`` (the end of ``make study``).
+
+    reports/<study>/index.html      the whole report, one file, figures inline: opens offline
+    reports/<study>/report.md       the same text and tables, figures linked
+    reports/<study>/tables/*.csv    every table at full precision (what the report rounds)
+    reports/<study>/figures/*.svg|pdf|png   every figure, in the style of pipeline.figures
+
+Every number comes from the study's Parquet through the library: pipeline.metrics (outcomes,
+Ludii game metrics, rule events), pipeline.turns (the per-ply metrics, events by ply and
+agreement with perfect play, by replaying the recorded moves) and pipeline.ratings. A study of
+one rule set gets the full report of its pairings; a study of several rule sets (a variant
+sweep) gets, first, what each rule set does to the first-player advantage, game length and
+the rule events, then the same per-pairing tables with a ``rules`` column.
+
+The report is built in a temporary folder and moved into place whole, so a failure never
+leaves half a report over a good one.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from matplotlib.figure import Figure
+
+from pipeline import figures
+from pipeline.metrics import events, ludii, outcomes
+from pipeline.paths import REPORTS
+from pipeline.records import read_manifest, scan_games
+from pipeline.stats import Z95
+
+KEYS = ("rules", "south", "north")
+SELF_PLAY = pl.col("south") == pl.col("north")
+
+
+@dataclass
+class Table:
+    """A table as the reader sees it: formatted cells; ``name`` is its CSV (full precision)."""
+
+    caption: str
+    header: list[str]
+    rows: list[list[str]]
+    name: str | None = None
+
+
+@dataclass
+class Section:
+    title: str
+    text: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    figures: list[tuple[str, str]] = field(default_factory=list)  # (file stem, caption)
+
+
+@dataclass
+class Report:
+    study: str
+    text: list[str]
+    sections: list[Section]
+    data: dict[str, pl.DataFrame]
+
+
+# ---------------------------------------------------------------------------------------------
+# Building
+
+
+def build_report(directory: str | Path, out: Path | None = None, *, progress: bool = True) -> Path:
+    """Compute, draw and write the report of the study in ``directory``; returns its folder
+    (default reports/<study>/). Raises RecordError for a folder that is not a sound study."""
+    directory = Path(directory)
+    manifest = read_manifest(directory)
+    games = scan_games(directory)
+    out = out if out is not None else REPORTS / manifest["study"]
+    started = time.perf_counter()
+    data = compute(games)
+    _say(progress, f"tables computed in {time.perf_counter() - started:.1f} s")
+    report = compose(manifest, data)
+    staging = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        _write_tables(staging / "tables", data)
+        _draw(staging / "figures", data)
+        (staging / "report.md").write_text(markdown(report), encoding="utf-8")
+        (staging / "index.html").write_text(page(report, staging / "figures"), encoding="utf-8")
+        _replace(staging, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    _say(progress, f"report of {manifest['study']} in {time.perf_counter() - started:.1f} s: {out / 'index.html'}")
+    return out
+
+
+def compute(games: pl.LazyFrame) -> dict[str, pl.DataFrame]:
+    """Every table of the report, at full precision, keyed by its CSV name."""
+    keys = list(KEYS)
+    data = {
+        "outcomes": outcomes(games, by=keys),
+        "ludii": ludii(games, by=keys).join(_duration_interval(games, keys), on=keys),
+        "events": events(games, by=keys),
+        "lengths": games.group_by(*keys, "plies").agg(pl.len().alias("games")).sort(*keys, "plies").collect(),
+    }
+    data.update(_per_ply(games, keys))
+    data.update(_ratings(data["outcomes"]))
+    data.update(_agreement(games))
+    return _in_study_order(data, games)
+
+
+def _in_study_order(data: dict[str, pl.DataFrame], games: pl.LazyFrame) -> dict[str, pl.DataFrame]:
+    """Tables keyed by pairing, sorted as the study plays them (its config's order: the order of
+    game ids), not alphabetically; the rows of each pairing keep their own order."""
+    keys = list(KEYS)
+    first = games.group_by(keys).agg(pl.col("game_id").min().alias("_first")).collect()
+    ordered = {}
+    for name, table in data.items():
+        if set(keys) <= set(table.columns):
+            table = table.with_row_index("_row").join(first, on=keys, how="left").sort("_first", "_row").drop("_first", "_row")
+        ordered[name] = table
+    return ordered
+
+
+def _duration_interval(games: pl.LazyFrame, keys: list[str]) -> pl.DataFrame:
+    plies = pl.col("plies").cast(pl.Float64)
+    spread = Z95 * plies.std(ddof=1).fill_null(0.0) / pl.len().cast(pl.Float64).sqrt()
+    return (
+        games.group_by(*keys)
+        .agg((plies.mean() - spread).alias("Duration_low"), (plies.mean() + spread).alias("Duration_high"))
+        .collect()
+    )
+
+
+def _per_ply(games: pl.LazyFrame, keys: list[str]) -> dict[str, pl.DataFrame]:
+    from pipeline.turns import events_by_ply, ludii_plies, replay_games
+
+    plies = replay_games(games, by=keys)
+    return {"ludii_plies": ludii_plies(plies, by=keys), "events_by_ply": events_by_ply(plies, by=keys)}
+
+
+def _ratings(pairings: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    from pipeline.ratings import ratings
+
+    ladders, first_moves = [], []
+    for (rules,), part in pairings.group_by("rules", maintain_order=True):
+        if part.select(pl.concat_list("south", "north").explode().n_unique()).item() < 2:
+            continue
+        fitted = ratings(part)
+        ladders.append(fitted.ladder.select(pl.lit(rules).alias("rules"), pl.all()))
+        first, score = fitted.first_move, fitted.first_player_score
+        first_moves.append(
+            pl.DataFrame(
+                {
+                    "rules": [rules],
+                    "anchor": [None if fitted.anchor is None else str(fitted.anchor)],
+                    "prior_sd": [fitted.prior_sd],
+                    "elo": [first.value],
+                    "low": [first.low],
+                    "high": [first.high],
+                    "expected_score": [score.value],
+                    "expected_score_low": [score.low],
+                    "expected_score_high": [score.high],
+                }
+            )
+        )
+    if not ladders:
+        return {}
+    return {"ratings": pl.concat(ladders), "first_move": pl.concat(first_moves)}
+
+
+def _agreement(games: pl.LazyFrame) -> dict[str, pl.DataFrame]:
+    from engine.rules import Rules
+    from pipeline.turns import agreement, solution_if_cached
+
+    parts = []
+    for rules in games.select(pl.col("rules").unique()).collect()["rules"].sort().to_list():
+        solution = solution_if_cached(Rules.from_name(rules))
+        if solution is not None:
+            parts.append(agreement(games.filter(pl.col("rules") == rules), solution))
+    return {"agreement": pl.concat(parts, how="diagonal_relaxed")} if parts else {}
+
+
+# ---------------------------------------------------------------------------------------------
+# The text
+
+
+def compose(manifest: dict[str, Any], data: dict[str, pl.DataFrame]) -> Report:
+    """The report's words and formatted tables, from the computed tables."""
+    rule_sets = data["outcomes"]["rules"].unique(maintain_order=True).to_list()
+    games = int(data["outcomes"]["games"].sum())
+    versions = manifest.get("versions", {})
+    text = [
+        f"Study **{manifest['study']}**: {games:,} games under {_plural(len(rule_sets), 'rule set')} "
+        f"({', '.join(rule_sets)}), seed {manifest['config'].get('seed')}, engine version {versions.get('engine', '?')}.",
+        "Intervals are two-sided 95%: Wilson score intervals for shares, normal intervals for means. "
+        "South moves first; the first-player score counts a draw as one half.",
+    ]
+    sections = _variant_sections(data) if len(rule_sets) > 1 else []
+    sections += [
+        _advantage_section(data),
+        _length_section(data),
+        _ludii_section(data),
+        _events_section(data),
+    ]
+    if "events_by_ply" in data:
+        sections.append(_events_by_ply_section(data))
+    if "ratings" in data:
+        sections.append(_ratings_section(data))
+    if "agreement" in data:
+        sections.append(_agreement_section(data))
+    return Report(manifest["study"], text, sections, data)
+
+
+def _advantage_section(data: dict[str, pl.DataFrame]) -> Section:
+    table = data["outcomes"]
+    rows = [
+        [
+            *_pairing_cells(row, data),
+            f"{row['games']:,}",
+            _share(row, "south"),
+            _share(row, "draw"),
+            _share(row, "north"),
+            _plain(row, "advantage", 3),
+            _p_value(row["advantage_p"]),
+        ]
+        for row in table.iter_rows(named=True)
+    ]
+    header = [
+        *_pairing_header(data),
+        "games",
+        "South wins (%)",
+        "draws (%)",
+        "North wins (%)",
+        "first-player score",
+        "p (score = 1/2)",
+    ]
+    return Section(
+        "First-player advantage",
+        ["The first player's score per ordered pairing (South's strategy first), with a two-sided test against one half."],
+        [Table("Outcomes per pairing", header, rows, "outcomes")],
+        [("first_player_advantage", "First-player score per pairing, 95% Wilson intervals; the dashed line is a fair game.")],
+    )
+
+
+def _length_section(data: dict[str, pl.DataFrame]) -> Section:
+    rows = [
+        [
+            *_pairing_cells(row, data),
+            f"{row['Duration']:.2f} [{row['Duration_low']:.2f}, {row['Duration_high']:.2f}]",
+            f"{row['Duration_median']:.1f}",
+            f"{row['Duration_p90']:.1f}",
+            f"{row['Duration_max']}",
+            f"{100 * row['Timeouts']:.2f}",
+        ]
+        for row in data["ludii"].iter_rows(named=True)
+    ]
+    header = [*_pairing_header(data), "mean plies", "median", "90th percentile", "longest", "at the ply cap (%)"]
+    return Section(
+        "Game length",
+        ["Plies per game (a ply is one player's move)."],
+        [Table("Game length per pairing", header, rows, "ludii")],
+        [("game_length", "Distribution of game length in the self-play pairings.")],
+    )
+
+
+def _ludii_section(data: dict[str, pl.DataFrame]) -> Section:
+    table = data["ludii"]
+    per_ply = data.get("ludii_plies")
+    if per_ply is not None:
+        table = table.join(per_ply.drop("games", strict=False), on=list(KEYS), how="left")
+    names = ["AdvantageP1", "Balance", "Completion", "Drawishness", "Timeouts", "Duration"]
+    if per_ply is not None:
+        names += ["BranchingFactor", "DecisionMoves", "PositionalRepetition"]
+    rows = [[*_pairing_cells(row, data), *(f"{row[name]:.4f}" for name in names)] for row in table.iter_rows(named=True)]
+    return Section(
+        "Ludii game metrics",
+        [
+            "The metrics of the Ludii general game system (Digital Ludeme Project), under their own names, so that "
+            "Modiar can be set beside the games of its database. Player 1 is South. Shares are fractions, not percents; "
+            "Duration is the mean number of plies. BranchingFactor, DecisionMoves and PositionalRepetition come from "
+            "replaying every game (see pipeline.turns for their exact definitions); the CSV holds their intervals."
+        ],
+        [Table("Ludii metrics per pairing", [*_pairing_header(data), *names], rows, "ludii")],
+    )
+
+
+def _events_section(data: dict[str, pl.DataFrame]) -> Section:
+    main = _main_pairings(data)
+    table = data["events"].join(main, on=list(KEYS), how="semi")
+    rows = [
+        [
+            *([row["rules"]] if _several_rules(data) else []),
+            row["event"],
+            _share(row, "fired", 2),
+            f"{row['mean']:.4f} [{row['mean_low']:.4f}, {row['mean_high']:.4f}]",
+            f"{row['per_100_turns'] or 0.0:.3f}",
+        ]
+        for row in table.iter_rows(named=True)
+    ]
+    header = [*(["rules"] if _several_rules(data) else []), "event", "games where it fires (%)", "mean per game", "per 100 turns"]
+    described = ", ".join(f"{row['south']} v {row['north']}" for row in main.iter_rows(named=True))
+    return Section(
+        "Rule events",
+        [
+            f"How often each rule of RULES.md fires, in the pairing with the most games ({described}); "
+            "tables/events.csv has every pairing. Counts such as first_move_forfeit_stones and capture_stones are "
+            "stones, the others turns or games."
+        ],
+        [Table("Rule events", header, rows, "events")],
+        [("rule_events", "Share of games in which each rule fires, self-play pairings, 95% Wilson intervals.")],
+    )
+
+
+def _events_by_ply_section(data: dict[str, pl.DataFrame]) -> Section:
+    described = ", ".join(f"{row['south']} v {row['north']}" for row in _main_pairings(data).iter_rows(named=True))
+    return Section(
+        "Events by ply",
+        [
+            f"When in the game each rule fires, in {described}: the share of the turns played at each ply on which a "
+            "turn event fires, and the share of games reaching a ply that end there with each end event. "
+            "tables/events_by_ply.csv has every pairing and ply."
+        ],
+        [],
+        [
+            ("events_by_ply", "Turn events by ply (first_move_forfeit fires at ply 0 only), 95% Wilson bands, log scale."),
+            (
+                "end_events_by_ply",
+                "End events: of the games reaching a ply, the share that end there, 95% Wilson bands, log scale.",
+            ),
+        ],
+    )
+
+
+def _ratings_section(data: dict[str, pl.DataFrame]) -> Section:
+    ladder = data["ratings"]
+    rows = [
+        [
+            *([row["rules"]] if _several_rules(data) else []),
+            row["strategy"],
+            f"{row['rating']:.0f} [{row['low']:.0f}, {row['high']:.0f}]",
+            f"{row['games']:,}",
+            f"{row['score']:.3f}",
+        ]
+        for row in ladder.iter_rows(named=True)
+    ]
+    first = [
+        [
+            *([row["rules"]] if _several_rules(data) else []),
+            f"{row['elo']:.1f} [{row['low']:.1f}, {row['high']:.1f}]",
+            f"{row['expected_score']:.3f} [{row['expected_score_low']:.3f}, {row['expected_score_high']:.3f}]",
+        ]
+        for row in data["first_move"].iter_rows(named=True)
+    ]
+    rules = ["rules"] if _several_rules(data) else []
+    return Section(
+        "Strategy ratings",
+        [
+            "A Bradley-Terry model with a first-move term, fitted to every game of the round robin, a draw counting half "
+            "a win for each side, on the Elo scale (400 points is a factor of 10 in the odds). "
+            f"{_anchor_text(data['first_move'])} A weak Gaussian prior (sd {data['first_move']['prior_sd'][0]:.0f} Elo) "
+            "keeps the rating of a strategy that never loses finite; pipeline.ratings gives the details. "
+            "The first-move term is South's edge from moving first, between equal strategies."
+        ],
+        [
+            Table("Rating ladder (Elo)", [*rules, "strategy", "rating", "games", "score"], rows, "ratings"),
+            Table("First-move term", [*rules, "Elo", "expected score between equals"], first, "first_move"),
+        ],
+        [("rating_ladder", "Ratings with 95% intervals; the anchor strategy is at 0.")],
+    )
+
+
+def _agreement_section(data: dict[str, pl.DataFrame]) -> Section:
+    table = data["agreement"]
+    rows = [
+        [
+            *([row["rules"]] if _several_rules(data) else []),
+            row["strategy"],
+            f"{row['moves']:,}",
+            _share(row, "kept", 2),
+            f"{row['loss']:.3f} [{row['loss_low']:.3f}, {row['loss_high']:.3f}]",
+        ]
+        for row in table.iter_rows(named=True)
+    ]
+    values = ", ".join(f"{rules}: {value:+d}" for rules, value in _start_values(table))
+    rules = ["rules"] if _several_rules(data) else []
+    return Section(
+        "Perfect play",
+        [
+            f"The value of the start under perfect play (South's final total minus North's): {values}. "
+            "Each strategy's moves against the strong solution: the share that keep the value and the value lost per move "
+            "(in stones of final margin). pipeline.turns.agreement says which games are replayed."
+        ],
+        [
+            Table(
+                "Agreement with perfect play",
+                [*rules, "strategy", "moves", "moves that keep the value (%)", "value lost per move"],
+                rows,
+                "agreement",
+            )
+        ],
+        [("perfect_play_agreement", "Share of moves that keep the game's value, 95% Wilson intervals.")],
+    )
+
+
+def _variant_sections(data: dict[str, pl.DataFrame]) -> list[Section]:
+    self_play = data["outcomes"].filter(SELF_PLAY)
+    lengths = data["ludii"].filter(SELF_PLAY)
+    rows = [
+        [row["rules"], row["south"], f"{row['games']:,}", _plain(row, "advantage", 3), _share(row, "draw"), f"{length:.2f}"]
+        for row, length in zip(self_play.iter_rows(named=True), lengths["Duration"].to_list(), strict=True)
+    ]
+    fired = _main_pairings(data).join(data["events"], on=list(KEYS))
+    event_rows = [
+        [row["rules"], row["event"], _share(row, "fired", 2)] for row in fired.iter_rows(named=True) if ":" not in row["event"]
+    ]
+    sections = [
+        Section(
+            "What each rule does",
+            [
+                "Each rule set is the default of RULES.md with one field changed (its name says which). Self-play pairings: "
+                "the first-player score, the share of draws and the mean length of a game."
+            ],
+            [
+                Table(
+                    "Self-play per rule set",
+                    ["rules", "strategy", "games", "first-player score", "draws (%)", "mean plies"],
+                    rows,
+                )
+            ],
+            [
+                ("variant_first_player_advantage", "First-player score per rule set and strategy (self-play), 95% intervals."),
+                ("variant_game_length", "Mean game length per rule set and strategy (self-play), 95% intervals."),
+                ("variant_rule_events", "Share of games (%) in which each rule fires, per rule set (the largest pairing)."),
+            ],
+        ),
+        Section(
+            "Rule events per rule set",
+            ["In the pairing with the most games of each rule set."],
+            [Table("Games where each rule fires", ["rules", "event", "games where it fires (%)"], event_rows)],
+        ),
+    ]
+    return sections
+
+
+# ---------------------------------------------------------------------------------------------
+# Figures
+
+
+def figure_names(data: dict[str, pl.DataFrame]) -> list[str]:
+    """The figures the report draws from these tables (compute's), in the report's order."""
+    names = ["first_player_advantage", "game_length", "rule_events"]
+    if "events_by_ply" in data:
+        names += ["events_by_ply", "end_events_by_ply"]
+    if "ratings" in data:
+        names.append("rating_ladder")
+    if "agreement" in data:
+        names.append("perfect_play_agreement")
+    if _several_rules(data):
+        names += ["variant_first_player_advantage", "variant_game_length", "variant_rule_events"]
+    return names
+
+
+def figure(name: str, data: dict[str, pl.DataFrame]) -> Figure:
+    """The report's figure ``name`` (see figure_names) drawn from compute's tables: in a notebook
+    it shows inline; pipeline.figures.save writes it as SVG, PDF and PNG."""
+    if name not in _DRAWINGS:
+        raise ValueError(f"no figure {name!r}; the report's figures are {', '.join(_DRAWINGS)}")
+    return _DRAWINGS[name](data)
+
+
+def _draw(folder: Path, data: dict[str, pl.DataFrame]) -> None:
+    for name in figure_names(data):
+        figures.save(figure(name, data), folder, name)
+
+
+def _labelled(table: pl.DataFrame, several: bool) -> pl.DataFrame:
+    label = pl.format("{} v {}", "south", "north")
+    if several:
+        label = pl.format("{}: {}", "rules", label)
+    return table.with_columns(label.alias("label"))
+
+
+def _advantage_figure(data: dict[str, pl.DataFrame]) -> Figure:
+    table = _labelled(data["outcomes"], _several_rules(data)).rename({"advantage_share": "advantage"}, strict=False)
+    return figures.forest(
+        table,
+        label="label",
+        value="advantage",
+        xlabel="first-player score (draw = 1/2)",
+        colour_by="south",
+    )
+
+
+def _length_figure(data: dict[str, pl.DataFrame]) -> Figure:
+    lengths = _labelled(data["lengths"].filter(SELF_PLAY), _several_rules(data)).rename({"label": "pairing"})
+    return figures.length_distributions(lengths)
+
+
+def _events_figure(data: dict[str, pl.DataFrame]) -> Figure:
+    table = data["events"].filter(SELF_PLAY & pl.col("event").is_in(_GAME_EVENTS))
+    label = pl.format("{}: {}", "rules", "south") if _several_rules(data) else pl.col("south")
+    return figures.dot_grid(
+        table.with_columns(label.alias("self-play")),
+        row="event",
+        series="self-play",
+        value="fired_share",
+        xlabel="games in which it fires (%)",
+    )
+
+
+_GAME_EVENTS = (
+    "feeding_active",
+    "feeding_forced",
+    "feeding_lapsed",
+    "grand_slam_blocked",
+    "first_move_forfeit",
+    "capture",
+    "singleton_end",
+    "grand_slam_end",
+    "empty_row_end",
+)
+_END_EVENTS = ("singleton_end", "grand_slam_end", "empty_row_end")
+
+
+def _by_ply(data: dict[str, pl.DataFrame], names: Sequence[str]) -> pl.DataFrame:
+    main = _main_pairings(data).head(1)
+    table = data["events_by_ply"].join(main, on=list(KEYS), how="semi").filter(pl.col("event").is_in(list(names)))
+    return table.with_columns(pl.col("share").alias("share"))
+
+
+def _ply_limit(data: dict[str, pl.DataFrame]) -> int:
+    main = _main_pairings(data).head(1)
+    lengths = data["lengths"].join(main, on=list(KEYS), how="semi").sort("plies")
+    cumulative = lengths["games"].cum_sum() / lengths["games"].sum()
+    reached = lengths["plies"].filter(cumulative >= 0.99)
+    return int(reached[0]) if len(reached) else 40
+
+
+def _turn_events_figure(data: dict[str, pl.DataFrame]) -> Figure:
+    # first_move_forfeit fires at ply 0 only, by its definition: nothing to see by ply.
+    names = [name for name in _GAME_EVENTS if name not in (*_END_EVENTS, "first_move_forfeit")]
+    return figures.events_by_ply(_by_ply(data, names), max_ply=_ply_limit(data))
+
+
+def _end_events_figure(data: dict[str, pl.DataFrame]) -> Figure:
+    return figures.events_by_ply(_by_ply(data, _END_EVENTS), max_ply=_ply_limit(data), ylabel="games that end at the ply (%)")
+
+
+def _ladder_figure(data: dict[str, pl.DataFrame]) -> Figure:
+    table = data["ratings"].with_columns(rating_low=pl.col("low"), rating_high=pl.col("high"))
+    label = pl.format("{}: {}", "rules", "strategy") if _several_rules(data) else pl.col("strategy")
+    return figures.forest(
+        table.with_columns(label.alias("label")),
+        label="label",
+        value="rating",
+        xlabel="rating (Elo)",
+        reference=0.0,
+    )
+
+
+def _agreement_figure(data: dict[str, pl.DataFrame]) -> Figure:
+    label = pl.format("{}: {}", "rules", "strategy") if _several_rules(data) else pl.col("strategy")
+    table = data["agreement"].with_columns(label.alias("label")).sort("rules", "kept_share", descending=[False, True])
+    return figures.forest(
+        table,
+        label="label",
+        value="kept_share",
+        xlabel="share of its moves that keep the value",
+        reference=1.0,
+    )
+
+
+def _variant_advantage_figure(data: dict[str, pl.DataFrame]) -> Figure:
+    table = data["outcomes"].filter(SELF_PLAY).rename({"advantage_share": "advantage", "south": "strategy"})
+    return figures.dot_grid(
+        table,
+        row="rules",
+        series="strategy",
+        value="advantage",
+        xlabel="first-player score (draw = 1/2)",
+        percent=False,
+    )
+
+
+def _variant_length_figure(data: dict[str, pl.DataFrame]) -> Figure:
+    table = data["ludii"].filter(SELF_PLAY).rename({"south": "strategy"})
+    return figures.dot_grid(
+        table,
+        row="rules",
+        series="strategy",
+        value="Duration",
+        xlabel="mean game length (plies)",
+        percent=False,
+    )
+
+
+def _variant_events_figure(data: dict[str, pl.DataFrame]) -> Figure:
+    table = _main_pairings(data).join(data["events"], on=list(KEYS)).filter(pl.col("event").is_in(_GAME_EVENTS))
+    table = table.with_columns((100 * pl.col("fired_share")).alias("percent"))
+    return figures.heatmap(
+        table,
+        row="rules",
+        column="event",
+        value="percent",
+        colour_label="games in which it fires (%)",
+    )
+
+
+_DRAWINGS: dict[str, Callable[[dict[str, pl.DataFrame]], Figure]] = {
+    "first_player_advantage": _advantage_figure,
+    "game_length": _length_figure,
+    "rule_events": _events_figure,
+    "events_by_ply": _turn_events_figure,
+    "end_events_by_ply": _end_events_figure,
+    "rating_ladder": _ladder_figure,
+    "perfect_play_agreement": _agreement_figure,
+    "variant_first_player_advantage": _variant_advantage_figure,
+    "variant_game_length": _variant_length_figure,
+    "variant_rule_events": _variant_events_figure,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+
+
+def markdown(report: Report) -> str:
+    lines = [f"# Study report: {report.study}", "", *_paragraphs(report.text)]
+    for section in report.sections:
+        lines += [f"## {section.title}", "", *_paragraphs(section.text)]
+        for stem, caption in section.figures:
+            lines += [
+                f"![{caption}](figures/{stem}.svg)",
+                "",
+                f"*{caption}* ([PDF](figures/{stem}.pdf), [PNG](figures/{stem}.png))",
+                "",
+            ]
+        for table in section.tables:
+            source = f" (tables/{table.name}.csv)" if table.name else ""
+            lines += [f"**{table.caption}**{source}", "", _markdown_table(table), ""]
+    return "\n".join(lines)
+
+
+def page(report: Report, figure_folder: Path) -> str:
+    """The report as one HTML file with its SVG figures inline (no server, no network)."""
+    body = [f"<h1>Study report: {html.escape(report.study)}</h1>", *(_html_paragraph(text) for text in report.text)]
+    for section in report.sections:
+        body.append(f"<h2>{html.escape(section.title)}</h2>")
+        body += [_html_paragraph(text) for text in section.text]
+        for stem, caption in section.figures:
+            svg = (figure_folder / f"{stem}.svg").read_text(encoding="utf-8")
+            svg = svg[svg.index("<svg") :]
+            body.append(
+                f"<figure>{svg}<figcaption>{html.escape(caption)} "
+                f'<a href="figures/{stem}.pdf">PDF</a> <a href="figures/{stem}.png">PNG</a></figcaption></figure>'
+            )
+        body += [_html_table(table) for table in section.tables]
+    return _HTML.format(title=html.escape(f"Study report: {report.study}"), body="\n".join(body))
+
+
+_HTML = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{title}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; max-width: 62rem; margin: 2rem auto; padding: 0 1rem; color: #222; }}
+table {{ border-collapse: collapse; margin: 0.5rem 0 1.5rem; font-size: 0.85rem; }}
+th, td {{ padding: 0.2rem 0.6rem; border-bottom: 1px solid #ddd; text-align: right; }}
+th:first-child, td:first-child {{ text-align: left; }}
+caption {{ text-align: left; font-weight: bold; padding-bottom: 0.3rem; }}
+figure {{ margin: 1rem 0; }} figure svg {{ max-width: 100%; height: auto; }}
+figcaption {{ font-size: 0.85rem; color: #555; }}
+</style>
+</head>
+<body>
+{body}
+</body>
+</html>
+"""
+
+
+def _write_tables(folder: Path, data: dict[str, pl.DataFrame]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, table in data.items():
+        table.write_csv(folder / f"{name}.csv", float_precision=10)
+
+
+def _replace(staging: Path, out: Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    old = out.with_name(f".{out.name}.old-{os.getpid()}")
+    if out.exists():
+        out.rename(old)
+    staging.rename(out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _markdown_table(table: Table) -> str:
+    lines = ["| " + " | ".join(table.header) + " |", "|" + "|".join("---" for _ in table.header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in table.rows]
+    return "\n".join(lines)
+
+
+def _html_table(table: Table) -> str:
+    head = "".join(f"<th>{html.escape(cell)}</th>" for cell in table.header)
+    rows = "".join("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in table.rows)
+    source = f" (tables/{table.name}.csv)" if table.name else ""
+    return f"<table><caption>{html.escape(table.caption + source)}</caption><tr>{head}</tr>{rows}</table>"
+
+
+def _html_paragraph(text: str) -> str:
+    escaped = html.escape(text)
+    parts = escaped.split("**")
+    return "<p>" + "".join(f"<strong>{part}</strong>" if i % 2 else part for i, part in enumerate(parts)) + "</p>"
+
+
+def _paragraphs(texts: Sequence[str]) -> list[str]:
+    return [line for text in texts for line in (text, "")]
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+
+
+def _several_rules(data: dict[str, pl.DataFrame]) -> bool:
+    return data["outcomes"]["rules"].n_unique() > 1
+
+
+def _main_pairings(data: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """Per rule set, the pairing with the most games (the first in order on a tie)."""
+    table = data["outcomes"].with_row_index("order")
+    best = table.sort(["games", "order"], descending=[True, False]).unique("rules", keep="first", maintain_order=True)
+    return best.sort("order").select(*KEYS)
+
+
+def _pairing_header(data: dict[str, pl.DataFrame]) -> list[str]:
+    return [*(["rules"] if _several_rules(data) else []), "South", "North"]
+
+
+def _pairing_cells(row: dict[str, Any], data: dict[str, pl.DataFrame]) -> list[str]:
+    cells = [row["south"], row["north"]]
+    return [row["rules"], *cells] if _several_rules(data) else cells
+
+
+def _share(row: dict[str, Any], name: str, digits: int = 1) -> str:
+    return (
+        f"{100 * row[f'{name}_share']:.{digits}f} [{100 * row[f'{name}_low']:.{digits}f}, {100 * row[f'{name}_high']:.{digits}f}]"
+    )
+
+
+def _plain(row: dict[str, Any], name: str, digits: int) -> str:
+    return f"{row[f'{name}_share']:.{digits}f} [{row[f'{name}_low']:.{digits}f}, {row[f'{name}_high']:.{digits}f}]"
+
+
+def _p_value(p: float | None) -> str:
+    if p is None or p != p:
+        return "n/a"
+    return f"{p:.3g}" if p >= 1e-300 else "<1e-300"
+
+
+def _start_values(table: pl.DataFrame) -> list[tuple[str, int]]:
+    return [
+        (str(rules), int(value)) for rules, value in table.select("rules", "start_value").unique(maintain_order=True).iter_rows()
+    ]
+
+
+def _anchor_text(first_move: pl.DataFrame) -> str:
+    anchors = first_move["anchor"].unique(maintain_order=True).to_list()
+    if anchors == [None]:
+        return "Ratings are centred on their mean."
+    return f"{' and '.join(str(anchor) for anchor in anchors if anchor)} is rated 0; the others relative to it."
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _say(progress: bool, message: str) -> None:
+    if progress:
+        print(message, file=sys.stderr)

@@ -1,0 +1,326 @@
+"""The study report: every number it prints equals the same number computed straight from the
+Parquet, here with pandas, NumPy, pipeline.stats and the scalar engine (legal_moves, apply_move,
+Solution.value), none of the polars code the report runs on."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, defaultdict
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pytest
+
+import engine
+from pipeline.cli import main
+from pipeline.ratings import ratings
+from pipeline.report import KEYS
+from pipeline.stats import mean_interval, p_value_against, wilson
+
+RULES = engine.Rules(stones_per_pit=3)
+CONFIG = """name = "reported"
+seed = 11
+games_per_seat = 150
+strategies = ["random", "greedy", "perfect"]
+
+[rules]
+stones_per_pit = 3
+
+[games]
+"random vs random" = 400
+"""
+FIGURES = (
+    "first_player_advantage",
+    "game_length",
+    "rule_events",
+    "events_by_ply",
+    "end_events_by_ply",
+    "rating_ladder",
+    "perfect_play_agreement",
+)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("report")
+    config = folder / "reported.toml"
+    config.write_text(CONFIG)
+    assert main(["study", "run", str(config), "--out", str(folder / "study"), "--quiet", "--jobs", "1"]) == 0
+    assert main(["study", "report", str(folder / "study"), "--out", str(folder / "report"), "--quiet"]) == 0
+    games = pd.concat([pd.read_parquet(path) for path in sorted((folder / "study" / "games").glob("*.parquet"))])
+    return folder / "study", folder / "report", games.sort_values("game_id").reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def tables(built):
+    return _markdown_tables((built[1] / "report.md").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def replayed(built):
+    return {row.game_id: _replay([int(pit) for pit in row.moves]) for row in built[2].itertuples()}
+
+
+def _pairings(games):
+    """(south, north, the pairing's games) in the study's order (that of the game ids)."""
+    order = games.groupby(["south", "north"], sort=False).game_id.min().sort_values()
+    return [(south, north, games[(games.south == south) & (games.north == north)]) for south, north in order.index]
+
+
+def test_outcomes_table(built, tables):
+    rows = _rows(tables["Outcomes per pairing"])
+    pairings = _pairings(built[2])
+    assert list(rows) == [(south, north) for south, north, _ in pairings]
+    for south, north, part in pairings:
+        n = len(part)
+        south_wins, draws = int((part.winner == "south").sum()), int((part.winner == "draw").sum())
+        scores = np.where(part.winner == "south", 1.0, np.where(part.winner == "draw", 0.5, 0.0))
+        p = p_value_against(scores, 0.5)
+        assert rows[south, north] == {
+            "games": f"{n:,}",
+            "South wins (%)": _percent(wilson(south_wins, n), 1),
+            "draws (%)": _percent(wilson(draws, n), 1),
+            "North wins (%)": _percent(wilson(n - south_wins - draws, n), 1),
+            "first-player score": _plain(wilson(south_wins + draws / 2, n), 3),
+            "p (score = 1/2)": f"{p:.3g}" if p >= 1e-300 else "<1e-300",
+        }
+
+
+def test_length_table(built, tables):
+    rows = _rows(tables["Game length per pairing"])
+    for south, north, part in _pairings(built[2]):
+        plies = part.plies.to_numpy(dtype=float)
+        mean = mean_interval(plies)
+        assert rows[south, north] == {
+            "mean plies": f"{mean.value:.2f} [{mean.low:.2f}, {mean.high:.2f}]",
+            "median": f"{np.median(plies):.1f}",
+            "90th percentile": f"{np.quantile(plies, 0.9):.1f}",
+            "longest": f"{int(plies.max())}",
+            "at the ply cap (%)": f"{100 * (part.end_reason == 'ply_cap').mean():.2f}",
+        }
+
+
+def test_ludii_table(built, tables, replayed):
+    rows = _rows(tables["Ludii metrics per pairing"])
+    for south, north, part in _pairings(built[2]):
+        south_share, north_share = (part.winner == "south").mean(), (part.winner == "north").mean()
+        draw_share = (part.winner == "draw").mean()
+        games = [replayed[game_id] for game_id in part.game_id]
+        expected = {
+            "AdvantageP1": south_share + draw_share / 2,
+            "Balance": 1 - abs(south_share - north_share),
+            "Completion": ((part.end_reason == "no_moves") & (part.winner != "draw")).mean(),
+            "Drawishness": draw_share,
+            "Timeouts": (part.end_reason == "ply_cap").mean(),
+            "Duration": part.plies.mean(),
+            "BranchingFactor": np.mean([np.mean(game["options"]) for game in games]),
+            "DecisionMoves": np.mean([np.mean(np.array(game["options"]) > 1) for game in games]),
+            "PositionalRepetition": np.mean([1 - len(set(game["states"])) / len(game["states"]) for game in games]),
+        }
+        assert rows[south, north] == {name: f"{value:.4f}" for name, value in expected.items()}
+
+
+def test_events_table(built, tables):
+    rows = {row["event"]: row for row in tables["Rule events"][1]}
+    part = _pairings(built[2])[0][2]  # random v random: the pairing with the most games
+    turns = int(part.plies.sum())
+    assert list(rows) == list(engine.EVENTS)
+    for name in engine.EVENTS:
+        counts = part[name].to_numpy(dtype=float)
+        mean = mean_interval(counts)
+        assert rows[name] == {
+            "event": name,
+            "games where it fires (%)": _percent(wilson(int((counts > 0).sum()), len(counts)), 2),
+            "mean per game": f"{mean.value:.4f} [{mean.low:.4f}, {mean.high:.4f}]",
+            "per 100 turns": f"{100 * counts.sum() / turns:.3f}",
+        }
+
+
+def test_events_by_ply_csv(built, replayed):
+    """The figure's numbers: per pairing, ply and event, the turns, positions and firings."""
+    found = pl.read_csv(built[1] / "tables" / "events_by_ply.csv")
+    expected: dict[tuple[str, str, str, int], list[int]] = defaultdict(lambda: [0, 0, 0])
+    for row in built[2].itertuples():
+        game = replayed[row.game_id]
+        for ply, fired in enumerate(game["turn_events"]):
+            for name in (
+                "feeding_active",
+                "feeding_forced",
+                "feeding_lapsed",
+                "grand_slam_blocked",
+                "first_move_forfeit",
+                "capture",
+            ):
+                counts = expected[row.south, row.north, name, ply]
+                counts[0] += 1
+                counts[2] += fired[name] > 0
+        for name in ("singleton_end", "grand_slam_end", "empty_row_end"):
+            for ply in range(row.plies + 1):
+                counts = expected[row.south, row.north, name, ply]
+                counts[1] += 1
+                counts[2] += ply == row.plies and game["end"] == name
+    for line in found.iter_rows(named=True):
+        turns, positions, fired = expected.get((line["south"], line["north"], line["event"], line["ply"]), [0, 0, 0])
+        assert line["fired"] == fired, line
+        assert line["turns" if line["event"] in engine.TURN_EVENTS else "positions"] == (turns or positions), line
+        assert line["share"] == pytest.approx(fired / (turns or positions), abs=1e-9)
+    fired_total = found.group_by("south", "north", "event").agg(pl.col("fired").sum())
+    for south, north, name, fired in fired_total.iter_rows():
+        assert fired == sum(v[2] for k, v in expected.items() if k[:3] == (south, north, name))
+
+
+def test_ratings_tables(built, tables):
+    counts = (
+        built[2]
+        .assign(
+            games=1, south_wins=built[2].winner == "south", draws=built[2].winner == "draw", north_wins=built[2].winner == "north"
+        )
+        .groupby(["south", "north"], as_index=False)[["games", "south_wins", "draws", "north_wins"]]
+        .sum()
+    )
+    fitted = ratings(pl.from_pandas(counts))
+    ladder = tables["Rating ladder (Elo)"][1]
+    assert [row["strategy"] for row in ladder] == fitted.ladder["strategy"].to_list()
+    for row, line in zip(ladder, fitted.ladder.iter_rows(named=True), strict=True):
+        assert row["rating"] == f"{line['rating']:.0f} [{line['low']:.0f}, {line['high']:.0f}]"
+        against_others = built[2][
+            (built[2].south != built[2].north) & ((built[2].south == row["strategy"]) | (built[2].north == row["strategy"]))
+        ]
+        assert row["games"] == f"{len(against_others):,}"
+        points = np.where(
+            against_others.winner == "draw", 0.5, (against_others.winner == "south") == (against_others.south == row["strategy"])
+        )
+        assert row["score"] == f"{points.mean():.3f}"
+    first = tables["First-move term"][1][0]
+    assert first["Elo"] == _plain(fitted.first_move, 1)
+    assert first["expected score between equals"] == _plain(fitted.first_player_score, 3)
+    assert ladder[0]["strategy"] == "perfect" and ladder[-1]["strategy"] == "random"
+
+
+def test_agreement_table(built, tables, replayed):
+    solution = engine.solve(RULES)
+    moves: Counter[str] = Counter()
+    kept: Counter[str] = Counter()
+    losses: dict[str, list[int]] = defaultdict(list)
+    for row in built[2].itertuples():
+        for ply, (value, worth) in enumerate(_values(solution, [int(pit) for pit in row.moves])):
+            strategy = row.south if ply % 2 == 0 else row.north
+            moves[strategy] += 1
+            kept[strategy] += worth == value
+            losses[strategy].append(value - worth)
+    rows = {row["strategy"]: row for row in tables["Agreement with perfect play"][1]}
+    assert set(rows) == set(moves)
+    for strategy, row in rows.items():
+        loss = mean_interval(np.array(losses[strategy], dtype=float))
+        assert row["moves"] == f"{moves[strategy]:,}"
+        assert row["moves that keep the value (%)"] == _percent(wilson(kept[strategy], moves[strategy]), 2)
+        assert row["value lost per move"] == f"{loss.value:.3f} [{loss.low:.3f}, {loss.high:.3f}]"
+    assert rows["perfect"]["moves that keep the value (%)"].startswith("100.00")
+    text = (built[1] / "report.md").read_text(encoding="utf-8")
+    assert f"{RULES.name}: {solution.start_value():+d}" in text
+
+
+def test_headline_and_files(built):
+    study, report, games = built
+    text = (report / "report.md").read_text(encoding="utf-8")
+    assert f"{len(games):,} games under 1 rule set ({RULES.name})" in text
+    assert json.loads((study / "manifest.json").read_text())["study"] == "reported"
+    for name in FIGURES:
+        for suffix in ("svg", "pdf", "png"):
+            assert (report / "figures" / f"{name}.{suffix}").stat().st_size > 1000, (name, suffix)
+    for name in ("outcomes", "ludii", "ludii_plies", "events", "events_by_ply", "lengths", "ratings", "first_move", "agreement"):
+        assert (report / "tables" / f"{name}.csv").is_file(), name
+
+
+def test_csv_tables_match_the_markdown(built):
+    """The CSVs are the report's tables at full precision: the same pairings, the same values."""
+    outcomes = pl.read_csv(built[1] / "tables" / "outcomes.csv")
+    assert outcomes.columns[:3] == list(KEYS)
+    for south, north, part in _pairings(built[2]):
+        line = outcomes.filter((pl.col("south") == south) & (pl.col("north") == north)).row(0, named=True)
+        assert line["games"] == len(part)
+        assert line["advantage_share"] == pytest.approx(((part.winner == "south") + (part.winner == "draw") / 2).mean(), abs=1e-9)
+
+
+def test_html_is_one_offline_file(built):
+    page = (built[1] / "index.html").read_text(encoding="utf-8")
+    assert page.count("<svg") == len(FIGURES)
+    assert not re.search(r"<(script|link|img)\b", page), "the page must not load anything"
+    assert not re.search(r'(src|href)\s*=\s*"(https?:)?//', page) and "url(http" not in page and "@import" not in page
+    for caption in ("Outcomes per pairing", "Rating ladder (Elo)", "Agreement with perfect play"):
+        assert caption in page
+
+
+def test_the_same_study_gives_the_same_report(built, tmp_path):
+    assert main(["study", "report", str(built[0]), "--out", str(tmp_path / "again"), "--quiet"]) == 0
+    for path in sorted(built[1].rglob("*")):
+        if path.is_file() and path.suffix != ".png":
+            assert (tmp_path / "again" / path.relative_to(built[1])).read_bytes() == path.read_bytes(), path
+
+
+def test_bad_folder_is_one_line(tmp_path, capsys):
+    assert main(["study", "report", str(tmp_path / "nowhere")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("modiar: error:") and "\n" not in error and "manifest.json" in error
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _replay(moves: list[int]) -> dict[str, object]:
+    board, options, turn_events, states = engine.start_board(RULES), [], [], []
+    states.append((board, 0))
+    for ply, pit in enumerate(moves):
+        mover = ply % 2
+        options.append(len(engine.legal_moves(board, mover, ply, RULES)))
+        result = engine.apply_move(board, mover, pit, ply, RULES)
+        turn_events.append(result.events)
+        board = result.board
+        states.append((board, 1 - mover))
+    end = engine.end_event(board, len(moves) % 2, len(moves), RULES)
+    return {"options": options, "turn_events": turn_events, "states": states, "end": end}
+
+
+def _values(solution, moves):
+    """(value of the position, worth of the move played) at every ply, from Solution.value."""
+    board = engine.start_board(RULES)
+    for ply, pit in enumerate(moves):
+        mover = ply % 2
+        result = engine.apply_move(board, mover, pit, ply, RULES)
+        yield solution.value(board, mover, ply), result.captured - solution.value(result.board, 1 - mover, ply + 1)
+        board = result.board
+
+
+def _markdown_tables(text: str) -> dict[str, tuple[list[str], list[dict[str, str]]]]:
+    """Every table of report.md by its bold caption: the header and the rows as dicts."""
+    found = {}
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        caption = re.match(r"^\*\*(.+?)\*\*", line)
+        if caption and i + 2 < len(lines) and lines[i + 2].startswith("|"):
+            header = _cells(lines[i + 2])
+            rows = []
+            for row in lines[i + 4 :]:
+                if not row.startswith("|"):
+                    break
+                rows.append(dict(zip(header, _cells(row), strict=True)))
+            found[caption.group(1)] = (header, rows)
+    return found
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _rows(table):
+    return {(row["South"], row["North"]): {k: v for k, v in row.items() if k not in ("South", "North")} for row in table[1]}
+
+
+def _percent(estimate, digits):
+    return f"{100 * estimate.value:.{digits}f} [{100 * estimate.low:.{digits}f}, {100 * estimate.high:.{digits}f}]"
+
+
+def _plain(estimate, digits):
+    return f"{estimate.value:.{digits}f} [{estimate.low:.{digits}f}, {estimate.high:.{digits}f}]"
