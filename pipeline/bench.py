@@ -21,6 +21,8 @@ from typing import TypeVar
 import engine
 from engine.positions import positions
 from engine.tables import build_tables, load_tables
+from pipeline.paths import DATA, MANIFEST
+from pipeline.report import build_report
 from pipeline.runner import run_study
 from pipeline.study import Study, parse_study
 
@@ -143,7 +145,10 @@ def full_solve() -> None:
 
 def study_runs() -> None:
     """Whole studies written to Parquet: a million random games, and one CPU-bound pairing on 1 and 2 jobs."""
-    print("\nstudies written to Parquet [1,000,000 random games <= 30 s on 2 cores, games/ <= 40 MB; 2 jobs >= 1.8x 1 job]")
+    print(
+        "\nstudies written to Parquet [1,000,000 random games <= 30 s on 2 cores, games/ <= 40 MB; "
+        "its report <= 20 s; 2 jobs >= 1.8x 1 job]"
+    )
     million = parse_study({"name": "million", "seed": 1, "games_per_seat": 1_000_000, "strategies": ["random"]})
     searching = parse_study({"name": "search", "seed": 1, "games_per_seat": 4_000, "strategies": ["alphabeta(depth=4)"]})
     with tempfile.TemporaryDirectory() as scratch:
@@ -151,10 +156,21 @@ def study_runs() -> None:
         size = sum(path.stat().st_size for path in (Path(scratch) / "million" / "games").glob("*.parquet")) / 1e6
         print(f"  1,000,000 random games, 2 jobs: {took:.1f} s ({_verdict(took <= 30)})")
         print(f"  games/ holds {size:.1f} MB ({_verdict(size <= 40)})")
+        _timed_report(Path(scratch) / "million", Path(scratch) / "million-report", "the 1,000,000-game study")
+        if (DATA / "default" / MANIFEST).exists():
+            _timed_report(DATA / "default", Path(scratch) / "default-report", f"{DATA / 'default'} (every pairing of make study)")
         one = _timed_run(searching, Path(scratch) / "one", jobs=1)
         two = _timed_run(searching, Path(scratch) / "two", jobs=2)
         print(f"  4,000 games of alphabeta(depth=4) self-play: 1 job {one:.1f} s, 2 jobs {two:.1f} s")
         print(f"  speed-up {one / two:.2f}x ({_verdict(one / two >= 1.8)})")
+
+
+def _timed_report(study: Path, out: Path, label: str) -> None:
+    """Time ``modiar study report`` on a study folder [target: <= 20 s for 1,000,000 games]."""
+    start = time.perf_counter()
+    build_report(study, out, progress=False)
+    took = time.perf_counter() - start
+    print(f"  report of {label}: {took:.1f} s ({_verdict(took <= 20)}), {_peak()}")
 
 
 def _timed_run(study: Study, out: Path, jobs: int) -> float:
