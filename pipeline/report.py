@@ -36,6 +36,7 @@ from pipeline.metrics import events, ludii, outcomes
 from pipeline.paths import REPORTS
 from pipeline.records import read_manifest, scan_games
 from pipeline.stats import Z95
+from pipeline.turns import MAX_GAMES_PER_PAIRING
 
 KEYS = ("rules", "south", "north")
 SELF_PLAY = pl.col("south") == pl.col("north")
@@ -198,7 +199,8 @@ def compose(manifest: dict[str, Any], data: dict[str, pl.DataFrame]) -> Report:
         "Intervals are two-sided 95%: Wilson score intervals for shares, normal intervals for means. "
         "South moves first; the first-player score counts a draw as one half.",
     ]
-    sections = _variant_sections(data) if len(rule_sets) > 1 else []
+    sections = [_headline_section(data)]
+    sections += _variant_sections(data) if len(rule_sets) > 1 else []
     sections += [
         _advantage_section(data),
         _length_section(data),
@@ -212,6 +214,35 @@ def compose(manifest: dict[str, Any], data: dict[str, pl.DataFrame]) -> Report:
     if "agreement" in data:
         sections.append(_agreement_section(data))
     return Report(manifest["study"], text, sections, data)
+
+
+def _headline_section(data: dict[str, pl.DataFrame]) -> Section:
+    """The figures a reader wants first, per rule set: those of its pairing with the most games,
+    formatted exactly as in the tables below."""
+    text = []
+    main = _main_pairings(data)
+    for keys in main.iter_rows(named=True):
+        outcome = _row(data["outcomes"], keys)
+        length = _row(data["ludii"], keys)
+        fired = data["events"].join(main.filter(pl.col("rules") == keys["rules"]), on=list(KEYS), how="semi")
+        rates = "; ".join(
+            f"{row['event']} {_share(row, 'fired', 2)}" for row in fired.iter_rows(named=True) if row["event"] in _GAME_EVENTS
+        )
+        text.append(
+            f"**{keys['rules']}, {keys['south']} (South) v {keys['north']} (North), {outcome['games']:,} games.** "
+            f"First-player score {_plain(outcome, 'advantage', 3)} (two-sided p against 1/2: {_p_value(outcome['advantage_p'])}); "
+            f"South wins {_share(outcome, 'south')}%, draws {_share(outcome, 'draw')}%. "
+            f"Mean length {length['Duration']:.2f} [{length['Duration_low']:.2f}, {length['Duration_high']:.2f}] plies. "
+            f"Games in which each rule fires (%): {rates}."
+        )
+    if "agreement" in data:
+        values = ", ".join(f"{rules}: {value:+d}" for rules, value in _start_values(data["agreement"]))
+        text.append(f"**Perfect play.** Value of the start for South: {values}.")
+    return Section("Headlines", text)
+
+
+def _row(table: pl.DataFrame, keys: dict[str, Any]) -> dict[str, Any]:
+    return table.filter(*(pl.col(key) == value for key, value in keys.items())).row(0, named=True)
 
 
 def _advantage_section(data: dict[str, pl.DataFrame]) -> Section:
@@ -391,7 +422,8 @@ def _agreement_section(data: dict[str, pl.DataFrame]) -> Section:
         [
             f"The value of the start under perfect play (South's final total minus North's): {values}. "
             "Each strategy's moves against the strong solution: the share that keep the value and the value lost per move "
-            "(in stones of final margin). pipeline.turns.agreement says which games are replayed."
+            f"(in stones of final margin), over the first {MAX_GAMES_PER_PAIRING:,} games (by game id) of every pairing. "
+            "Moves within a game are not independent, so the intervals of the loss are somewhat narrow."
         ],
         [
             Table(

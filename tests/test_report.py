@@ -222,6 +222,22 @@ def test_agreement_table(built, tables, replayed):
     assert f"{RULES.name}: {solution.start_value():+d}" in text
 
 
+def test_headlines_repeat_the_tables(built, tables):
+    text = (built[1] / "report.md").read_text(encoding="utf-8")
+    headline = next(line for line in text.splitlines() if line.startswith(f"**{RULES.name}, random (South) v random (North)"))
+    outcome = _rows(tables["Outcomes per pairing"])["random", "random"]
+    assert f"{outcome['games']} games" in headline
+    assert (
+        f"First-player score {outcome['first-player score']} (two-sided p against 1/2: {outcome['p (score = 1/2)']})" in headline
+    )
+    assert f"South wins {outcome['South wins (%)']}%, draws {outcome['draws (%)']}%" in headline
+    length = _rows(tables["Game length per pairing"])["random", "random"]
+    assert f"Mean length {length['mean plies']} plies" in headline
+    for row in tables["Rule events"][1]:
+        if ":" not in row["event"] and not row["event"].endswith(("_stones", "_pits")):
+            assert f"{row['event']} {row['games where it fires (%)']}" in headline
+
+
 def test_headline_and_files(built):
     study, report, games = built
     text = (report / "report.md").read_text(encoding="utf-8")
