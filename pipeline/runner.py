@@ -3,14 +3,23 @@
 Seeds come first, work second. Game i of the pairing SOUTH vs NORTH has the seed
 
     engine.rng.game_seeds(block_seeds[i // SEED_BLOCK], SEED_BLOCK)[i % SEED_BLOCK]
-    with block_seeds = SeedSequence([study seed, pairing_key(SOUTH, NORTH)]).generate_state(blocks, uint64)
+    with block_seeds = SeedSequence(entropy).generate_state(blocks, uint64)
+    and entropy = [study seed, pairing_key(SOUTH, NORTH)]                        under the study's [rules]
+                  [study seed, pairing_key(SOUTH, NORTH), rules_key(RULES)]      under a variant's rules
 
 so that a block of games is exactly one engine.play_batch call, and a game's seed depends
-on the study's seed and the two specs alone: not on the other strategies of the study, and
-not on the chunk size, the number of jobs or the backend. Pairings of batchable
-strategies go through engine.play_batch, the others through engine.play_game; both play the
-same game for a seed. Each chunk is written as soon as it is back, then the manifest: a
-killed run, started again, skips the chunks whose files match their checksums.
+on the study's seed, the two specs and (for a variant) its rule set's name alone: not on the
+other strategies or variants of the study, nor on a variant's label or place in [variants],
+and not on the chunk size, the number of jobs or the backend. The study's own rule set keeps
+the entropy it had before variants existed, so its games are those of the same study without
+[variants]. Pairings of batchable strategies go through engine.play_batch, the others through
+engine.play_game; both play the same game for a seed. Each chunk is written as soon as it is
+back, then the manifest: a killed run, started again, skips the chunks whose files match their
+checksums.
+
+Before the games, the workers build the position tables (and, for "perfect", the solution) of
+every rule set whose cache files are missing, one rule set a worker: the chunks come rule set
+by rule set, and two workers starting the same rule set would otherwise both build its tables.
 """
 
 from __future__ import annotations
@@ -31,6 +40,10 @@ from tqdm import tqdm
 import engine
 from engine.batch import GameBatch
 from engine.rng import game_seeds
+from engine.solver import DEFAULT_CACHE as SOLUTIONS_CACHE
+from engine.solver import TABLES_PLY_CAP
+from engine.tables import DEFAULT_CACHE as TABLES_CACHE
+from engine.tables import load_tables
 from pipeline.paths import GAMES, MANIFEST, PLIES, study_dir
 from pipeline.records import (
     RecordError,
@@ -45,12 +58,13 @@ from pipeline.records import (
     write_atomic,
     write_manifest,
 )
-from pipeline.study import Pairing, Study
+from pipeline.study import BASE, Pairing, Study
 
 SEED_BLOCK = 1 << 16  # games per seed block: engine.batch plays 2**16 games in lockstep
 MIN_CHUNKS = 8  # a pairing is cut into at least this many chunks (when it has the games)
 BACKENDS = ("loky", "dask")
 CONNECT_SECONDS = 10  # how long to wait for a dask scheduler
+PERFECT = "perfect"  # the strategy that needs the rule set's solution
 
 
 @dataclass(frozen=True)
@@ -97,6 +111,12 @@ def pairing_key(south: str, north: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{south}\n{north}".encode()).digest()[:16], "little")
 
 
+def rules_key(rules: engine.Rules) -> int:
+    """A 128-bit number for a variant's rule set, from its name: the games of a variant do not
+    depend on its label or on the other variants of the study."""
+    return int.from_bytes(hashlib.sha256(f"rules\n{rules.name}".encode()).digest()[:16], "little")
+
+
 def chunk_size(games: int, most: int) -> int:
     """The games per chunk of a pairing: at most ``most``, and small enough to cut the pairing
     into MIN_CHUNKS chunks, so that a few hundred slow games still share out between workers.
@@ -116,15 +136,46 @@ def chunk_seeds(seed: int, chunk: Chunk) -> np.ndarray:
 def play_chunk(study: Study, chunk: Chunk, *, batched: bool = True) -> ChunkResult:
     """Play one chunk and encode its records (runs in a worker)."""
     _keep_caches_loaded()
+    rules = chunk.pairing.rules
     batch = _play_batched(study, chunk) if batched else None
     if batch is None:
         seeds = chunk_seeds(study.seed, chunk).tolist()
         south, north = chunk.pairing.south, chunk.pairing.north
-        records = [engine.play_game(south, north, rules=study.rules, seed=game_seed) for game_seed in seeds]
-        batch = batch_of_records(records, south, north, study.rules.name)
+        records = [engine.play_game(south, north, rules=rules, seed=game_seed) for game_seed in seeds]
+        batch = batch_of_records(records, south, north, rules.name)
     games = parquet_bytes(games_table(batch, study=study.name, first_id=chunk.first_id))
-    plies = parquet_bytes(plies_table(batch, study.rules, chunk.first_id)) if study.keep_plies else None
+    plies = parquet_bytes(plies_table(batch, rules, chunk.first_id)) if study.keep_plies else None
     return ChunkResult(chunk.name, len(batch), games, plies)
+
+
+def build_caches(rules: engine.Rules, perfect: bool) -> str:
+    """Build (or check) the position tables of a rule set and, with ``perfect``, its solution,
+    on disk where the workers load them from (runs in a worker); returns the rule set's name."""
+    tables = load_tables(rules, verbose=False)
+    if perfect:
+        engine.solve(rules, tables=tables if rules.ply_cap == TABLES_PLY_CAP else None, verbose=False)
+    return rules.name
+
+
+def missing_caches(chunks: list[Chunk]) -> dict[engine.Rules, bool]:
+    """The rule sets of the chunks whose tables (or, when "perfect" plays, solution) are not yet
+    cached, each with whether it needs the solution; largest rule sets first, as they take longest.
+
+    The file names are those engine.tables and engine.solver give their caches: were they to
+    change, the rule sets would only be built here again (found in the cache and checked)."""
+    needed: dict[engine.Rules, bool] = {}
+    for chunk in chunks:
+        pairing = chunk.pairing
+        needed[pairing.rules] = needed.get(pairing.rules, False) or PERFECT in (pairing.south, pairing.north)
+    missing = {rules: perfect for rules, perfect in needed.items() if not _cached(rules, perfect)}
+    return dict(sorted(missing.items(), key=lambda item: -item[0].stones_per_pit))
+
+
+def _cached(rules: engine.Rules, perfect: bool) -> bool:
+    tables = TABLES_CACHE / f"{rules.name}-engine{engine.ENGINE_VERSION}.npz"
+    table_rules = rules.replace(ply_cap=TABLES_PLY_CAP)
+    solution = SOLUTIONS_CACHE / f"{table_rules.name}-cap{rules.ply_cap}-engine{engine.ENGINE_VERSION}.npz"
+    return tables.exists() and (not perfect or solution.exists())
 
 
 def _keep_caches_loaded() -> None:
@@ -166,6 +217,7 @@ def run_study(
     with _backend(backend, scheduler, jobs):
         write_manifest(directory, manifest)  # only once the workers are there: a failed start leaves nothing
         _remove_partial_writes(directory)
+        _build_missing_caches(chunks, jobs, progress)
         bar = tqdm(
             total=sum(map(len, chunks)), unit="game", unit_scale=True, file=sys.stderr, disable=not progress, desc=study.name
         )
@@ -179,12 +231,28 @@ def run_study(
     return directory
 
 
+def _build_missing_caches(chunks: list[Chunk], jobs: int, progress: bool) -> None:
+    missing = missing_caches(chunks)
+    if not missing:
+        return
+    bar = tqdm(total=len(missing), unit="rule set", file=sys.stderr, disable=not progress, desc="tables and solutions")
+    for _ in Parallel(n_jobs=jobs, return_as="generator_unordered")(
+        delayed(build_caches)(rules, perfect) for rules, perfect in missing.items()
+    ):
+        bar.update()
+    bar.close()
+
+
+def _entropy(seed: int, pairing: Pairing) -> list[int]:
+    """The entropy of a pairing's seed blocks, as the module docstring defines it."""
+    entropy = [seed, pairing_key(pairing.south, pairing.north)]
+    return entropy if pairing.variant == BASE else [*entropy, rules_key(pairing.rules)]
+
+
 def _blocks(seed: int, chunk: Chunk) -> list[tuple[int, int, int]]:
     """(block seed, first, stop) within each seed block the chunk touches."""
     first_block, last_block = chunk.start // SEED_BLOCK, (chunk.stop - 1) // SEED_BLOCK
-    block_seeds = np.random.SeedSequence([seed, pairing_key(chunk.pairing.south, chunk.pairing.north)]).generate_state(
-        last_block + 1, dtype=np.uint64
-    )
+    block_seeds = np.random.SeedSequence(_entropy(seed, chunk.pairing)).generate_state(last_block + 1, dtype=np.uint64)
     return [
         (int(block_seeds[block]), max(chunk.start - block * SEED_BLOCK, 0), min(chunk.stop - block * SEED_BLOCK, SEED_BLOCK))
         for block in range(first_block, last_block + 1)
@@ -196,7 +264,7 @@ def _play_batched(study: Study, chunk: Chunk) -> GameBatch | None:
     parts = []
     for block_seed, start, stop in _blocks(study.seed, chunk):
         try:
-            batch = engine.play_batch(stop, chunk.pairing.south, chunk.pairing.north, rules=study.rules, seed=block_seed)
+            batch = engine.play_batch(stop, chunk.pairing.south, chunk.pairing.north, rules=chunk.pairing.rules, seed=block_seed)
         except ValueError:
             return None  # not batchable (the strategies or the rule set): engine.play_game plays the same games
         parts.append(_rows(batch, start))
@@ -246,7 +314,8 @@ def _open_manifest(directory: Path, study: Study) -> dict[str, Any]:
     if (directory / MANIFEST).exists():
         manifest = read_manifest(directory)
         if manifest["config"] != config:
-            changed = next(key for key in config if manifest["config"].get(key) != config[key])
+            keys = [*config, *(key for key in manifest["config"] if key not in config)]
+            changed = next(key for key in keys if manifest["config"].get(key) != config.get(key))
             raise RecordError(
                 f"{directory} holds study records of another config ({changed} differs); "
                 "run into a new folder with --out or delete the old one"

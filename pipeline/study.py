@@ -15,7 +15,13 @@
     "mcts(playouts=200)" = 100     #   a strategy: at most this many per seat in its pairings
     "random vs random" = 1000000   #   an ordered pairing "SOUTH vs NORTH": exactly this many
 
-The study is a round robin of every ordered pairing of the strategies, self-play included.
+    [variants.stones5]             # more rule sets, each with a label (the rules of a name):
+    rules = { stones_per_pit = 5 } #   changes to [rules], which stays the study's own rule set
+    strategies = ["random"]        #   optional, default the study's strategies
+    games = { random = 5000 }      #   optional, default the study's [games] (those of its strategies)
+
+The study is a round robin of every ordered pairing of the strategies, self-play included,
+under [rules] (labelled "default") and again under each variant's rules with its strategies.
 """
 
 from __future__ import annotations
@@ -31,10 +37,13 @@ import engine
 
 CHUNK_GAMES = 1 << 18
 MAX_SEED = (1 << 64) - 1
-KEYS = ("name", "seed", "games_per_seat", "strategies", "rules", "keep_plies", "chunk_games", "games")
+KEYS = ("name", "seed", "games_per_seat", "strategies", "rules", "keep_plies", "chunk_games", "games", "variants")
+VARIANT_KEYS = ("rules", "strategies", "games")
 REQUIRED = ("name", "seed", "games_per_seat", "strategies")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 VERSUS = " vs "
+BASE = "default"  # the label of the study's own rule set, [rules]
+RULES_MD = engine.Rules()
 
 
 class ConfigError(ValueError):
@@ -43,12 +52,42 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Pairing:
-    """One ordered pairing of the round robin; ``number`` (its place in the round robin) names its files."""
+    """One ordered pairing of a round robin; ``number`` (its place in the study) names its files.
+
+    ``variant`` is the label of its rule set: BASE for the study's [rules], else a [variants] key."""
 
     number: int
     south: str
     north: str
     games: int
+    rules: engine.Rules = RULES_MD
+    variant: str = BASE
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A rule set of the study with its own round robin: [rules] (BASE) or one of [variants]."""
+
+    label: str
+    rules: engine.Rules
+    strategies: tuple[str, ...]
+    games: tuple[tuple[str, int], ...] = ()  # its [games] table, in the config's order
+
+    def pairings(self, games_per_seat: int, first: int = 0) -> list[Pairing]:
+        """Every ordered pairing, South's strategy major, numbered from ``first``, with its number of games."""
+        caps = dict(self.games)
+        pairings = []
+        for i, south in enumerate(self.strategies):
+            for j, north in enumerate(self.strategies):
+                games = caps.get(f"{south}{VERSUS}{north}")
+                if games is None:
+                    games = min(games_per_seat, caps.get(south, games_per_seat), caps.get(north, games_per_seat))
+                number = first + i * len(self.strategies) + j
+                pairings.append(Pairing(number, south, north, games, self.rules, self.label))
+        return pairings
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rules": _rules_dict(self.rules), "strategies": list(self.strategies), "games": dict(self.games)}
 
 
 @dataclass(frozen=True)
@@ -61,17 +100,18 @@ class Study:
     keep_plies: bool = False
     chunk_games: int = CHUNK_GAMES
     games: tuple[tuple[str, int], ...] = ()  # the [games] table, in the config's order
+    variants: tuple[Variant, ...] = ()  # the [variants] tables, in the config's order
+
+    def rule_sets(self) -> list[Variant]:
+        """The study's own rule set (labelled BASE), then its variants."""
+        return [Variant(BASE, self.rules, self.strategies, self.games), *self.variants]
 
     def pairings(self) -> list[Pairing]:
-        """Every ordered pairing, South's strategy major, with its number of games."""
-        caps = dict(self.games)
-        pairings = []
-        for i, south in enumerate(self.strategies):
-            for j, north in enumerate(self.strategies):
-                games = caps.get(f"{south}{VERSUS}{north}")
-                if games is None:
-                    games = min(self.games_per_seat, caps.get(south, self.games_per_seat), caps.get(north, self.games_per_seat))
-                pairings.append(Pairing(i * len(self.strategies) + j, south, north, games))
+        """Every rule set's round robin in turn (South's strategy major), numbered through the study:
+        the study's own rule set first, so its pairings keep their numbers whatever the variants."""
+        pairings: list[Pairing] = []
+        for rule_set in self.rule_sets():
+            pairings += rule_set.pairings(self.games_per_seat, first=len(pairings))
         return pairings
 
     def total_games(self) -> int:
@@ -84,12 +124,12 @@ class Study:
             "seed": self.seed,
             "games_per_seat": self.games_per_seat,
             "strategies": list(self.strategies),
-            "rules": {
-                key: list(value) if isinstance(value, tuple) else value for key, value in dataclasses.asdict(self.rules).items()
-            },
+            "rules": _rules_dict(self.rules),
             "keep_plies": self.keep_plies,
             "chunk_games": self.chunk_games,
             "games": dict(self.games),
+            # Only when there are variants: the config of a study without them stays what it was.
+            **({"variants": {variant.label: variant.as_dict() for variant in self.variants}} if self.variants else {}),
         }
 
 
@@ -119,15 +159,18 @@ def parse_study(data: dict[str, Any]) -> Study:
     if missing:
         raise ConfigError(f"missing key {missing[0]!r}; every study needs {', '.join(REQUIRED)}")
     strategies = _strategies(data["strategies"])
+    rules = _rules(data.get("rules", {}))
+    games = _games(data.get("games", {}), strategies)
     return Study(
         name=_name(data["name"]),
         seed=_whole(data, "seed", 0, MAX_SEED),
         games_per_seat=_whole(data, "games_per_seat", 1),
         strategies=strategies,
-        rules=_rules(data.get("rules", {})),
+        rules=rules,
         keep_plies=_flag(data, "keep_plies"),
         chunk_games=_whole(data, "chunk_games", 1) if "chunk_games" in data else CHUNK_GAMES,
-        games=_games(data.get("games", {}), strategies),
+        games=games,
+        variants=_variants(data.get("variants", {}), Variant(BASE, rules, strategies, games)),
     )
 
 
@@ -168,17 +211,70 @@ def _strategies(value: object) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _rules(table: object) -> engine.Rules:
+def _rules(table: object, base: engine.Rules | None = None, where: str = "[rules]") -> engine.Rules:
+    """The rules of a table of engine.Rules fields: changes to ``base``, or to RULES.md without it."""
     if not isinstance(table, dict):
-        raise ConfigError(f"rules must be a table ([rules]) of engine.Rules fields, not {table!r}")
+        raise ConfigError(f"rules must be a table ({where}) of engine.Rules fields, not {table!r}")
     fields = [field.name for field in dataclasses.fields(engine.Rules)]
     unknown = [key for key in table if key not in fields]
     if unknown:
-        raise ConfigError(f"unknown rule {unknown[0]!r} in [rules]; the rules are {', '.join(fields)}")
+        raise ConfigError(f"unknown rule {unknown[0]!r} in {where}; the rules are {', '.join(fields)}")
     try:
-        return engine.Rules(**table)
+        return (engine.Rules() if base is None else base).replace(**table)
     except (ValueError, TypeError) as error:
-        raise ConfigError(f"[rules]: {error}") from None
+        raise ConfigError(f"{where}: {error}") from None
+
+
+def _rules_dict(rules: engine.Rules) -> dict[str, Any]:
+    """Every field of the rules in plain JSON types."""
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in dataclasses.asdict(rules).items()}
+
+
+def _variants(table: object, base: Variant) -> tuple[Variant, ...]:
+    """The [variants] tables, each checked and then compared with the rule sets before it."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"variants must be a table of [variants.LABEL] tables, not {table!r}")
+    variants: list[Variant] = []
+    for label, entry in table.items():
+        variant = _variant(label, entry, base)
+        same = next((other for other in (base, *variants) if other.rules == variant.rules), None)
+        if same is not None:
+            raise ConfigError(
+                f"[variants.{label}] plays the rules {variant.rules.name}, as {_described(same)} does; "
+                "change its rules or remove one of them"
+            )
+        variants.append(variant)
+    return tuple(variants)
+
+
+def _variant(label: object, entry: object, base: Variant) -> Variant:
+    if not isinstance(label, str) or not _NAME.match(label) or label == BASE:
+        raise ConfigError(
+            f"variant label {label!r} cannot be used: use 1 to 64 letters, digits, '-' or '_', "
+            f"starting with a letter or digit, and not {BASE!r} (the study's own [rules])"
+        )
+    where = f"[variants.{label}]"
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where} must be a table with rules (and optionally strategies and games), not {entry!r}")
+    unknown = [key for key in entry if key not in VARIANT_KEYS]
+    if unknown or "rules" not in entry:
+        problem = f"unknown key {unknown[0]!r}" if unknown else "missing key 'rules'"
+        raise ConfigError(f"{where}: {problem}; a variant has rules and optionally strategies and games")
+    try:
+        strategies = _strategies(entry["strategies"]) if "strategies" in entry else base.strategies
+        games = _games(entry["games"], strategies) if "games" in entry else _games_among(base.games, strategies)
+    except ConfigError as error:
+        raise ConfigError(f"{where}: {error}") from None
+    return Variant(label, _rules(entry["rules"], base.rules, f"{where} rules"), strategies, games)
+
+
+def _games_among(games: tuple[tuple[str, int], ...], strategies: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    """The entries of a [games] table that name only these strategies."""
+    return tuple((key, count) for key, count in games if all(spec in strategies for spec in key.split(VERSUS)))
+
+
+def _described(rule_set: Variant) -> str:
+    return "the study's own [rules]" if rule_set.label == BASE else f"[variants.{rule_set.label}]"
 
 
 def _games(table: object, strategies: tuple[str, ...]) -> tuple[tuple[str, int], ...]:

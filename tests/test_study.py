@@ -97,6 +97,34 @@ GOOD = 'name = "smoke"\nseed = 7\ngames_per_seat = 10\nstrategies = ["random", "
         (GOOD + "rules = 3\n", "rules must be a table"),
         (GOOD + "[games]\n'mcts vs random' = 3\n", "[games] key 'mcts vs random' must be one of the strategies"),
         (GOOD + "[games]\nrandom = 0\n", "[games] 'random' must be a whole number of at least 1, not 0"),
+        (GOOD + "variants = 3\n", "variants must be a table of [variants.LABEL] tables"),
+        (GOOD + "[variants]\noff = 3\n", "[variants.off] must be a table with rules"),
+        (GOOD + "[variants.off]\nstrategies = ['random']\n", "[variants.off]: missing key 'rules'"),
+        (GOOD + "[variants.off]\nrules = {}\ncolour = 1\n", "[variants.off]: unknown key 'colour'"),
+        (GOOD + "[variants.off]\nrules = { colour = 'red' }\n", "unknown rule 'colour' in [variants.off] rules; the rules are"),
+        (GOOD + "[variants.off]\nrules = { stones_per_pit = 0 }\n", "[variants.off] rules: Rules.stones_per_pit must be"),
+        (GOOD + "[variants.off]\nrules = { grand_slam = 'often' }\n", "grand_slam must be one of"),
+        (GOOD + "[variants.off]\nrules = 'feeding'\n", "rules must be a table ([variants.off] rules)"),
+        (GOOD + "[variants.off]\nrules = {}\n", "[variants.off] plays the rules modiar, as the study's own [rules] does"),
+        (GOOD + "[variants.off]\nrules = { stones_per_pit = 7 }\n", "as the study's own [rules] does"),
+        (
+            GOOD + "[variants.off]\nrules = { feeding = false }\n[variants.off2]\nrules = { feeding = false, ply_cap = 400 }\n",
+            "[variants.off2] plays the rules modiar-feedingoff, as [variants.off] does",
+        ),
+        (GOOD + "[variants.'no feeding']\nrules = { feeding = false }\n", "variant label 'no feeding' cannot be used"),
+        (GOOD + "[variants.default]\nrules = { feeding = false }\n", "variant label 'default' cannot be used"),
+        (
+            GOOD + "[variants.off]\nrules = { feeding = false }\nstrategies = ['nonsense']\n",
+            "[variants.off]: unknown strategy 'nonsense'",
+        ),
+        (
+            GOOD + "[variants.off]\nrules = { feeding = false }\nstrategies = []\n",
+            "[variants.off]: strategies must be a non-empty",
+        ),
+        (
+            GOOD + "[variants.off]\nrules = { feeding = false }\nstrategies = ['random']\ngames = { greedy = 5 }\n",
+            "[variants.off]: [games] key 'greedy' must be one of the strategies",
+        ),
     ],
 )
 def test_a_bad_config_is_one_line_exit_2_and_changes_nothing(tmp_path, capsys, text, message):
