@@ -89,7 +89,8 @@ def ratings(pairings: pl.DataFrame, anchor: str | None = DEFAULT_ANCHOR, prior_s
     the scale of the Gaussian prior that keeps separated strategies finite.
 
     Raises ValueError, with a one-line message, for missing columns, inconsistent or negative
-    counts, no games, strategies not all connected by games between them, or an absent anchor.
+    counts, no games, strategies not all connected by games between them, an absent anchor, or
+    a table of several rule sets (a column rules with more than one value).
     """
     if not (prior_sd > 0 and math.isfinite(prior_sd)):
         raise ValueError(f"prior_sd must be a positive, finite number of Elo points, not {prior_sd}")
@@ -113,6 +114,8 @@ def _counts(pairings: pl.DataFrame) -> pl.DataFrame:
     missing = [column for column in COLUMNS if column not in pairings.columns]
     if missing:
         raise ValueError(f"ratings need the columns of pipeline.metrics.outcomes; missing: {', '.join(missing)}")
+    if "rules" in pairings.columns and pairings["rules"].n_unique() > 1:
+        raise ValueError("ratings are fitted one rule set at a time: filter the table to one value of its rules column")
     if pairings.select(pl.any_horizontal(pl.col(COLUMNS[2:]) < 0).any()).item():
         raise ValueError("ratings need non-negative counts of games, wins and draws")
     counts = pairings.select(COLUMNS).group_by("south", "north").agg(pl.col(COLUMNS[2:]).cast(pl.Int64).sum())

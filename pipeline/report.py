@@ -31,6 +31,7 @@ from typing import Any
 import polars as pl
 from matplotlib.figure import Figure
 
+from engine.rules import Rules
 from pipeline import figures
 from pipeline.metrics import events, ludii, outcomes
 from pipeline.paths import REPORTS
@@ -80,7 +81,7 @@ def build_report(directory: str | Path, out: Path | None = None, *, progress: bo
     games = scan_games(directory)
     out = out if out is not None else REPORTS / manifest["study"]
     started = time.perf_counter()
-    data = compute(games)
+    data = compute(games, manifest)
     _say(progress, f"tables computed in {time.perf_counter() - started:.1f} s")
     report = compose(manifest, data)
     staging = out.with_name(f".{out.name}.tmp-{os.getpid()}")
@@ -97,8 +98,10 @@ def build_report(directory: str | Path, out: Path | None = None, *, progress: bo
     return out
 
 
-def compute(games: pl.LazyFrame) -> dict[str, pl.DataFrame]:
-    """Every table of the report, at full precision, keyed by its CSV name."""
+def compute(games: pl.LazyFrame, manifest: dict[str, Any] | None = None) -> dict[str, pl.DataFrame]:
+    """Every table of the report, at full precision, keyed by its CSV name. ``manifest`` (the
+    study's, pipeline.records.read_manifest) gives the rule sets their variant labels; without
+    it a rule set is labelled by its name."""
     keys = list(KEYS)
     data = {
         "outcomes": outcomes(games, by=keys),
@@ -109,20 +112,52 @@ def compute(games: pl.LazyFrame) -> dict[str, pl.DataFrame]:
     data.update(_per_ply(games, keys))
     data.update(_ratings(data["outcomes"]))
     data.update(_agreement(games))
+    data["rule_sets"] = _rule_sets(games, data, manifest)
     return _in_study_order(data, games)
 
 
-def _in_study_order(data: dict[str, pl.DataFrame], games: pl.LazyFrame) -> dict[str, pl.DataFrame]:
-    """Tables keyed by pairing, sorted as the study plays them (its config's order: the order of
-    game ids), not alphabetically; the rows of each pairing keep their own order."""
+def variant_labels(manifest: dict[str, Any]) -> dict[str, str]:
+    """Rule-set name -> the label the study config gives it: "default" for its [rules], the key
+    of [variants.LABEL] for the others."""
+    config = manifest["config"]
+    tables = {"default": config.get("rules", {})}
+    tables.update({label: variant["rules"] for label, variant in config.get("variants", {}).items()})
+    labels = {}
+    for label, fields in tables.items():
+        changes: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value for key, value in fields.items()}
+        rules = Rules(**changes)
+        labels[rules.name] = label
+    return labels
+
+
+def _rule_sets(games: pl.LazyFrame, data: dict[str, pl.DataFrame], manifest: dict[str, Any] | None) -> pl.DataFrame:
+    """One row per rule set, in the study's order: rules, variant (its label), games and, when
+    the study played perfect under it, start_value (the start's value for South under perfect play)."""
+    labels = variant_labels(manifest) if manifest is not None else {}
+    table = games.group_by("rules").agg(pl.len().alias("games"), pl.col("game_id").min().alias("_first")).collect()
+    table = table.sort("_first").drop("_first")
+    table = table.with_columns(pl.col("rules").replace_strict(labels, default=pl.col("rules")).alias("variant"))
+    if "agreement" in data:
+        values = data["agreement"].select("rules", "start_value").unique("rules")
+        table = table.join(values, on="rules", how="left", maintain_order="left")
+    else:
+        table = table.with_columns(pl.lit(None, dtype=pl.Int64).alias("start_value"))
+    return table.select("rules", "variant", "games", "start_value")
+
+
+def in_study_order(table: pl.DataFrame, games: pl.LazyFrame) -> pl.DataFrame:
+    """A table keyed by pairing (columns rules, south, north, as compute's) sorted as the study
+    plays its pairings (its config's order, that of the game ids) rather than alphabetically;
+    the rows of each pairing keep their order. A table without those columns comes back as it is."""
     keys = list(KEYS)
+    if not set(keys) <= set(table.columns):
+        return table
     first = games.group_by(keys).agg(pl.col("game_id").min().alias("_first")).collect()
-    ordered = {}
-    for name, table in data.items():
-        if set(keys) <= set(table.columns):
-            table = table.with_row_index("_row").join(first, on=keys, how="left").sort("_first", "_row").drop("_first", "_row")
-        ordered[name] = table
-    return ordered
+    return table.with_row_index("_row").join(first, on=keys, how="left").sort("_first", "_row").drop("_first", "_row")
+
+
+def _in_study_order(data: dict[str, pl.DataFrame], games: pl.LazyFrame) -> dict[str, pl.DataFrame]:
+    return {name: in_study_order(table, games) for name, table in data.items()}
 
 
 def _duration_interval(games: pl.LazyFrame, keys: list[str]) -> pl.DataFrame:
@@ -173,14 +208,16 @@ def _ratings(pairings: pl.DataFrame) -> dict[str, pl.DataFrame]:
 
 
 def _agreement(games: pl.LazyFrame) -> dict[str, pl.DataFrame]:
-    from engine.rules import Rules
-    from pipeline.turns import agreement, solution_if_cached
+    """Agreement with perfect play for each rule set under which the study played ``perfect``:
+    its solution was needed to play, so the report does not depend on what else is cached."""
+    from engine.solver import solve
+    from pipeline.turns import agreement
 
+    played = games.filter((pl.col("south") == "perfect") | (pl.col("north") == "perfect")).select(pl.col("rules").unique())
     parts = []
-    for rules in games.select(pl.col("rules").unique()).collect()["rules"].sort().to_list():
-        solution = solution_if_cached(Rules.from_name(rules))
-        if solution is not None:
-            parts.append(agreement(games.filter(pl.col("rules") == rules), solution))
+    for rules in played.collect()["rules"].sort().to_list():
+        solution = solve(Rules.from_name(rules), verbose=False)
+        parts.append(agreement(games.filter(pl.col("rules") == rules), solution))
     return {"agreement": pl.concat(parts, how="diagonal_relaxed")} if parts else {}
 
 
@@ -213,6 +250,9 @@ def compose(manifest: dict[str, Any], data: dict[str, pl.DataFrame]) -> Report:
         sections.append(_ratings_section(data))
     if "agreement" in data:
         sections.append(_agreement_section(data))
+    drawn = set(figure_names(data))
+    for section in sections:
+        section.figures = [(stem, caption) for stem, caption in section.figures if stem in drawn]
     return Report(manifest["study"], text, sections, data)
 
 
@@ -228,9 +268,12 @@ def _headline_section(data: dict[str, pl.DataFrame]) -> Section:
         rates = "; ".join(
             f"{row['event']} {_share(row, 'fired', 2)}" for row in fired.iter_rows(named=True) if row["event"] in _GAME_EVENTS
         )
+        variant = _row(data["rule_sets"], {"rules": keys["rules"]})["variant"]
+        name = f"{variant} ({keys['rules']})" if _several_rules(data) and variant != keys["rules"] else keys["rules"]
         text.append(
-            f"**{keys['rules']}, {keys['south']} (South) v {keys['north']} (North), {outcome['games']:,} games.** "
-            f"First-player score {_plain(outcome, 'advantage', 3)} (two-sided p against 1/2: {_p_value(outcome['advantage_p'])}); "
+            f"**{name}, {keys['south']} (South) v {keys['north']} (North), {outcome['games']:,} games.** "
+            f"First-player score {_plain(outcome, 'advantage', 3)} "
+            f"(two-sided p against 1/2: {_p_value(outcome['advantage_p'])}); "
             f"South wins {_share(outcome, 'south')}%, draws {_share(outcome, 'draw')}%. "
             f"Mean length {length['Duration']:.2f} [{length['Duration_low']:.2f}, {length['Duration_high']:.2f}] plies. "
             f"Games in which each rule fires (%): {rates}."
@@ -438,43 +481,59 @@ def _agreement_section(data: dict[str, pl.DataFrame]) -> Section:
 
 
 def _variant_sections(data: dict[str, pl.DataFrame]) -> list[Section]:
-    self_play = data["outcomes"].filter(SELF_PLAY)
-    lengths = data["ludii"].filter(SELF_PLAY)
+    rule_sets = [
+        [row["variant"], row["rules"], f"{row['games']:,}", "n/a" if row["start_value"] is None else f"{row['start_value']:+d}"]
+        for row in data["rule_sets"].iter_rows(named=True)
+    ]
+    self_play = _with_variant(data["outcomes"].filter(SELF_PLAY), data).join(
+        data["ludii"].select(*KEYS, "Duration", "Duration_low", "Duration_high"), on=list(KEYS), maintain_order="left"
+    )
     rows = [
-        [row["rules"], row["south"], f"{row['games']:,}", _plain(row, "advantage", 3), _share(row, "draw"), f"{length:.2f}"]
-        for row, length in zip(self_play.iter_rows(named=True), lengths["Duration"].to_list(), strict=True)
+        [
+            row["variant"],
+            row["south"],
+            f"{row['games']:,}",
+            _plain(row, "advantage", 3),
+            _share(row, "draw"),
+            f"{row['Duration']:.2f} [{row['Duration_low']:.2f}, {row['Duration_high']:.2f}]",
+        ]
+        for row in self_play.iter_rows(named=True)
     ]
-    fired = _main_pairings(data).join(data["events"], on=list(KEYS))
+    fired = _with_variant(_main_pairings(data).join(data["events"], on=list(KEYS), maintain_order="left"), data)
     event_rows = [
-        [row["rules"], row["event"], _share(row, "fired", 2)] for row in fired.iter_rows(named=True) if ":" not in row["event"]
+        [row["variant"], f"{row['south']} v {row['north']}", row["event"], _share(row, "fired", 2)]
+        for row in fired.iter_rows(named=True)
+        if row["event"] in _GAME_EVENTS
     ]
-    sections = [
+    return [
         Section(
             "What each rule does",
             [
-                "Each rule set is the default of RULES.md with one field changed (its name says which). Self-play pairings: "
-                "the first-player score, the share of draws and the mean length of a game."
+                "Each rule set is the study's [rules] (labelled default) with the changes its label names; the rule-set "
+                "name spells out every field that differs from RULES.md. The value of the start for South under perfect "
+                "play is given for the rule sets under which the study played perfect. Self-play pairings: the "
+                "first-player score, the share of draws and the mean length of a game."
             ],
             [
+                Table("Rule sets", ["variant", "rules", "games", "value of the start (perfect play)"], rule_sets, "rule_sets"),
                 Table(
                     "Self-play per rule set",
-                    ["rules", "strategy", "games", "first-player score", "draws (%)", "mean plies"],
+                    ["variant", "strategy", "games", "first-player score", "draws (%)", "mean plies"],
                     rows,
-                )
+                ),
             ],
             [
                 ("variant_first_player_advantage", "First-player score per rule set and strategy (self-play), 95% intervals."),
                 ("variant_game_length", "Mean game length per rule set and strategy (self-play), 95% intervals."),
-                ("variant_rule_events", "Share of games (%) in which each rule fires, per rule set (the largest pairing)."),
             ],
         ),
         Section(
-            "Rule events per rule set",
-            ["In the pairing with the most games of each rule set."],
-            [Table("Games where each rule fires", ["rules", "event", "games where it fires (%)"], event_rows)],
+            "How often the rules fire, per rule set",
+            ["In the pairing with the most games of each rule set; tables/events.csv has every pairing and counter."],
+            [Table("Games where each rule fires", ["variant", "pairing", "event", "games where it fires (%)"], event_rows)],
+            [("variant_rule_events", "Share of games (%) in which each rule fires, per rule set (its largest pairing).")],
         ),
     ]
-    return sections
 
 
 # ---------------------------------------------------------------------------------------------
@@ -483,15 +542,18 @@ def _variant_sections(data: dict[str, pl.DataFrame]) -> list[Section]:
 
 def figure_names(data: dict[str, pl.DataFrame]) -> list[str]:
     """The figures the report draws from these tables (compute's), in the report's order."""
-    names = ["first_player_advantage", "game_length", "rule_events"]
+    several = _several_rules(data)
+    # With several rule sets the variant figures show the advantage and the events per rule set,
+    # and the length distributions are those of each rule set's largest pairing.
+    names = ["game_length"] if several else ["first_player_advantage", "game_length", "rule_events"]
     if "events_by_ply" in data:
         names += ["events_by_ply", "end_events_by_ply"]
     if "ratings" in data:
         names.append("rating_ladder")
     if "agreement" in data:
         names.append("perfect_play_agreement")
-    if _several_rules(data):
-        names += ["variant_first_player_advantage", "variant_game_length", "variant_rule_events"]
+    if several:
+        names = ["variant_first_player_advantage", "variant_game_length", "variant_rule_events", *names]
     return names
 
 
@@ -527,8 +589,18 @@ def _advantage_figure(data: dict[str, pl.DataFrame]) -> Figure:
 
 
 def _length_figure(data: dict[str, pl.DataFrame]) -> Figure:
-    lengths = _labelled(data["lengths"].filter(SELF_PLAY), _several_rules(data)).rename({"label": "pairing"})
+    if _several_rules(data):
+        lengths = data["lengths"].join(_main_pairings(data), on=list(KEYS), how="semi")
+        label = pl.format("{}: {} v {}", "variant", "south", "north")
+        lengths = _with_variant(lengths, data).with_columns(label.alias("pairing"))
+    else:
+        lengths = data["lengths"].filter(SELF_PLAY).with_columns(pl.format("{} v {}", "south", "north").alias("pairing"))
     return figures.length_distributions(lengths)
+
+
+def _with_variant(table: pl.DataFrame, data: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """The table with the variant label of its rule set (column variant) beside its rules."""
+    return table.join(data["rule_sets"].select("rules", "variant"), on="rules", how="left", maintain_order="left")
 
 
 def _events_figure(data: dict[str, pl.DataFrame]) -> Figure:
@@ -606,22 +678,22 @@ def _agreement_figure(data: dict[str, pl.DataFrame]) -> Figure:
 
 
 def _variant_advantage_figure(data: dict[str, pl.DataFrame]) -> Figure:
-    table = data["outcomes"].filter(SELF_PLAY).rename({"advantage_share": "advantage", "south": "strategy"})
+    table = _with_variant(data["outcomes"].filter(SELF_PLAY), data).rename({"south": "strategy"})
     return figures.dot_grid(
         table,
-        row="rules",
+        row="variant",
         series="strategy",
-        value="advantage",
+        value="advantage_share",
         xlabel="first-player score (draw = 1/2)",
         percent=False,
     )
 
 
 def _variant_length_figure(data: dict[str, pl.DataFrame]) -> Figure:
-    table = data["ludii"].filter(SELF_PLAY).rename({"south": "strategy"})
+    table = _with_variant(data["ludii"].filter(SELF_PLAY), data).rename({"south": "strategy"})
     return figures.dot_grid(
         table,
-        row="rules",
+        row="variant",
         series="strategy",
         value="Duration",
         xlabel="mean game length (plies)",
@@ -631,10 +703,10 @@ def _variant_length_figure(data: dict[str, pl.DataFrame]) -> Figure:
 
 def _variant_events_figure(data: dict[str, pl.DataFrame]) -> Figure:
     table = _main_pairings(data).join(data["events"], on=list(KEYS)).filter(pl.col("event").is_in(_GAME_EVENTS))
-    table = table.with_columns((100 * pl.col("fired_share")).alias("percent"))
+    table = _with_variant(table, data).with_columns((100 * pl.col("fired_share")).alias("percent"))
     return figures.heatmap(
         table,
-        row="rules",
+        row="variant",
         column="event",
         value="percent",
         colour_label="games in which it fires (%)",

@@ -187,3 +187,19 @@ def test_greedy_rates_above_random_in_a_small_real_study(tmp_path):
     greedy = _by_name(fitted)["greedy"]
     assert greedy["low"] > 0
     assert greedy["games"] == 400
+
+
+def test_several_rule_sets_are_refused():
+    table = pl.DataFrame(
+        {
+            "rules": ["modiar", "modiar-feedingoff"],
+            "south": ["a", "a"],
+            "north": ["b", "b"],
+            "games": [10, 10],
+            "south_wins": [5, 5],
+            "draws": [0, 0],
+            "north_wins": [5, 5],
+        }
+    )
+    with pytest.raises(ValueError, match="one rule set at a time"):
+        ratings(table)

@@ -340,3 +340,93 @@ def _percent(estimate, digits):
 
 def _plain(estimate, digits):
     return f"{estimate.value:.{digits}f} [{estimate.low:.{digits}f}, {estimate.high:.{digits}f}]"
+
+
+# ---------------------------------------------------------------------------------------------
+# A study of several rule sets: the variant sweep's report
+
+VARIANTS = """name = "swept"
+seed = 5
+games_per_seat = 300
+strategies = ["random", "greedy", "perfect"]
+
+[rules]
+stones_per_pit = 3
+
+[games]
+"perfect" = 100
+
+[variants.feeding_off]
+rules = { feeding = false }
+
+[variants.stones4]
+rules = { stones_per_pit = 4 }
+strategies = ["random", "greedy"]
+"""
+SWEPT = {
+    "default": engine.Rules(stones_per_pit=3),
+    "feeding_off": engine.Rules(stones_per_pit=3, feeding=False),
+    "stones4": engine.Rules(stones_per_pit=4),
+}
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("swept")
+    config = folder / "swept.toml"
+    config.write_text(VARIANTS)
+    assert main(["study", "run", str(config), "--out", str(folder / "study"), "--quiet", "--jobs", "1"]) == 0
+    assert main(["study", "report", str(folder / "study"), "--out", str(folder / "report"), "--quiet"]) == 0
+    games = pd.concat([pd.read_parquet(path) for path in sorted((folder / "study" / "games").glob("*.parquet"))])
+    text = (folder / "report" / "report.md").read_text(encoding="utf-8")
+    return folder / "report", games.sort_values("game_id").reset_index(drop=True), _markdown_tables(text)
+
+
+def test_variant_rule_sets_table(swept):
+    _, games, found = swept
+    rows = found["Rule sets"][1]
+    assert [row["variant"] for row in rows] == list(SWEPT)
+    for row, (label, rules) in zip(rows, SWEPT.items(), strict=True):
+        played = games[games.rules == rules.name]
+        assert row == {
+            "variant": label,
+            "rules": rules.name,
+            "games": f"{len(played):,}",
+            "value of the start (perfect play)": f"{engine.solve(rules, verbose=False).start_value():+d}"
+            if "perfect" in set(played.south)
+            else "n/a",
+        }
+
+
+def test_variant_self_play_and_events(swept):
+    report, games, found = swept
+    self_play = found["Self-play per rule set"][1]
+    expected = []
+    for label, rules in SWEPT.items():
+        played = games[(games.rules == rules.name) & (games.south == games.north)]
+        for strategy in played.drop_duplicates("south").south:
+            part = played[played.south == strategy]
+            n, south, draws = len(part), int((part.winner == "south").sum()), int((part.winner == "draw").sum())
+            length = mean_interval(part.plies.to_numpy(dtype=float))
+            expected.append(
+                {
+                    "variant": label,
+                    "strategy": strategy,
+                    "games": f"{n:,}",
+                    "first-player score": _plain(wilson(south + draws / 2, n), 3),
+                    "draws (%)": _percent(wilson(draws, n), 1),
+                    "mean plies": f"{length.value:.2f} [{length.low:.2f}, {length.high:.2f}]",
+                }
+            )
+    assert self_play == expected
+    events = found["Games where each rule fires"][1]
+    for row in events:
+        rules = SWEPT[row["variant"]]
+        south, north = row["pairing"].split(" v ")
+        part = games[(games.rules == rules.name) & (games.south == south) & (games.north == north)]
+        assert (south, north) == ("random", "random")
+        assert row["games where it fires (%)"] == _percent(wilson(int((part[row["event"]] > 0).sum()), len(part)), 2)
+    assert {row["variant"] for row in events} == set(SWEPT)
+    for name in ("variant_first_player_advantage", "variant_game_length", "variant_rule_events", "game_length"):
+        assert (report / "figures" / f"{name}.svg").is_file(), name
+    assert not (report / "figures" / "first_player_advantage.svg").exists()
