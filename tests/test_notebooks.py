@@ -1,0 +1,129 @@
+"""The notebooks of notebooks/: each runs without error on a small study, and git's copies are stripped.
+
+The studies are tiny (3 stones per pit: games of a few plies, a solution in well under a second),
+so the three notebooks run in a few seconds each; the kernel inherits MODIAR_STUDY and
+MODIAR_VARIANTS from the test's environment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from pipeline.cli import main
+from pipeline.paths import ROOT
+
+NOTEBOOKS = ROOT / "notebooks"
+CELL_TIMEOUT = 120  # seconds per cell
+KERNEL = "python3"
+
+ONE_RULE_SET = """\
+name = "notebooks"
+seed = 7
+games_per_seat = 200
+strategies = ["random", "greedy", "perfect"]
+
+[rules]
+stones_per_pit = 3
+"""
+
+VARIANTS = """\
+name = "notebook-variants"
+seed = 7
+games_per_seat = 200
+strategies = ["random", "greedy"]
+
+[rules]
+stones_per_pit = 3
+
+[variants.feeding_off]
+rules = { feeding = false }
+
+[variants.stones4]
+rules = { stones_per_pit = 4 }
+strategies = ["random"]
+"""
+
+
+def run_study(folder: Path, config: str) -> Path:
+    """Run the study of ``config`` into ``folder``/study; returns that folder."""
+    path = folder / "study.toml"
+    path.write_text(config, encoding="utf-8")
+    out = folder / "study"
+    assert main(["study", "run", str(path), "--out", str(out), "--quiet", "--jobs", "1"]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def one_rule_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return run_study(tmp_path_factory.mktemp("one-rule-set"), ONE_RULE_SET)
+
+
+@pytest.fixture(scope="module")
+def variants(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return run_study(tmp_path_factory.mktemp("variants"), VARIANTS)
+
+
+def execute(name: str) -> nbformat.NotebookNode:
+    """Run a notebook of notebooks/ as `make notebooks` does (its folder as the working
+    directory); a cell that raises fails the test with the cell's traceback."""
+    notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
+    client = NotebookClient(notebook, timeout=CELL_TIMEOUT, kernel_name=KERNEL, resources={"metadata": {"path": str(NOTEBOOKS)}})
+    client.execute()
+    return notebook
+
+
+def outputs(notebook: nbformat.NotebookNode) -> list[dict[str, object]]:
+    return [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs]
+
+
+def images(notebook: nbformat.NotebookNode) -> int:
+    return sum("image/png" in output.get("data", {}) for output in outputs(notebook))
+
+
+def test_explore_a_study(one_rule_set: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MODIAR_STUDY", str(one_rule_set))
+    notebook = execute("01-explore-a-study.ipynb")
+    assert images(notebook) >= 3  # the report's figures show inline
+
+
+def test_perfect_play(one_rule_set: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MODIAR_STUDY", str(one_rule_set))
+    notebook = execute("02-perfect-play.ipynb")
+    text = "".join(str(output.get("text", "")) for output in outputs(notebook))
+    assert "value of the start under modiar-stones3" in text
+    assert images(notebook) >= 2  # the value against the cap, and the agreement figure
+
+
+def test_rule_variants(variants: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MODIAR_VARIANTS", str(variants))
+    notebook = execute("03-rule-variants.ipynb")
+    assert images(notebook) == 3  # the report's three variant figures
+
+
+def committed_notebooks() -> list[Path]:
+    return sorted(NOTEBOOKS.glob("*.ipynb"))
+
+
+def test_there_are_notebooks() -> None:
+    names = [path.name for path in committed_notebooks()]
+    assert {"01-explore-a-study.ipynb", "02-perfect-play.ipynb", "03-rule-variants.ipynb"} <= set(names)
+
+
+@pytest.mark.parametrize("path", committed_notebooks(), ids=lambda path: path.name)
+def test_notebook_is_stripped(path: Path) -> None:
+    """Git keeps notebooks without outputs: run them with `make notebooks` (into reports/notebooks/)."""
+    notebook = nbformat.read(path, as_version=4)
+    nbformat.validate(notebook)
+    assert notebook.metadata.get("kernelspec", {}).get("name") == KERNEL
+    assert "widgets" not in notebook.metadata, f"{path.name}: widget state in its metadata"
+    for number, cell in enumerate(notebook.cells):
+        where = f"{path.name}, cell {number}"
+        assert "widgets" not in cell.metadata, f"{where}: widget state in its metadata"
+        if cell.cell_type == "code":
+            assert cell.outputs == [], f"{where} has outputs: strip them before committing"
+            assert cell.execution_count is None, f"{where} has an execution count: strip it"
+    assert notebook.cells[0].cell_type == "markdown", f"{path.name} should open with a markdown cell"
