@@ -171,10 +171,17 @@ def _duration_interval(games: pl.LazyFrame, keys: list[str]) -> pl.DataFrame:
 
 
 def _per_ply(games: pl.LazyFrame, keys: list[str]) -> dict[str, pl.DataFrame]:
+    """Ludii's per-ply metrics and the events by ply, one rule set at a time, so that only one
+    rule set's plies are in memory at once (a sweep can hold hundreds of millions)."""
     from pipeline.turns import events_by_ply, ludii_plies, replay_games
 
-    plies = replay_games(games, by=keys)
-    return {"ludii_plies": ludii_plies(plies, by=keys), "events_by_ply": events_by_ply(plies, by=keys)}
+    parts: dict[str, list[pl.DataFrame]] = {"ludii_plies": [], "events_by_ply": []}
+    for rules in games.select(pl.col("rules").unique(maintain_order=True)).collect()["rules"].to_list():
+        plies = replay_games(games.filter(pl.col("rules") == rules), by=keys)
+        parts["ludii_plies"].append(ludii_plies(plies, by=keys))
+        parts["events_by_ply"].append(events_by_ply(plies, by=keys))
+        del plies
+    return {name: pl.concat(tables) for name, tables in parts.items()}
 
 
 def _ratings(pairings: pl.DataFrame) -> dict[str, pl.DataFrame]:
