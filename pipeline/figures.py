@@ -139,27 +139,27 @@ def forest(
 
 def length_distributions(lengths: pl.DataFrame, *, title: str | None = None, columns: int = 3) -> Figure:
     """Game length distributions, one small panel per pairing (column pairing; columns plies and
-    games): the share of its games that last each number of plies, on a shared ply axis that
-    stops where 99.5% of all games are over."""
+    games): the share of its games that last each number of plies. Each panel's ply axis stops
+    where 99.5% of its games are over, so that one long-running pairing does not flatten the
+    others; one colour throughout, since the panels' titles name them."""
     pairings = lengths["pairing"].unique(maintain_order=True).to_list()
     rows = -(-len(pairings) // columns)
-    limit = _quantile_ply(lengths, 0.995)
     with style():
-        figure = Figure(figsize=(PAGE, 0.4 + 1.1 * rows))
-        grid = figure.subplots(rows, columns, sharex=True, squeeze=False)
+        figure = Figure(figsize=(PAGE, 0.4 + 1.2 * rows))
+        grid = figure.subplots(rows, columns, squeeze=False)
         for i, axes in enumerate(grid.flat):
             if i >= len(pairings):
                 axes.set_visible(False)
                 continue
             part = lengths.filter(pl.col("pairing") == pairings[i])
+            limit = _quantile_ply(part, 0.995)
             plies = np.arange(0, limit + 1)
             counts = np.zeros(limit + 1)
             inside = part.filter(pl.col("plies") <= limit)
             counts[inside["plies"].to_numpy()] = inside["games"].to_numpy()
             share = 100 * counts / max(int(part["games"].sum()), 1)
-            colour = OKABE_ITO[i % len(OKABE_ITO)]
-            axes.fill_between(plies, share, step="mid", color=colour, alpha=0.35, linewidth=0)
-            axes.step(plies, share, where="mid", color=colour, linewidth=0.8)
+            axes.fill_between(plies, share, step="mid", color=OKABE_ITO[0], alpha=0.35, linewidth=0)
+            axes.step(plies, share, where="mid", color=OKABE_ITO[0], linewidth=0.8)
             axes.set_title(pairings[i], loc="left", fontsize=7)
             axes.set_xlim(0, limit)
             axes.set_ylim(bottom=0)
@@ -167,7 +167,6 @@ def length_distributions(lengths: pl.DataFrame, *, title: str | None = None, col
                 axes.set_ylabel("games (%)")
             if i >= len(pairings) - columns:
                 axes.set_xlabel("game length (plies)")
-                axes.xaxis.set_tick_params(labelbottom=True)
         if title:
             figure.suptitle(title, x=0.0, ha="left")
         figure.set_layout_engine("constrained")
@@ -214,10 +213,20 @@ def events_by_ply(
 
 
 def dot_grid(
-    table: pl.DataFrame, *, row: str, series: str, value: str, title: str | None = None, xlabel: str, percent: bool = True
+    table: pl.DataFrame,
+    *,
+    row: str,
+    series: str,
+    value: str,
+    xlabel: str,
+    percent: bool = True,
+    reference: float | None = None,
+    log: bool = False,
+    title: str | None = None,
 ) -> Figure:
     """Several series of estimates with intervals on shared rows (e.g. each rule event, one
-    series per pairing): dots with 95% bars, series side by side within a row."""
+    series per pairing): dots with 95% bars, series side by side within a row; a dashed
+    reference line if given, and a log scale for values that span orders of magnitude."""
     rows = table[row].unique(maintain_order=True).to_list()
     names = table[series].unique(maintain_order=True).to_list()
     stem = value.removesuffix("_share")
@@ -232,6 +241,11 @@ def dot_grid(
             estimate = scale * part[value].to_numpy()
             low, high = scale * part[f"{stem}_low"].to_numpy(), scale * part[f"{stem}_high"].to_numpy()
             axes.errorbar(estimate, y, xerr=_spans(estimate, low, high), fmt=MARKERS[i % 8], color=OKABE_ITO[i % 8], label=name)
+        if reference is not None:
+            axes.axvline(reference, color="#555555", linewidth=0.8, linestyle="--", zorder=0)
+        if log:
+            axes.set_xscale("log")
+            axes.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
         axes.set_yticks(np.arange(len(rows))[::-1], rows)
         axes.grid(axis="y", visible=False)
         axes.set_xlabel(xlabel)

@@ -343,7 +343,12 @@ def _length_section(data: dict[str, pl.DataFrame]) -> Section:
         "Game length",
         ["Plies per game (a ply is one player's move)."],
         [Table("Game length per pairing", header, rows, "ludii")],
-        [("game_length", "Distribution of game length in the self-play pairings.")],
+        [
+            (
+                "game_length",
+                f"Distribution of game length in {_length_subjects(data)}; each panel's axis stops at 99.5% of its games.",
+            )
+        ],
     )
 
 
@@ -693,6 +698,7 @@ def _variant_advantage_figure(data: dict[str, pl.DataFrame]) -> Figure:
         value="advantage_share",
         xlabel="first-player score (draw = 1/2)",
         percent=False,
+        reference=0.5,
     )
 
 
@@ -705,6 +711,7 @@ def _variant_length_figure(data: dict[str, pl.DataFrame]) -> Figure:
         value="Duration",
         xlabel="mean game length (plies)",
         percent=False,
+        log=_spans_decades(table["Duration"]),
     )
 
 
@@ -876,6 +883,16 @@ def _start_values(table: pl.DataFrame) -> list[tuple[str, int]]:
     return [
         (str(rules), int(value)) for rules, value in table.select("rules", "start_value").unique(maintain_order=True).iter_rows()
     ]
+
+
+def _length_subjects(data: dict[str, pl.DataFrame]) -> str:
+    return "the largest pairing of each rule set" if _several_rules(data) else "the self-play pairings"
+
+
+def _spans_decades(values: pl.Series) -> bool:
+    """Whether positive values span more than a factor of 20: then a log scale reads better."""
+    array = values.to_numpy()
+    return bool(array.size and array.min() > 0 and array.max() > 20 * array.min())
 
 
 def _anchor_text(first_move: pl.DataFrame) -> str:
