@@ -179,6 +179,8 @@ def test_status_and_summary_of_a_sweep(tmp_path, capsys):
     folder = run_study(study(variants={"five": STONES_5}), tmp_path, progress=False)
     text = status(folder)
     assert "40 of 40 chunks done, 150 of 150 games" in text and len(text.splitlines()) == 2 + 5
+    assert "rules default (modiar), five (modiar-stones5)" in text.splitlines()[0]
+    assert [line.split()[0] for line in text.splitlines()[2:]] == ["default"] * 4 + ["five"]
     assert main(["study", "summary", str(folder)]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0].startswith("rules") and any(line.startswith("modiar-stones5") for line in out.splitlines())
