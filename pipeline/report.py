@@ -37,7 +37,7 @@ from pipeline.metrics import events, ludii, outcomes
 from pipeline.paths import REPORTS
 from pipeline.records import read_manifest, scan_games
 from pipeline.stats import Z95
-from pipeline.turns import MAX_GAMES_PER_PAIRING
+from pipeline.turns import END_EVENTS, MAX_GAMES_PER_PAIRING, TURN_EVENTS
 
 KEYS = ("rules", "south", "north")
 SELF_PLAY = pl.col("south") == pl.col("north")
@@ -627,18 +627,8 @@ def _events_figure(data: dict[str, pl.DataFrame]) -> Figure:
     )
 
 
-_GAME_EVENTS = (
-    "feeding_active",
-    "feeding_forced",
-    "feeding_lapsed",
-    "grand_slam_blocked",
-    "first_move_forfeit",
-    "capture",
-    "singleton_end",
-    "grand_slam_end",
-    "empty_row_end",
-)
-_END_EVENTS = ("singleton_end", "grand_slam_end", "empty_row_end")
+# The rules' events proper (fired or not in a game), without the counters of stones and pits.
+_GAME_EVENTS = (*TURN_EVENTS, *END_EVENTS)
 
 
 def _by_ply(data: dict[str, pl.DataFrame], names: Sequence[str]) -> pl.DataFrame:
@@ -657,12 +647,12 @@ def _ply_limit(data: dict[str, pl.DataFrame]) -> int:
 
 def _turn_events_figure(data: dict[str, pl.DataFrame]) -> Figure:
     # first_move_forfeit fires at ply 0 only, by its definition: nothing to see by ply.
-    names = [name for name in _GAME_EVENTS if name not in (*_END_EVENTS, "first_move_forfeit")]
+    names = [name for name in _GAME_EVENTS if name not in (*END_EVENTS, "first_move_forfeit")]
     return figures.events_by_ply(_by_ply(data, names), max_ply=_ply_limit(data))
 
 
 def _end_events_figure(data: dict[str, pl.DataFrame]) -> Figure:
-    return figures.events_by_ply(_by_ply(data, _END_EVENTS), max_ply=_ply_limit(data), ylabel="games that end at the ply (%)")
+    return figures.events_by_ply(_by_ply(data, END_EVENTS), max_ply=_ply_limit(data), ylabel="games that end at the ply (%)")
 
 
 def _ladder_figure(data: dict[str, pl.DataFrame]) -> Figure:

@@ -18,6 +18,7 @@ from pipeline.cli import main
 from pipeline.ratings import ratings
 from pipeline.report import KEYS
 from pipeline.stats import mean_interval, p_value_against, wilson
+from pipeline.turns import END_EVENTS, TURN_EVENTS
 
 RULES = engine.Rules(stones_per_pit=3)
 CONFIG = """name = "reported"
@@ -145,18 +146,11 @@ def test_events_by_ply_csv(built, replayed):
     for row in built[2].itertuples():
         game = replayed[row.game_id]
         for ply, fired in enumerate(game["turn_events"]):
-            for name in (
-                "feeding_active",
-                "feeding_forced",
-                "feeding_lapsed",
-                "grand_slam_blocked",
-                "first_move_forfeit",
-                "capture",
-            ):
+            for name in TURN_EVENTS:
                 counts = expected[row.south, row.north, name, ply]
                 counts[0] += 1
                 counts[2] += fired[name] > 0
-        for name in ("singleton_end", "grand_slam_end", "empty_row_end"):
+        for name in END_EVENTS:
             for ply in range(row.plies + 1):
                 counts = expected[row.south, row.north, name, ply]
                 counts[1] += 1
