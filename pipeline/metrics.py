@@ -142,7 +142,8 @@ def events(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
     events in engine.EVENTS order): games, turns (the sum of plies), fired (games where the count
     is above 0) with fired_share/_low/_high (95% Wilson interval), total, mean per game with
     mean_low/mean_high (95% normal interval, sample standard deviation; the mean itself for one
-    game) and per_100_turns = 100 * total / turns (null without turns)."""
+    game) and per_100_turns = 100 * total / turns with per_100_turns_low/_high (a 95% ratio
+    interval over games; null without turns)."""
     by = list(by)
     wide = _aggregate(
         games,
@@ -150,7 +151,10 @@ def events(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
         [
             pl.len().cast(pl.Int64).alias("games"),
             pl.col("plies").cast(pl.Int64).sum().alias("turns"),
+            (pl.col("plies").cast(pl.Float64) ** 2).sum().alias("_turns_squared"),
             *[(pl.col(name) > 0).sum().cast(pl.Int64).alias(f"{name}:fired") for name in engine.EVENTS],
+            *[(pl.col(name).cast(pl.Float64) ** 2).sum().alias(f"{name}:squared") for name in engine.EVENTS],
+            *[(pl.col(name).cast(pl.Float64) * pl.col("plies")).sum().alias(f"{name}:by_turns") for name in engine.EVENTS],
             *[pl.col(name).cast(pl.Int64).sum().alias(f"{name}:total") for name in engine.EVENTS],
             *[pl.col(name).cast(pl.Float64).std(ddof=1).alias(f"{name}:sd") for name in engine.EVENTS],
         ],
@@ -164,6 +168,9 @@ def events(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
             pl.col(f"{name}:fired").alias("fired"),
             pl.col(f"{name}:total").alias("total"),
             pl.col(f"{name}:sd").fill_null(0.0).alias("_sd"),
+            pl.col(f"{name}:squared").alias("_squared"),
+            pl.col(f"{name}:by_turns").alias("_by_turns"),
+            "_turns_squared",
         )
         for name in engine.EVENTS
     ]
@@ -176,5 +183,24 @@ def events(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
         mean.alias("mean"),
         (mean - spread).alias("mean_low"),
         (mean + spread).alias("mean_high"),
-        pl.when(pl.col("turns") > 0).then(100 * pl.col("total") / pl.col("turns")).alias("per_100_turns"),
-    ).drop("_sd")
+        *_rate_per_100_turns(),
+    ).drop("_sd", "_squared", "_by_turns", "_turns_squared")
+
+
+def _rate_per_100_turns() -> list[pl.Expr]:
+    """per_100_turns = 100 * total / turns, a ratio of two sums over games, with its 95% interval
+    by the delta method with the games as clusters (Cochran, Sampling Techniques, ratio
+    estimator): se = sqrt(sum((x - r t)^2) / (n - 1) / n) / mean(t), where x is a game's count
+    and t its turns; the sum of squares comes from the sums of x^2, x t and t^2. The lower bound
+    is clipped at 0."""
+    rate = pl.col("total") / pl.col("turns")
+    games = pl.col("games").cast(pl.Float64)
+    spread = pl.col("_squared") - 2 * rate * pl.col("_by_turns") + rate**2 * pl.col("_turns_squared")
+    se = (spread.clip(lower_bound=0.0) / (games - 1) / games).sqrt() / (pl.col("turns") / games)
+    half = pl.when(pl.col("games") > 1).then(Z95 * se).otherwise(0.0)
+    defined = pl.col("turns") > 0
+    return [
+        pl.when(defined).then(100 * rate).alias("per_100_turns"),
+        pl.when(defined).then(100 * (rate - half).clip(lower_bound=0.0)).alias("per_100_turns_low"),
+        pl.when(defined).then(100 * (rate + half)).alias("per_100_turns_high"),
+    ]

@@ -105,6 +105,7 @@ def compute(games: pl.LazyFrame, manifest: dict[str, Any] | None = None) -> dict
     keys = list(KEYS)
     data = {
         "outcomes": outcomes(games, by=keys),
+        "outcomes_overall": outcomes(games, by=["rules"]),
         "ludii": ludii(games, by=keys).join(_duration_interval(games, keys), on=keys),
         "events": events(games, by=keys),
         "lengths": games.group_by(*keys, "plies").agg(pl.len().alias("games")).sort(*keys, "plies").collect(),
@@ -296,34 +297,32 @@ def _row(table: pl.DataFrame, keys: dict[str, Any]) -> dict[str, Any]:
 
 
 def _advantage_section(data: dict[str, pl.DataFrame]) -> Section:
-    table = data["outcomes"]
-    rows = [
-        [
-            *_pairing_cells(row, data),
-            f"{row['games']:,}",
-            _share(row, "south"),
-            _share(row, "draw"),
-            _share(row, "north"),
-            _plain(row, "advantage", 3),
-            _p_value(row["advantage_p"]),
-        ]
-        for row in table.iter_rows(named=True)
-    ]
-    header = [
-        *_pairing_header(data),
-        "games",
-        "South wins (%)",
-        "draws (%)",
-        "North wins (%)",
-        "first-player score",
-        "p (score = 1/2)",
-    ]
+    rows = [[*_pairing_cells(row, data), *_outcome_cells(row)] for row in data["outcomes"].iter_rows(named=True)]
+    pooled = [[row["rules"], *_outcome_cells(row)] for row in data["outcomes_overall"].iter_rows(named=True)]
+    cells = ["games", "South wins (%)", "draws (%)", "North wins (%)", "first-player score", "p (score = 1/2)"]
     return Section(
         "First-player advantage",
-        ["The first player's score per ordered pairing (South's strategy first), with a two-sided test against one half."],
-        [Table("Outcomes per pairing", header, rows, "outcomes")],
+        [
+            "The first player's score per ordered pairing (South's strategy first), with a two-sided test against one "
+            "half; then every game of a rule set pooled (each pairing weighs as many games as it played)."
+        ],
+        [
+            Table("Outcomes per pairing", [*_pairing_header(data), *cells], rows, "outcomes"),
+            Table("All pairings pooled", ["rules", *cells], pooled, "outcomes_overall"),
+        ],
         [("first_player_advantage", "First-player score per pairing, 95% Wilson intervals; the dashed line is a fair game.")],
     )
+
+
+def _outcome_cells(row: dict[str, Any]) -> list[str]:
+    return [
+        f"{row['games']:,}",
+        _share(row, "south"),
+        _share(row, "draw"),
+        _share(row, "north"),
+        _plain(row, "advantage", 3),
+        _p_value(row["advantage_p"]),
+    ]
 
 
 def _length_section(data: dict[str, pl.DataFrame]) -> Section:
@@ -382,7 +381,7 @@ def _events_section(data: dict[str, pl.DataFrame]) -> Section:
             row["event"],
             _share(row, "fired", 2),
             f"{row['mean']:.4f} [{row['mean_low']:.4f}, {row['mean_high']:.4f}]",
-            f"{row['per_100_turns'] or 0.0:.3f}",
+            _rate(row),
         ]
         for row in table.iter_rows(named=True)
     ]
@@ -861,6 +860,12 @@ def _share(row: dict[str, Any], name: str, digits: int = 1) -> str:
 
 def _plain(row: dict[str, Any], name: str, digits: int) -> str:
     return f"{row[f'{name}_share']:.{digits}f} [{row[f'{name}_low']:.{digits}f}, {row[f'{name}_high']:.{digits}f}]"
+
+
+def _rate(row: dict[str, Any]) -> str:
+    if row["per_100_turns"] is None:
+        return "n/a"
+    return f"{row['per_100_turns']:.3f} [{row['per_100_turns_low']:.3f}, {row['per_100_turns_high']:.3f}]"
 
 
 def _p_value(p: float | None) -> str:

@@ -10,7 +10,7 @@ import engine
 from pipeline.cli import main
 from pipeline.metrics import events, ludii, outcomes
 from pipeline.records import read_games, scan_games
-from pipeline.stats import mean_interval, p_value_against, wilson
+from pipeline.stats import Z95, mean_interval, p_value_against, wilson
 
 EXACT = {"rel": 1e-9, "abs": 1e-12}
 
@@ -89,6 +89,16 @@ def test_events_match_pandas_and_stats(study, by):
         _close((row["fired_share"], row["fired_low"], row["fired_high"]), wilson(fired, n))
         _close((row["mean"], row["mean_low"], row["mean_high"]), mean_interval(counts))
         assert row["per_100_turns"] == pytest.approx(100 * counts.sum() / turns, **EXACT)
+        _close((row["per_100_turns_low"], row["per_100_turns_high"]), _ratio_interval(counts, group.plies.to_numpy(float)))
+
+
+def _ratio_interval(counts: np.ndarray, turns: np.ndarray) -> tuple[float, float]:
+    """100 x the ratio sum(counts) / sum(turns) with its 95% interval: the residuals of each
+    game, counts - ratio * turns, give the ratio's standard error over games (delta method)."""
+    ratio = counts.sum() / turns.sum()
+    residuals = counts - ratio * turns
+    se = residuals.std(ddof=1) / np.sqrt(len(counts)) / turns.mean()
+    return max(0.0, 100 * (ratio - Z95 * se)), 100 * (ratio + Z95 * se)
 
 
 def _known_games() -> pl.LazyFrame:

@@ -17,7 +17,7 @@ import engine
 from pipeline.cli import main
 from pipeline.ratings import ratings
 from pipeline.report import KEYS
-from pipeline.stats import mean_interval, p_value_against, wilson
+from pipeline.stats import Z95, mean_interval, p_value_against, wilson
 from pipeline.turns import END_EVENTS, TURN_EVENTS
 
 RULES = engine.Rules(stones_per_pit=3)
@@ -75,18 +75,24 @@ def test_outcomes_table(built, tables):
     pairings = _pairings(built[2])
     assert list(rows) == [(south, north) for south, north, _ in pairings]
     for south, north, part in pairings:
-        n = len(part)
-        south_wins, draws = int((part.winner == "south").sum()), int((part.winner == "draw").sum())
-        scores = np.where(part.winner == "south", 1.0, np.where(part.winner == "draw", 0.5, 0.0))
-        p = p_value_against(scores, 0.5)
-        assert rows[south, north] == {
-            "games": f"{n:,}",
-            "South wins (%)": _percent(wilson(south_wins, n), 1),
-            "draws (%)": _percent(wilson(draws, n), 1),
-            "North wins (%)": _percent(wilson(n - south_wins - draws, n), 1),
-            "first-player score": _plain(wilson(south_wins + draws / 2, n), 3),
-            "p (score = 1/2)": f"{p:.3g}" if p >= 1e-300 else "<1e-300",
-        }
+        assert rows[south, north] == _outcome_cells(part)
+    pooled = tables["All pairings pooled"][1]
+    assert pooled == [{"rules": RULES.name, **_outcome_cells(built[2])}]
+
+
+def _outcome_cells(part):
+    n = len(part)
+    south_wins, draws = int((part.winner == "south").sum()), int((part.winner == "draw").sum())
+    scores = np.where(part.winner == "south", 1.0, np.where(part.winner == "draw", 0.5, 0.0))
+    p = p_value_against(scores, 0.5)
+    return {
+        "games": f"{n:,}",
+        "South wins (%)": _percent(wilson(south_wins, n), 1),
+        "draws (%)": _percent(wilson(draws, n), 1),
+        "North wins (%)": _percent(wilson(n - south_wins - draws, n), 1),
+        "first-player score": _plain(wilson(south_wins + draws / 2, n), 3),
+        "p (score = 1/2)": f"{p:.3g}" if p >= 1e-300 else "<1e-300",
+    }
 
 
 def test_length_table(built, tables):
@@ -126,7 +132,6 @@ def test_ludii_table(built, tables, replayed):
 def test_events_table(built, tables):
     rows = {row["event"]: row for row in tables["Rule events"][1]}
     part = _pairings(built[2])[0][2]  # random v random: the pairing with the most games
-    turns = int(part.plies.sum())
     assert list(rows) == list(engine.EVENTS)
     for name in engine.EVENTS:
         counts = part[name].to_numpy(dtype=float)
@@ -135,7 +140,7 @@ def test_events_table(built, tables):
             "event": name,
             "games where it fires (%)": _percent(wilson(int((counts > 0).sum()), len(counts)), 2),
             "mean per game": f"{mean.value:.4f} [{mean.low:.4f}, {mean.high:.4f}]",
-            "per 100 turns": f"{100 * counts.sum() / turns:.3f}",
+            "per 100 turns": _rate(counts, part.plies.to_numpy(dtype=float)),
         }
 
 
@@ -240,7 +245,18 @@ def test_headline_and_files(built):
     for name in FIGURES:
         for suffix in ("svg", "pdf", "png"):
             assert (report / "figures" / f"{name}.{suffix}").stat().st_size > 1000, (name, suffix)
-    for name in ("outcomes", "ludii", "ludii_plies", "events", "events_by_ply", "lengths", "ratings", "first_move", "agreement"):
+    for name in (
+        "outcomes",
+        "outcomes_overall",
+        "ludii",
+        "ludii_plies",
+        "events",
+        "events_by_ply",
+        "lengths",
+        "ratings",
+        "first_move",
+        "agreement",
+    ):
         assert (report / "tables" / f"{name}.csv").is_file(), name
 
 
@@ -301,6 +317,14 @@ def _values(solution, moves):
         result = engine.apply_move(board, mover, pit, ply, RULES)
         yield solution.value(board, mover, ply), result.captured - solution.value(result.board, 1 - mover, ply + 1)
         board = result.board
+
+
+def _rate(counts, turns):
+    """100 x events per turn with its 95% interval over games (delta method: each game's residual
+    counts - ratio * turns)."""
+    ratio = counts.sum() / turns.sum()
+    se = (counts - ratio * turns).std(ddof=1) / np.sqrt(len(counts)) / turns.mean()
+    return f"{100 * ratio:.3f} [{max(0.0, 100 * (ratio - Z95 * se)):.3f}, {100 * (ratio + Z95 * se):.3f}]"
 
 
 def _markdown_tables(text: str) -> dict[str, tuple[list[str], list[dict[str, str]]]]:
