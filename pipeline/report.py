@@ -359,7 +359,9 @@ def _ludii_section(data: dict[str, pl.DataFrame]) -> Section:
     names = ["AdvantageP1", "Balance", "Completion", "Drawishness", "Timeouts", "Duration"]
     if per_ply is not None:
         names += ["BranchingFactor", "DecisionMoves", "PositionalRepetition"]
-    rows = [[*_pairing_cells(row, data), *(f"{row[name]:.4f}" for name in names)] for row in table.iter_rows(named=True)]
+    rows = [
+        [*_pairing_cells(row, data), *(_ludii_cell(name, row[name]) for name in names)] for row in table.iter_rows(named=True)
+    ]
     return Section(
         "Ludii game metrics",
         [
@@ -860,6 +862,11 @@ def _share(row: dict[str, Any], name: str, digits: int = 1) -> str:
 
 def _plain(row: dict[str, Any], name: str, digits: int) -> str:
     return f"{row[f'{name}_share']:.{digits}f} [{row[f'{name}_low']:.{digits}f}, {row[f'{name}_high']:.{digits}f}]"
+
+
+def _ludii_cell(name: str, value: float) -> str:
+    # Repetitions are rare (a few in ten million states): three significant digits, not four decimals.
+    return f"{value:.3g}" if name == "PositionalRepetition" else f"{value:.4f}"
 
 
 def _rate(row: dict[str, Any]) -> str:
