@@ -152,7 +152,7 @@ def length_distributions(lengths: pl.DataFrame, *, title: str | None = None, col
                 axes.set_visible(False)
                 continue
             part = lengths.filter(pl.col("pairing") == pairings[i])
-            limit = _quantile_ply(part, 0.995)
+            limit = quantile_ply(part, 0.995)
             plies = np.arange(0, limit + 1)
             counts = np.zeros(limit + 1)
             inside = part.filter(pl.col("plies") <= limit)
@@ -173,8 +173,9 @@ def length_distributions(lengths: pl.DataFrame, *, title: str | None = None, col
     return figure
 
 
-def _quantile_ply(lengths: pl.DataFrame, quantile: float) -> int:
-    """The smallest length by which ``quantile`` of all the games in ``lengths`` are over."""
+def quantile_ply(lengths: pl.DataFrame, quantile: float) -> int:
+    """A ply axis limit for ``lengths`` (columns plies, games): one past the smallest length by
+    which ``quantile`` of all its games are over, and at least 10."""
     totals = lengths.group_by("plies").agg(pl.col("games").sum()).sort("plies")
     cumulative = np.cumsum(totals["games"].to_numpy()) / max(int(totals["games"].sum()), 1)
     place = min(int(np.searchsorted(cumulative, quantile)), totals.height - 1)

@@ -98,8 +98,9 @@ def ludii(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
       end before the ply cap (end_reason "no_moves") with a winner.
     - Drawishness: share of games drawn (winner "draw").
     - Timeouts: share of games ending at the ply cap.
-    - Duration: plies per game: Duration (mean), Duration_median, Duration_p90 (linear
-      interpolation, as pandas' quantile) and Duration_max. Ludii's Duration is the mean.
+    - Duration: plies per game: Duration (mean) with Duration_low/_high (95% normal interval,
+      sample standard deviation; the mean itself for one game), Duration_median, Duration_p90
+      (linear interpolation, as pandas' quantile) and Duration_max. Ludii's Duration is the mean.
 
     Not computed here yet: BranchingFactor, DecisionMoves and PositionalRepetition need per-ply
     data (the legal moves and the positions of every turn, the plies/ tables), which the games
@@ -117,6 +118,7 @@ def ludii(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
             (pl.col("end_reason") == "ply_cap").mean().alias("_timeout"),
             ((pl.col("end_reason") == "no_moves") & (pl.col("winner") != "draw")).mean().alias("_complete"),
             pl.col("plies").cast(pl.Float64).mean().alias("Duration"),
+            pl.col("plies").cast(pl.Float64).std(ddof=1).fill_null(0.0).alias("_duration_sd"),
             pl.col("plies").cast(pl.Float64).median().alias("Duration_median"),
             pl.col("plies").cast(pl.Float64).quantile(0.9, interpolation="linear").alias("Duration_p90"),
             pl.col("plies").cast(pl.Int64).max().alias("Duration_max"),
@@ -131,6 +133,8 @@ def ludii(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
         pl.col("_draw").alias("Drawishness"),
         pl.col("_timeout").alias("Timeouts"),
         "Duration",
+        (pl.col("Duration") - Z95 * pl.col("_duration_sd") / pl.col("games").cast(pl.Float64).sqrt()).alias("Duration_low"),
+        (pl.col("Duration") + Z95 * pl.col("_duration_sd") / pl.col("games").cast(pl.Float64).sqrt()).alias("Duration_high"),
         "Duration_median",
         "Duration_p90",
         "Duration_max",

@@ -36,7 +36,6 @@ from pipeline import figures
 from pipeline.metrics import events, ludii, outcomes
 from pipeline.paths import REPORTS
 from pipeline.records import read_manifest, scan_games
-from pipeline.stats import Z95
 from pipeline.turns import END_EVENTS, MAX_GAMES_PER_PAIRING, TURN_EVENTS
 
 KEYS = ("rules", "south", "north")
@@ -106,15 +105,16 @@ def compute(games: pl.LazyFrame, manifest: dict[str, Any] | None = None) -> dict
     data = {
         "outcomes": outcomes(games, by=keys),
         "outcomes_overall": outcomes(games, by=["rules"]),
-        "ludii": ludii(games, by=keys).join(_duration_interval(games, keys), on=keys),
+        "ludii": ludii(games, by=keys),
         "events": events(games, by=keys),
         "lengths": games.group_by(*keys, "plies").agg(pl.len().alias("games")).sort(*keys, "plies").collect(),
     }
     data.update(_per_ply(games, keys))
     data.update(_ratings(data["outcomes"]))
     data.update(_agreement(games))
-    data["rule_sets"] = _rule_sets(games, data, manifest)
-    return _in_study_order(data, games)
+    first = _first_games(games)
+    data["rule_sets"] = _rule_sets(first, data, manifest)
+    return {name: _sorted_by(table, first) for name, table in data.items()}
 
 
 def variant_labels(manifest: dict[str, Any]) -> dict[str, str]:
@@ -131,12 +131,11 @@ def variant_labels(manifest: dict[str, Any]) -> dict[str, str]:
     return labels
 
 
-def _rule_sets(games: pl.LazyFrame, data: dict[str, pl.DataFrame], manifest: dict[str, Any] | None) -> pl.DataFrame:
+def _rule_sets(first: pl.DataFrame, data: dict[str, pl.DataFrame], manifest: dict[str, Any] | None) -> pl.DataFrame:
     """One row per rule set, in the study's order: rules, variant (its label), games and, when
     the study played perfect under it, start_value (the start's value for South under perfect play)."""
     labels = variant_labels(manifest) if manifest is not None else {}
-    table = games.group_by("rules").agg(pl.len().alias("games"), pl.col("game_id").min().alias("_first")).collect()
-    table = table.sort("_first").drop("_first")
+    table = first.group_by("rules").agg(pl.col("games").sum(), pl.col("_first").min()).sort("_first").drop("_first")
     table = table.with_columns(pl.col("rules").replace_strict(labels, default=pl.col("rules")).alias("variant"))
     if "agreement" in data:
         values = data["agreement"].select("rules", "start_value").unique("rules")
@@ -150,25 +149,20 @@ def in_study_order(table: pl.DataFrame, games: pl.LazyFrame) -> pl.DataFrame:
     """A table keyed by pairing (columns rules, south, north, as compute's) sorted as the study
     plays its pairings (its config's order, that of the game ids) rather than alphabetically;
     the rows of each pairing keep their order. A table without those columns comes back as it is."""
+    return _sorted_by(table, _first_games(games))
+
+
+def _first_games(games: pl.LazyFrame) -> pl.DataFrame:
+    """Per pairing: its first game id (_first, the study's order) and its number of games."""
+    return games.group_by(list(KEYS)).agg(pl.col("game_id").min().alias("_first"), pl.len().alias("games")).collect()
+
+
+def _sorted_by(table: pl.DataFrame, first: pl.DataFrame) -> pl.DataFrame:
     keys = list(KEYS)
     if not set(keys) <= set(table.columns):
         return table
-    first = games.group_by(keys).agg(pl.col("game_id").min().alias("_first")).collect()
-    return table.with_row_index("_row").join(first, on=keys, how="left").sort("_first", "_row").drop("_first", "_row")
-
-
-def _in_study_order(data: dict[str, pl.DataFrame], games: pl.LazyFrame) -> dict[str, pl.DataFrame]:
-    return {name: in_study_order(table, games) for name, table in data.items()}
-
-
-def _duration_interval(games: pl.LazyFrame, keys: list[str]) -> pl.DataFrame:
-    plies = pl.col("plies").cast(pl.Float64)
-    spread = Z95 * plies.std(ddof=1).fill_null(0.0) / pl.len().cast(pl.Float64).sqrt()
-    return (
-        games.group_by(*keys)
-        .agg((plies.mean() - spread).alias("Duration_low"), (plies.mean() + spread).alias("Duration_high"))
-        .collect()
-    )
+    order = first.select(*keys, "_first")
+    return table.with_row_index("_row").join(order, on=keys, how="left").sort("_first", "_row").drop("_first", "_row")
 
 
 def _per_ply(games: pl.LazyFrame, keys: list[str]) -> dict[str, pl.DataFrame]:
@@ -379,7 +373,7 @@ def _events_section(data: dict[str, pl.DataFrame]) -> Section:
     table = data["events"].join(main, on=list(KEYS), how="semi")
     rows = [
         [
-            *([row["rules"]] if _several_rules(data) else []),
+            *_rules_cells(row, data),
             row["event"],
             _share(row, "fired", 2),
             f"{row['mean']:.4f} [{row['mean_low']:.4f}, {row['mean_high']:.4f}]",
@@ -387,7 +381,7 @@ def _events_section(data: dict[str, pl.DataFrame]) -> Section:
         ]
         for row in table.iter_rows(named=True)
     ]
-    header = [*(["rules"] if _several_rules(data) else []), "event", "games where it fires (%)", "mean per game", "per 100 turns"]
+    header = [*_rules_header(data), "event", "games where it fires (%)", "mean per game", "per 100 turns"]
     described = ", ".join(f"{row['south']} v {row['north']}" for row in main.iter_rows(named=True))
     return Section(
         "Rule events",
@@ -425,7 +419,7 @@ def _ratings_section(data: dict[str, pl.DataFrame]) -> Section:
     ladder = data["ratings"]
     rows = [
         [
-            *([row["rules"]] if _several_rules(data) else []),
+            *_rules_cells(row, data),
             row["strategy"],
             f"{row['rating']:.0f} [{row['low']:.0f}, {row['high']:.0f}]",
             f"{row['games']:,}",
@@ -435,13 +429,13 @@ def _ratings_section(data: dict[str, pl.DataFrame]) -> Section:
     ]
     first = [
         [
-            *([row["rules"]] if _several_rules(data) else []),
+            *_rules_cells(row, data),
             f"{row['elo']:.1f} [{row['low']:.1f}, {row['high']:.1f}]",
             f"{row['expected_score']:.3f} [{row['expected_score_low']:.3f}, {row['expected_score_high']:.3f}]",
         ]
         for row in data["first_move"].iter_rows(named=True)
     ]
-    rules = ["rules"] if _several_rules(data) else []
+    rules = _rules_header(data)
     return Section(
         "Strategy ratings",
         [
@@ -463,7 +457,7 @@ def _agreement_section(data: dict[str, pl.DataFrame]) -> Section:
     table = data["agreement"]
     rows = [
         [
-            *([row["rules"]] if _several_rules(data) else []),
+            *_rules_cells(row, data),
             row["strategy"],
             f"{row['moves']:,}",
             _share(row, "kept", 2),
@@ -472,7 +466,7 @@ def _agreement_section(data: dict[str, pl.DataFrame]) -> Section:
         for row in table.iter_rows(named=True)
     ]
     values = ", ".join(f"{rules}: {value:+d}" for rules, value in _start_values(table))
-    rules = ["rules"] if _several_rules(data) else []
+    rules = _rules_header(data)
     return Section(
         "Perfect play",
         [
@@ -639,11 +633,7 @@ def _by_ply(data: dict[str, pl.DataFrame], names: Sequence[str]) -> pl.DataFrame
 
 
 def _ply_limit(data: dict[str, pl.DataFrame]) -> int:
-    main = _main_pairings(data).head(1)
-    lengths = data["lengths"].join(main, on=list(KEYS), how="semi").sort("plies")
-    cumulative = lengths["games"].cum_sum() / lengths["games"].sum()
-    reached = lengths["plies"].filter(cumulative >= 0.99)
-    return int(reached[0]) if len(reached) else 40
+    return figures.quantile_ply(data["lengths"].join(_main_pairings(data).head(1), on=list(KEYS), how="semi"), 0.99)
 
 
 def _turn_events_figure(data: dict[str, pl.DataFrame]) -> Figure:
@@ -681,29 +671,18 @@ def _agreement_figure(data: dict[str, pl.DataFrame]) -> Figure:
 
 
 def _variant_advantage_figure(data: dict[str, pl.DataFrame]) -> Figure:
-    table = _with_variant(data["outcomes"].filter(SELF_PLAY), data).rename({"south": "strategy"})
-    return figures.dot_grid(
-        table,
-        row="variant",
-        series="strategy",
-        value="advantage_share",
-        xlabel="first-player score (draw = 1/2)",
-        percent=False,
-        reference=0.5,
-    )
+    return _self_play_by_variant(data, "outcomes", "advantage_share", "first-player score (draw = 1/2)", reference=0.5)
 
 
 def _variant_length_figure(data: dict[str, pl.DataFrame]) -> Figure:
-    table = _with_variant(data["ludii"].filter(SELF_PLAY), data).rename({"south": "strategy"})
-    return figures.dot_grid(
-        table,
-        row="variant",
-        series="strategy",
-        value="Duration",
-        xlabel="mean game length (plies)",
-        percent=False,
-        log=_spans_decades(table["Duration"]),
-    )
+    lengths = data["ludii"].filter(SELF_PLAY)["Duration"]
+    return _self_play_by_variant(data, "ludii", "Duration", "mean game length (plies)", log=_spans_decades(lengths))
+
+
+def _self_play_by_variant(data: dict[str, pl.DataFrame], name: str, value: str, xlabel: str, **style: Any) -> Figure:
+    """One of a table's estimates for each strategy's self-play, a row per rule set."""
+    table = _with_variant(data[name].filter(SELF_PLAY), data).rename({"south": "strategy"})
+    return figures.dot_grid(table, row="variant", series="strategy", value=value, xlabel=xlabel, percent=False, **style)
 
 
 def _variant_events_figure(data: dict[str, pl.DataFrame]) -> Figure:
@@ -845,13 +824,21 @@ def _main_pairings(data: dict[str, pl.DataFrame]) -> pl.DataFrame:
     return best.sort("order").select(*KEYS)
 
 
+def _rules_header(data: dict[str, pl.DataFrame]) -> list[str]:
+    """A rules column, in a study of several rule sets only (_rules_cells fills it)."""
+    return ["rules"] if _several_rules(data) else []
+
+
+def _rules_cells(row: dict[str, Any], data: dict[str, pl.DataFrame]) -> list[str]:
+    return [row["rules"]] if _several_rules(data) else []
+
+
 def _pairing_header(data: dict[str, pl.DataFrame]) -> list[str]:
-    return [*(["rules"] if _several_rules(data) else []), "South", "North"]
+    return [*_rules_header(data), "South", "North"]
 
 
 def _pairing_cells(row: dict[str, Any], data: dict[str, pl.DataFrame]) -> list[str]:
-    cells = [row["south"], row["north"]]
-    return [row["rules"], *cells] if _several_rules(data) else cells
+    return [*_rules_cells(row, data), row["south"], row["north"]]
 
 
 def _share(row: dict[str, Any], name: str, digits: int = 1) -> str:

@@ -17,30 +17,13 @@ import dataclasses
 import re
 
 import pytest
+from reference import END_EVENTS, TURN_EVENTS  # the events as RULES.md lists them, written apart from engine/
 from variants import EVERY_FIELD_ALONE, OWARE_LIKE
 
 import engine
 from engine import IllegalMoveError, Rules, apply_move, end_event, legal_moves, pack, parse_board, play_game, render, unpack
 
 SOUTH, NORTH = 0, 1
-
-# The rule events of RULES.md, plus the extra counters the engine keeps for the two
-# events that carry more than a count ("count the stones", "count stones, pits in the
-# chain, and stones taken from each row").
-TURN_EVENTS = (
-    "feeding_active",
-    "feeding_forced",
-    "feeding_lapsed",
-    "grand_slam_blocked",
-    "first_move_forfeit",
-    "first_move_forfeit_stones",
-    "capture",
-    "capture_stones",
-    "capture_pits",
-    "capture_own_row_stones",
-    "capture_opponent_row_stones",
-)
-END_EVENTS = ("singleton_end", "grand_slam_end", "empty_row_end")
 
 
 def events(**counts: int) -> dict[str, int]:
