@@ -41,6 +41,7 @@ from engine.tables import (
     PositionTables,
     first_moves,
     load_tables,
+    table_rules,
 )
 
 # The bits of Replay.flags: the turn events of RULES.md that a single turn can fire. The first
@@ -54,7 +55,6 @@ FLAG_BITS = {
     "capture": 32,
 }
 TURN_FLAGS = tuple(FLAG_BITS)
-TABLES_PLY_CAP = Rules().ply_cap  # the tables do not depend on the cap (as in engine.solver)
 _TABLE_FLAGS = FEEDING_ACTIVE | FEEDING_FORCED | FEEDING_LAPSED | GRAND_SLAM_BLOCKED
 # What a first move did, from its packed events (engine.events): Replay's name -> the counter.
 _FIRST_EVENTS = {
@@ -139,7 +139,7 @@ def replay(rules: Rules, moves: np.ndarray, offsets: np.ndarray, tables: Positio
     moves = np.ascontiguousarray(moves, dtype=np.uint8)
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     _check_offsets(moves, offsets, rules)
-    tables = _loaded_tables(rules.replace(ply_cap=TABLES_PLY_CAP)) if tables is None else tables
+    tables = _loaded_tables(table_rules(rules)) if tables is None else tables
     if tables.rules != rules.replace(ply_cap=tables.rules.ply_cap):
         raise ValueError(f"the tables are those of {tables.rules.name}, not of {rules.name}")
     first = _FirstMoves.of(tables)

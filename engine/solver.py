@@ -48,13 +48,12 @@ from engine.moves import Option
 from engine.positions import positions
 from engine.rules import PITS, ROW, Rules
 from engine.tables import DEFAULT_CACHE as TABLES_CACHE
-from engine.tables import PositionTables, load_tables
+from engine.tables import PositionTables, load_tables, table_rules
 from engine.version import ENGINE_VERSION
 
 DEFAULT_CACHE = TABLES_CACHE.parent / "solutions"
 DEFAULT_RULES = Rules()
 ARRAYS = ("offsets", "change_plies", "change_values", "start_values")
-TABLES_PLY_CAP = Rules().ply_cap  # the tables do not depend on the cap: one cache file serves every cap
 # An illegal move points at an extra position of this value: captured - 127 loses to any legal move.
 _NO_MOVE = 127
 # Above size / this many changed positions, finding their parents by a pass over every move
@@ -213,13 +212,13 @@ def solve(
     tables included.
     """
     game = rules.replace(ply_cap=rules.ply_cap if cap is None else cap)
-    path = None if cache is None else _path(cache, game)
+    path = None if cache is None else solution_path(game, cache)
     found = None if path is None else _read(path, game)
     if found is not None:
         return found
     started = time.perf_counter()
     if tables is None:
-        tables = load_tables(_table_rules(game), None if cache is None else TABLES_CACHE, verbose=verbose)
+        tables = load_tables(table_rules(game), None if cache is None else TABLES_CACHE, verbose=verbose)
     loaded = time.perf_counter() - started
     built = build_solution(game, tables)
     built.timings["tables"] = loaded
@@ -233,12 +232,12 @@ def solve(
 def cached_solution(rules: Rules = DEFAULT_RULES, cache: Path = DEFAULT_CACHE) -> Solution | None:
     """The solution of ``rules`` (capped at rules.ply_cap) if the cache holds a sound copy, else
     None: never solves (a report must not spend half a minute on a solution nobody asked for)."""
-    return _read(_path(cache, rules), rules)
+    return _read(solution_path(rules, cache), rules)
 
 
 def build_solution(rules: Rules, tables: PositionTables) -> Solution:
     """Solve every position of ``tables`` for every k = 0 .. rules.ply_cap (vectorised)."""
-    if tables.index.total != rules.total_stones or _table_rules(tables.rules) != _table_rules(rules):
+    if tables.index.total != rules.total_stones or table_rules(tables.rules) != table_rules(rules):
         raise ValueError(f"the tables of {tables.rules.name} cannot solve {rules.name}")
     started = time.perf_counter()
     graph = _MoveGraph(tables)
@@ -278,12 +277,9 @@ def checksum(arrays: dict[str, np.ndarray], name: str) -> str:
     return digest.hexdigest()
 
 
-def _path(cache: Path, rules: Rules) -> Path:
-    return cache / f"{_table_rules(rules).name}-cap{rules.ply_cap}-engine{ENGINE_VERSION}.npz"
-
-
-def _table_rules(rules: Rules) -> Rules:
-    return rules.replace(ply_cap=TABLES_PLY_CAP)
+def solution_path(rules: Rules, cache: Path = DEFAULT_CACHE) -> Path:
+    """Where solve keeps the solution of ``rules`` (capped at rules.ply_cap)."""
+    return cache / f"{table_rules(rules).name}-cap{rules.ply_cap}-engine{ENGINE_VERSION}.npz"
 
 
 def _row_difference(seen: Board) -> int:

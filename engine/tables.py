@@ -40,6 +40,7 @@ END_SHIFT = 4
 END_MASK = 0b11 << END_SHIFT
 END_CODES = {"singleton_end": 1, "grand_slam_end": 2, "empty_row_end": 3}
 ARRAYS = ("child", "captured", "own_captured", "capture_pits", "flags")
+TABLES_PLY_CAP = Rules().ply_cap  # the cap of table_rules: the tables themselves ignore it
 DEFAULT_CACHE = Path(os.environ.get("MODIAR_DATA", Path(__file__).resolve().parents[1] / "data")) / "tables"
 
 
@@ -110,7 +111,7 @@ def load_tables(rules: Rules, cache: Path | None = DEFAULT_CACHE, *, verbose: bo
     """
     if cache is None:
         return build_tables(rules)
-    path = cache / f"{rules.name}-engine{ENGINE_VERSION}.npz"
+    path = cache_path(rules, cache)
     found = _read(path, rules)
     if found is not None:
         return found
@@ -120,6 +121,17 @@ def load_tables(rules: Rules, cache: Path | None = DEFAULT_CACHE, *, verbose: bo
     if verbose:
         print(f"built position tables of {rules.name} in {time.perf_counter() - start:.1f} s: {path}", file=sys.stderr)
     return built
+
+
+def cache_path(rules: Rules, cache: Path = DEFAULT_CACHE) -> Path:
+    """Where load_tables keeps the tables of ``rules``."""
+    return cache / f"{rules.name}-engine{ENGINE_VERSION}.npz"
+
+
+def table_rules(rules: Rules) -> Rules:
+    """The rule set whose tables serve ``rules``: the same with the default ply cap. The tables
+    do not depend on the cap, so the solver and the replay load one cache file for every cap."""
+    return rules.replace(ply_cap=TABLES_PLY_CAP)
 
 
 def first_moves(rules: Rules) -> list[tuple[int, int, int]]:

@@ -40,10 +40,8 @@ from tqdm import tqdm
 import engine
 from engine.batch import GameBatch
 from engine.rng import game_seeds
-from engine.solver import DEFAULT_CACHE as SOLUTIONS_CACHE
-from engine.solver import TABLES_PLY_CAP
-from engine.tables import DEFAULT_CACHE as TABLES_CACHE
-from engine.tables import load_tables
+from engine.solver import solution_path
+from engine.tables import TABLES_PLY_CAP, cache_path, load_tables
 from pipeline.paths import GAMES, MANIFEST, PLIES, study_dir
 from pipeline.records import (
     RecordError,
@@ -159,10 +157,7 @@ def build_caches(rules: engine.Rules, perfect: bool) -> str:
 
 def missing_caches(chunks: list[Chunk]) -> dict[engine.Rules, bool]:
     """The rule sets of the chunks whose tables (or, when "perfect" plays, solution) are not yet
-    cached, each with whether it needs the solution; largest rule sets first, as they take longest.
-
-    The file names are those engine.tables and engine.solver give their caches: were they to
-    change, the rule sets would only be built here again (found in the cache and checked)."""
+    cached, each with whether it needs the solution; largest rule sets first, as they take longest."""
     needed: dict[engine.Rules, bool] = {}
     for chunk in chunks:
         pairing = chunk.pairing
@@ -172,10 +167,7 @@ def missing_caches(chunks: list[Chunk]) -> dict[engine.Rules, bool]:
 
 
 def _cached(rules: engine.Rules, perfect: bool) -> bool:
-    tables = TABLES_CACHE / f"{rules.name}-engine{engine.ENGINE_VERSION}.npz"
-    table_rules = rules.replace(ply_cap=TABLES_PLY_CAP)
-    solution = SOLUTIONS_CACHE / f"{table_rules.name}-cap{rules.ply_cap}-engine{engine.ENGINE_VERSION}.npz"
-    return tables.exists() and (not perfect or solution.exists())
+    return cache_path(rules).exists() and (not perfect or solution_path(rules).exists())
 
 
 def _keep_caches_loaded() -> None:
