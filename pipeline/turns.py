@@ -12,7 +12,6 @@ return polars DataFrames grouped by ``by`` (the columns of the games table; the 
     ludii_plies(games)          Ludii's BranchingFactor, DecisionMoves and PositionalRepetition
     events_by_ply(games)        the share of the turns at each ply on which each rule event fires
     agreement(games, solution)  each strategy's moves against the strong solution
-    solution_if_cached(rules)   the cached strong solution of a rule set, or None
 
 A study may hold several rule sets (column ``rules``): each is replayed with its own tables.
 """
@@ -22,12 +21,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from engine import solver
 from engine.replay import FLAG_BITS, TURN_FLAGS, Replay, replay
 from engine.rules import Rules
 from engine.solver import Solution
@@ -259,12 +256,6 @@ def agreement(
         (pl.col("loss") - spread).alias("loss_low"),
         (pl.col("loss") + spread).alias("loss_high"),
     ).select(AGREEMENT_COLUMNS)
-
-
-def solution_if_cached(rules: Rules, cache: Path = solver.DEFAULT_CACHE) -> Solution | None:
-    """The strong solution of ``rules`` (capped at rules.ply_cap) from the solver's cache, or None
-    when it holds no sound copy. Never solves: solving the default rules takes half a minute."""
-    return solver.cached_solution(rules, cache)
 
 
 # ---------------------------------------------------------------------------------------------

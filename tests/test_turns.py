@@ -7,6 +7,7 @@ import polars as pl
 import pytest
 
 import engine
+from engine.solver import cached_solution
 from pipeline.cli import main
 from pipeline.records import scan_games
 from pipeline.stats import mean_interval, wilson
@@ -20,7 +21,6 @@ from pipeline.turns import (
     events_by_ply,
     ludii_plies,
     replay_games,
-    solution_if_cached,
 )
 
 EXACT = {"rel": 1e-9, "abs": 1e-12}
@@ -246,10 +246,10 @@ def test_agreement_per_rule_set(study):
     ]
 
 
-def test_solution_if_cached_never_solves(tmp_path):
-    assert solution_if_cached(BASE, cache=tmp_path) is None
+def test_cached_solution_never_solves(tmp_path):
+    assert cached_solution(BASE, cache=tmp_path) is None
     engine.solve(BASE, verbose=False)  # makes sure the shared cache holds it
-    found = solution_if_cached(BASE)
+    found = cached_solution(BASE)
     assert found is not None and found.rules == BASE and found.start_value() == engine.solve(BASE).start_value()
 
 
