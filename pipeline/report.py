@@ -36,6 +36,7 @@ from pipeline import figures
 from pipeline.metrics import events, ludii, outcomes
 from pipeline.paths import REPORTS
 from pipeline.records import read_manifest, scan_games
+from pipeline.study import parse_study
 from pipeline.turns import END_EVENTS, MAX_GAMES_PER_PAIRING, TURN_EVENTS
 
 KEYS = ("rules", "south", "north")
@@ -120,15 +121,7 @@ def compute(games: pl.LazyFrame, manifest: dict[str, Any] | None = None) -> dict
 def variant_labels(manifest: dict[str, Any]) -> dict[str, str]:
     """Rule-set name -> the label the study config gives it: "default" for its [rules], the key
     of [variants.LABEL] for the others."""
-    config = manifest["config"]
-    tables = {"default": config.get("rules", {})}
-    tables.update({label: variant["rules"] for label, variant in config.get("variants", {}).items()})
-    labels = {}
-    for label, fields in tables.items():
-        changes: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value for key, value in fields.items()}
-        rules = Rules(**changes)
-        labels[rules.name] = label
-    return labels
+    return {rule_set.rules.name: rule_set.label for rule_set in parse_study(manifest["config"]).rule_sets()}
 
 
 def _rule_sets(first: pl.DataFrame, data: dict[str, pl.DataFrame], manifest: dict[str, Any] | None) -> pl.DataFrame:
