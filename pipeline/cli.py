@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import engine
 
@@ -26,6 +27,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(arguments.run(arguments) or 0)
     except (UsageError, engine.UnknownStrategyError) as error:
         print(f"modiar: error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    except OSError as error:  # a file or folder the user named that cannot be read or written
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"modiar: error: {where}{error.strerror or error}", file=sys.stderr)
         return USAGE_ERROR
     except KeyboardInterrupt:
         print("modiar: interrupted", file=sys.stderr)
@@ -142,8 +147,6 @@ def _solve(arguments: argparse.Namespace) -> None:
 
 
 def _study_run(arguments: argparse.Namespace) -> None:
-    from pathlib import Path
-
     from pipeline.records import RecordError
     from pipeline.runner import run_study
     from pipeline.study import ConfigError, load_study
@@ -154,7 +157,7 @@ def _study_run(arguments: argparse.Namespace) -> None:
         raise UsageError("--scheduler goes with --backend dask")
     try:
         study = load_study(arguments.config)
-        out = Path(arguments.out) if arguments.out else None
+        out = _out_folder(arguments.out)
         folder = run_study(
             study,
             out,
@@ -169,8 +172,6 @@ def _study_run(arguments: argparse.Namespace) -> None:
 
 
 def _study_status(arguments: argparse.Namespace) -> None:
-    from pathlib import Path
-
     from pipeline.records import RecordError
     from pipeline.status import status
 
@@ -181,8 +182,6 @@ def _study_status(arguments: argparse.Namespace) -> None:
 
 
 def _study_summary(arguments: argparse.Namespace) -> None:
-    from pathlib import Path
-
     from pipeline.records import RecordError
     from pipeline.summary import summary
 
@@ -193,13 +192,11 @@ def _study_summary(arguments: argparse.Namespace) -> None:
 
 
 def _study_report(arguments: argparse.Namespace) -> None:
-    from pathlib import Path
-
     from pipeline.records import RecordError
     from pipeline.report import build_report
 
     try:
-        build_report(Path(arguments.folder), Path(arguments.out) if arguments.out else None, progress=not arguments.quiet)
+        build_report(Path(arguments.folder), _out_folder(arguments.out), progress=not arguments.quiet)
     except RecordError as error:
         raise UsageError(str(error)) from None
 
@@ -214,6 +211,15 @@ def _play(arguments: argparse.Namespace) -> int:
             engine.make_strategy(spec)
     play_terminal(arguments.south, arguments.north, rules=rules, seed=arguments.seed)
     return 0  # a finished game or one the person left: neither is an error
+
+
+def _out_folder(text: str | None) -> Path | None:
+    """The folder of --out; an empty one would mean the current folder, which is never meant."""
+    if text is None:
+        return None
+    if not text.strip():
+        raise UsageError("--out must name a folder, not an empty string")
+    return Path(text)
 
 
 def _check_seed(seed: int) -> None:

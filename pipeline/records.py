@@ -1,12 +1,16 @@
 """A study's records on disk: Parquet chunks of games (and plies) and the manifest that vouches for them.
 
     data/<study>/manifest.json           the config, the versions, every chunk: file, rows, SHA-256
+    data/<study>/.chunks.jsonl           chunks finished since the manifest was written (a running
+                                           or killed run), one JSON line each; read with the manifest
+    data/<study>/.modiar.lock            held by the run writing the folder (its pid inside)
     data/<study>/games/pPPP-cCCCCC.parquet   one row per game of chunk C of pairing P
     data/<study>/plies/pPPP-cCCCCC.parquet   one row per ply (keep_plies = true)
 
 Records are written once and never edited: each file goes to a temporary name and is then
-renamed into place, and so is the manifest after each chunk. Parquet is written with fixed
-settings and no timestamps, so the same games always give the same bytes.
+renamed into place; each finished chunk is then appended to the journal, and the manifest is
+rewritten whole (journal included) when a run starts and when it ends. Parquet is written with
+fixed settings and no timestamps, so the same games always give the same bytes.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import io
 import json
 import os
 import platform
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,7 +32,7 @@ import pyarrow.parquet as pq
 
 import engine
 from engine.batch import END_REASONS, WINNERS, GameBatch
-from pipeline.paths import GAMES, MANIFEST
+from pipeline.paths import GAMES, JOURNAL, MANIFEST, PLIES, is_name
 
 COMPRESSION = "zstd"
 COMPRESSION_LEVEL = 3
@@ -149,10 +154,10 @@ def sha256(data: bytes) -> str:
 
 
 def file_sha256(path: Path) -> str | None:
-    """The SHA-256 of a file, None when it is missing."""
+    """The SHA-256 of a file, None when it is missing or cannot be read."""
     try:
         return sha256(path.read_bytes())
-    except FileNotFoundError:
+    except OSError:  # missing, or not a file
         return None
 
 
@@ -181,21 +186,107 @@ def new_manifest(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:
+    """The folder's manifest with the chunks of its journal, every field checked: a manifest
+    is read from a folder a user may have edited, and its names become paths."""
     path = directory / MANIFEST
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
         raise RecordError(f"{path} not found: is {directory} a study folder written by 'modiar study run'?") from None
+    except IsADirectoryError:
+        raise RecordError(f"{path} is a folder, not a manifest; is {directory} a study folder?") from None
     except (OSError, ValueError) as error:
         raise RecordError(f"{path} is not a readable manifest ({error}); run the study again into a new folder") from None
-    if not isinstance(manifest, dict) or not {"config", "chunks", "versions"} <= set(manifest):
-        raise RecordError(f"{path} is not a study manifest (no config, versions and chunks)")
-    return manifest
+    _check_manifest(path, manifest)
+    for name, entry in _journal(directory):
+        manifest["chunks"][name] = entry
+    return dict(manifest)
 
 
 def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
+    """Write the whole manifest, then drop the journal it now holds."""
     manifest = {**manifest, "chunks": dict(sorted(manifest["chunks"].items()))}
     write_atomic(directory / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode())
+    (directory / JOURNAL).unlink(missing_ok=True)
+
+
+def append_chunk(directory: Path, name: str, entry: dict[str, Any]) -> None:
+    """Record one finished chunk in the journal: one line appended and flushed to disk, a cost
+    that does not grow with the chunks before it (the manifest is rewritten only at the end)."""
+    with open(directory / JOURNAL, "ab") as handle:
+        handle.write((json.dumps({"chunk": name, **entry}, sort_keys=True) + "\n").encode())
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _journal(directory: Path) -> list[tuple[str, dict[str, Any]]]:
+    """The journal's chunks; a line cut short by a kill (the last one) is not a chunk."""
+    path = directory / JOURNAL
+    try:
+        lines = path.read_bytes().split(b"\n")
+    except FileNotFoundError:
+        return []
+    except OSError as error:
+        raise RecordError(f"{path} cannot be read ({error.strerror}); move it away to resume from the manifest") from None
+    chunks = []
+    for number, line in enumerate(lines, 1):
+        try:
+            entry = json.loads(line.decode("utf-8"))
+            name = entry.pop("chunk")
+        except (ValueError, AttributeError, KeyError, TypeError):
+            if number >= len(lines) - 1:  # the last line, or one cut before its newline
+                continue
+            raise RecordError(f"{path} line {number} is not a chunk record; move the file away to resume") from None
+        _check_chunk(path, name, entry)
+        chunks.append((name, entry))
+    return chunks
+
+
+def _check_manifest(path: Path, manifest: object) -> None:
+    fields = {"study": str, "config": dict, "versions": dict, "chunks": dict}
+    if not isinstance(manifest, dict) or not set(fields) <= set(manifest):
+        raise RecordError(f"{path} is not a study manifest (it needs {', '.join(fields)})")
+    for key, kind in fields.items():
+        if not isinstance(manifest[key], kind):
+            raise RecordError(
+                f"{path}: {key!r} must be a JSON {'string' if kind is str else 'object'}, not {manifest[key]!r:.60}"
+            )
+    if not is_name(manifest["study"]) or manifest["config"].get("name") != manifest["study"]:
+        raise RecordError(f"{path}: the study name {manifest['study']!r:.80} is not a folder name or not its config's name")
+    for name, entry in manifest["chunks"].items():
+        _check_chunk(path, name, entry)
+
+
+def _check_chunk(path: Path, name: object, entry: object) -> None:
+    """A chunk entry names exactly the files a run writes for it: nothing outside the folder."""
+    if not isinstance(name, str) or not _CHUNK.fullmatch(name):
+        raise RecordError(f"{path}: {name!r:.60} is not a chunk name such as p000-c00000")
+    rows = entry.get("rows") if isinstance(entry, dict) else None
+    if not isinstance(entry, dict) or not isinstance(rows, int) or isinstance(rows, bool) or rows < 0:
+        raise RecordError(f"{path}: chunk {name} has no row count")
+    for folder in (GAMES, PLIES):
+        file = entry.get(folder)
+        if file is None:
+            continue
+        if not isinstance(file, dict) or file.get("file") != f"{folder}/{name}.parquet":
+            raise RecordError(f"{path}: chunk {name} names a file other than {folder}/{name}.parquet")
+        digest = file.get("sha256")
+        if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
+            raise RecordError(f"{path}: chunk {name} has no SHA-256 for {folder}/{name}.parquet")
+    if GAMES not in entry:
+        raise RecordError(f"{path}: chunk {name} has no games file")
+
+
+_CHUNK = re.compile(r"p[0-9]{3,}-c[0-9]{5,}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def parquet_rows(path: Path) -> int | None:
+    """The rows a Parquet file says it holds, None when it cannot be read as Parquet."""
+    try:
+        return int(pq.read_metadata(path).num_rows)
+    except (OSError, ValueError, pa.ArrowException):
+        return None
 
 
 def check_files(directory: Path, manifest: dict[str, Any], folder: str = GAMES) -> list[Path]:
@@ -203,11 +294,12 @@ def check_files(directory: Path, manifest: dict[str, Any], folder: str = GAMES) 
 
     A missing, changed or unlisted file raises RecordError naming it.
     """
-    listed = {}
+    listed, rows = {}, {}
     for chunk in manifest["chunks"].values():
         entry = chunk.get(folder)
         if entry is not None:
             listed[entry["file"]] = entry["sha256"]
+            rows[entry["file"]] = chunk["rows"]
     for file, digest in sorted(listed.items()):
         found = file_sha256(directory / file)
         if found is None:
@@ -216,6 +308,11 @@ def check_files(directory: Path, manifest: dict[str, Any], folder: str = GAMES) 
             raise RecordError(
                 f"{directory / file} does not match its checksum in the manifest (truncated or changed); "
                 "delete it and run the study again"
+            )
+        if folder == GAMES and parquet_rows(directory / file) != rows[file]:
+            raise RecordError(
+                f"{directory / file} holds {parquet_rows(directory / file)} games, its manifest says {rows[file]}; "
+                "the manifest was edited: run the study again into a new folder"
             )
     on_disk = sorted((directory / folder).glob("*.parquet")) if (directory / folder).is_dir() else []
     for path in on_disk:

@@ -42,24 +42,29 @@ from engine.batch import GameBatch
 from engine.rng import game_seeds
 from engine.solver import solution_path
 from engine.tables import TABLES_PLY_CAP, cache_path, load_tables
-from pipeline.paths import GAMES, MANIFEST, PLIES, study_dir
+from pipeline.lock import FolderBusyError, folder_lock
+from pipeline.paths import GAMES, JOURNAL, LOCK, MANIFEST, PLIES, study_dir
 from pipeline.records import (
     RecordError,
+    append_chunk,
     batch_of_records,
     file_sha256,
     games_table,
     new_manifest,
     parquet_bytes,
+    parquet_rows,
     plies_table,
     read_manifest,
     sha256,
     write_atomic,
     write_manifest,
 )
-from pipeline.study import BASE, Pairing, Study
+from pipeline.study import BASE, ConfigError, Pairing, Study
 
 SEED_BLOCK = 1 << 16  # games per seed block: engine.batch plays 2**16 games in lockstep
 MIN_CHUNKS = 8  # a pairing is cut into at least this many chunks (when it has the games)
+MAX_CHUNKS = 100_000  # chunks of a study: its manifest holds one entry each
+CHUNK_BYTES = 1200  # memory a planned chunk takes (plan and manifest), measured on 3.8 million chunks
 BACKENDS = ("loky", "dask")
 CONNECT_SECONDS = 10  # how long to wait for a dask scheduler
 PERFECT = "perfect"  # the strategy that needs the rule set's solution
@@ -92,7 +97,9 @@ class ChunkResult:
 
 
 def plan(study: Study) -> list[Chunk]:
-    """Every chunk of the study, pairing by pairing; game_ids number the games of the study."""
+    """Every chunk of the study, pairing by pairing; game_ids number the games of the study.
+    Refuses (ConfigError) a study of more than MAX_CHUNKS chunks before making any."""
+    _check_chunks(study)
     chunks, first_id = [], 0
     for pairing in study.pairings():
         size = chunk_size(pairing.games, study.chunk_games)
@@ -101,6 +108,15 @@ def plan(study: Study) -> list[Chunk]:
             chunks.append(Chunk(pairing, index, start, stop, first_id + start))
         first_id += pairing.games
     return chunks
+
+
+def _check_chunks(study: Study) -> None:
+    count = sum(-(-pairing.games // chunk_size(pairing.games, study.chunk_games)) for pairing in study.pairings())
+    if count > MAX_CHUNKS:
+        raise ConfigError(
+            f"the study plans {count:,} chunks (about {count * CHUNK_BYTES / 1e9:,.1f} GB to plan and record them); "
+            f"at most {MAX_CHUNKS:,}: lower games_per_seat or raise chunk_games"
+        )
 
 
 def pairing_key(south: str, north: str) -> int:
@@ -196,19 +212,47 @@ def run_study(
 ) -> Path:
     """Play every chunk not yet on disk and record it; returns the study's folder.
 
-    Refuses (RecordError, nothing written) when the folder holds another config's records.
-    ``stop_after`` stops after that many chunks, as a killed run would.
+    Refuses (RecordError, nothing written) when the folder holds another config's records, is
+    being written by another run, or cannot be written; a finished study is not written at all
+    (it may sit on read-only media). ``stop_after`` stops after that many chunks, as a killed
+    run would.
     """
     if backend not in BACKENDS:
         raise RecordError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
     directory = study_dir(study.name, out)
+    if directory.exists() and not directory.is_dir():
+        raise RecordError(f"{directory} is not a folder; choose a folder for the records with --out")
+    if (directory / MANIFEST).is_file() and _finished(directory, study):
+        return directory
+    made = [path for path in (directory, directory / LOCK) if not path.exists()]
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with folder_lock(directory):
+            _run_locked(study, directory, jobs, backend, scheduler, progress, batched, stop_after)
+    except OSError as error:
+        raise RecordError(_write_error(directory, error)) from None
+    finally:
+        _remove_if_unused(directory, made)
+    return directory
+
+
+def _run_locked(
+    study: Study,
+    directory: Path,
+    jobs: int,
+    backend: str,
+    scheduler: str | None,
+    progress: bool,
+    batched: bool,
+    stop_after: int | None,
+) -> None:
     manifest = _open_manifest(directory, study)
     chunks = [chunk for chunk in plan(study) if not chunk_done(directory, manifest, chunk, study.keep_plies)]
     if stop_after is not None:
         chunks = chunks[:stop_after]
     with _backend(backend, scheduler, jobs):
-        write_manifest(directory, manifest)  # only once the workers are there: a failed start leaves nothing
         _remove_partial_writes(directory)
+        write_manifest(directory, manifest)  # only once the workers are there: a failed start leaves nothing
         _build_missing_caches(chunks, jobs, progress)
         bar = tqdm(
             total=sum(map(len, chunks)), unit="game", unit_scale=True, file=sys.stderr, disable=not progress, desc=study.name
@@ -217,10 +261,40 @@ def run_study(
             delayed(play_chunk)(study, chunk, batched=batched) for chunk in chunks
         )
         for result in results:
-            _record(directory, manifest, result)
+            manifest["chunks"][result.name] = _record(directory, result)
             bar.update(result.rows)
         bar.close()
-    return directory
+        write_manifest(directory, manifest)  # the journal folded into the manifest
+
+
+def _finished(directory: Path, study: Study) -> bool:
+    """Whether every chunk of the study is on disk, checked, and in the manifest itself."""
+    manifest = _open_manifest(directory, study)
+    return not (directory / JOURNAL).exists() and all(
+        chunk_done(directory, manifest, chunk, study.keep_plies) for chunk in plan(study)
+    )
+
+
+def _write_error(directory: Path, error: OSError) -> str:
+    """One line for a folder that cannot be written (full, read-only, below a file, busy)."""
+    if isinstance(error, FolderBusyError):
+        return f"{error}; wait for it to finish or stop it"
+    where = error.filename or directory
+    return f"cannot write {where}: {error.strerror or error}; the chunks already finished are kept, run again once it is fixed"
+
+
+def _remove_if_unused(directory: Path, made: list[Path]) -> None:
+    """Remove the folder and lock this run made if no manifest was written: a failed start leaves nothing."""
+    if (directory / MANIFEST).exists():
+        return
+    try:
+        for path in reversed(made):
+            if path.name == LOCK:
+                path.unlink()
+            else:
+                path.rmdir()
+    except OSError:
+        pass  # the folder holds something else, or was never made
 
 
 def _build_missing_caches(chunks: list[Chunk], jobs: int, progress: bool) -> None:
@@ -318,37 +392,48 @@ def _open_manifest(directory: Path, study: Study) -> dict[str, Any]:
                 f"this is {engine.ENGINE_VERSION}; run into a new folder with --out"
             )
         return manifest
-    if directory.exists() and any(directory.iterdir()):
-        raise RecordError(f"{directory} is not empty and holds no {MANIFEST}; choose another folder with --out")
+    foreign = [path.name for path in directory.iterdir() if not _ours(path.name)] if directory.is_dir() else []
+    if foreign:
+        raise RecordError(
+            f"{directory} is not empty and holds no {MANIFEST} (it holds {foreign[0]}); choose another folder with --out"
+        )
     return new_manifest(config)
 
 
+def _ours(name: str) -> bool:
+    """The lock, and the temporary manifest of a run killed during its first manifest write."""
+    return name == LOCK or name.startswith(f".{MANIFEST}.tmp-")
+
+
 def chunk_done(directory: Path, manifest: dict[str, Any], chunk: Chunk, keep_plies: bool) -> bool:
+    """Whether the chunk's files are on disk as the manifest vouches for them, with its games."""
     entry = manifest["chunks"].get(chunk.name)
-    if entry is None:
+    if entry is None or entry["rows"] != len(chunk):
         return False
     folders = (GAMES, PLIES) if keep_plies else (GAMES,)
     return all(
         folder in entry and file_sha256(directory / entry[folder]["file"]) == entry[folder]["sha256"] for folder in folders
-    )
+    ) and parquet_rows(directory / entry[GAMES]["file"]) == len(chunk)
 
 
 def _remove_partial_writes(directory: Path) -> None:
-    """Temporary files of a run killed mid-write (records.write_atomic): never part of the records."""
-    for folder in (GAMES, PLIES):
+    """Temporary files of a run killed mid-write (records.write_atomic): never part of the records.
+    Only called with the folder's lock held, so no other run is writing them."""
+    for folder in (".", GAMES, PLIES):
         for path in (directory / folder).glob(".*.tmp-*"):
             path.unlink()
 
 
-def _record(directory: Path, manifest: dict[str, Any], result: ChunkResult) -> None:
+def _record(directory: Path, result: ChunkResult) -> dict[str, Any]:
+    """Write a chunk's files, then add it to the journal; returns its manifest entry."""
     entry: dict[str, Any] = {"rows": result.rows}
     for folder, data in ((GAMES, result.games), (PLIES, result.plies)):
         if data is not None:
             file = f"{folder}/{result.name}.parquet"
             write_atomic(directory / file, data)
             entry[folder] = {"file": file, "bytes": len(data), "sha256": sha256(data)}
-    manifest["chunks"][result.name] = entry
-    write_manifest(directory, manifest)
+    append_chunk(directory, result.name, entry)
+    return entry
 
 
 @contextmanager

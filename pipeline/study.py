@@ -27,20 +27,23 @@ under [rules] (labelled "default") and again under each variant's rules with its
 from __future__ import annotations
 
 import dataclasses
-import re
+import stat
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import engine
+from pipeline.paths import NAME_RULE, is_name
 
 CHUNK_GAMES = 1 << 18
+MAX_CHUNK_GAMES = 1 << 22  # a chunk is held in a worker's memory whole: about 100 bytes a game
+MAX_PAIRINGS = 10_000  # ordered pairings in all rule sets: 100 strategies in one round robin
+MAX_CONFIG_BYTES = 1 << 20
 MAX_SEED = (1 << 64) - 1
 KEYS = ("name", "seed", "games_per_seat", "strategies", "rules", "keep_plies", "chunk_games", "games", "variants")
 VARIANT_KEYS = ("rules", "strategies", "games")
 REQUIRED = ("name", "seed", "games_per_seat", "strategies")
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 VERSUS = " vs "
 BASE = "default"  # the label of the study's own rule set, [rules]
 RULES_MD = engine.Rules()
@@ -137,17 +140,30 @@ def load_study(path: str | Path) -> Study:
     """Read and check a study config; any mistake raises ConfigError naming the file."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"cannot read study config {path}: {error.strerror or error}") from None
-    try:
-        data = tomllib.loads(text)
+        data = tomllib.loads(_read_config(path))
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path} is not valid TOML: {error}") from None
     try:
         return parse_study(data)
     except ConfigError as error:
         raise ConfigError(f"{path}: {error}") from None
+
+
+def _read_config(path: Path) -> str:
+    """The text of a config file: a regular file of UTF-8 text (a byte-order mark is allowed)."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise ConfigError(f"study config {path} is not a regular file")
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as error:
+        raise ConfigError(f"cannot read study config {path}: {error.strerror or error}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"study config {path} is larger than {MAX_CONFIG_BYTES >> 10} KiB: not a study config")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"study config {path} is not UTF-8 text (byte {error.start}): is it a TOML file?") from None
 
 
 def parse_study(data: dict[str, Any]) -> Study:
@@ -161,25 +177,35 @@ def parse_study(data: dict[str, Any]) -> Study:
     strategies = _strategies(data["strategies"])
     rules = _rules(data.get("rules", {}))
     games = _games(data.get("games", {}), strategies)
-    return Study(
+    study = Study(
         name=_name(data["name"]),
         seed=_whole(data, "seed", 0, MAX_SEED),
         games_per_seat=_whole(data, "games_per_seat", 1),
         strategies=strategies,
         rules=rules,
         keep_plies=_flag(data, "keep_plies"),
-        chunk_games=_whole(data, "chunk_games", 1) if "chunk_games" in data else CHUNK_GAMES,
+        chunk_games=_whole(data, "chunk_games", 1, MAX_CHUNK_GAMES) if "chunk_games" in data else CHUNK_GAMES,
         games=games,
         variants=_variants(data.get("variants", {}), Variant(BASE, rules, strategies, games)),
     )
+    _check_pairings(study)
+    return study
+
+
+def _check_pairings(study: Study) -> None:
+    """Refuse a round robin too large to plan, before a single pairing is made."""
+    pairings = sum(len(rule_set.strategies) ** 2 for rule_set in study.rule_sets())
+    if pairings > MAX_PAIRINGS:
+        raise ConfigError(
+            f"the study has {pairings:,} ordered pairings, at most {MAX_PAIRINGS:,} can be planned; "
+            "list fewer strategies or split the study"
+        )
 
 
 def _name(name: object) -> str:
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise ConfigError(
-            f"name {name!r} cannot be a folder name: use 1 to 64 letters, digits, '-' or '_', starting with a letter or digit"
-        )
-    return name
+    if not is_name(name):
+        raise ConfigError(f"name {name!r} cannot be a folder name: {NAME_RULE}")
+    return str(name)
 
 
 def _whole(data: dict[str, Any], key: str, low: int, high: int | None = None, *, label: str | None = None) -> int:
@@ -248,11 +274,9 @@ def _variants(table: object, base: Variant) -> tuple[Variant, ...]:
 
 
 def _variant(label: object, entry: object, base: Variant) -> Variant:
-    if not isinstance(label, str) or not _NAME.match(label) or label == BASE:
-        raise ConfigError(
-            f"variant label {label!r} cannot be used: use 1 to 64 letters, digits, '-' or '_', "
-            f"starting with a letter or digit, and not {BASE!r} (the study's own [rules])"
-        )
+    if not is_name(label) or label == BASE:
+        raise ConfigError(f"variant label {label!r} cannot be used: {NAME_RULE}, and not {BASE!r} (the study's own [rules])")
+    assert isinstance(label, str)
     where = f"[variants.{label}]"
     if not isinstance(entry, dict):
         raise ConfigError(f"{where} must be a table with rules (and optionally strategies and games), not {entry!r}")

@@ -3,7 +3,8 @@
 Per ordered pairing (within its rule set when the study has variants): South/draw/North shares
 and the first player's score (a draw counting one half), each with its 95% Wilson interval, and
 the mean game length; then how often each rule event fires in the pairing with the most games.
-The figures are pipeline.metrics'; the full report is built from the same functions.
+The figures are pipeline.metrics'; the full report is built from the same functions. The
+summary of an unfinished study opens with a warning naming what is missing.
 """
 
 from __future__ import annotations
@@ -15,14 +16,18 @@ import polars as pl
 from pipeline.metrics import PAIRING, events, ludii, outcomes
 from pipeline.records import scan_games
 from pipeline.stats import Estimate
+from pipeline.status import incomplete_warning
 
 
 def summary(directory: str | Path) -> str:
+    """The summary; an unfinished study's opens with a line that says so and what is missing."""
     games = scan_games(directory)
+    warning = incomplete_warning(Path(directory))
     by = _groups(games)
     pairings = outcomes(games, by).join(ludii(games, by).select(*by, "Duration"), on=by).sort(by)
     rules = "rules" in by
-    lines = [
+    lines = [warning, ""] if warning else []
+    lines += [
         (f"{'rules':<28}" if rules else "")
         + f"{'South':<20}{'North':<20}{'games':>10}{'South wins':>23}{'draws':>23}{'first-player score':>25}{'plies':>8}",
     ]

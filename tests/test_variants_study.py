@@ -178,7 +178,7 @@ def test_adding_or_removing_variants_is_another_config(tmp_path):
 def test_status_and_summary_of_a_sweep(tmp_path, capsys):
     folder = run_study(study(variants={"five": STONES_5}), tmp_path, progress=False)
     text = status(folder)
-    assert "40 of 40 chunks done, 150 of 150 games" in text and len(text.splitlines()) == 2 + 5
+    assert "40 of 40 chunks done (complete), 150 of 150 games" in text and len(text.splitlines()) == 2 + 5
     assert "rules default (modiar), five (modiar-stones5)" in text.splitlines()[0]
     assert [line.split()[0] for line in text.splitlines()[2:]] == ["default"] * 4 + ["five"]
     assert main(["study", "summary", str(folder)]) == 0
