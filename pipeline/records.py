@@ -214,7 +214,7 @@ def append_chunk(directory: Path, name: str, entry: dict[str, Any]) -> None:
     """Record one finished chunk in the journal: one line appended and flushed to disk, a cost
     that does not grow with the chunks before it (the manifest is rewritten only at the end)."""
     with open(directory / JOURNAL, "ab") as handle:
-        handle.write((json.dumps({"chunk": name, **entry}, sort_keys=True) + "\n").encode())
+        handle.write((json.dumps({"chunk": name, **entry}) + "\n").encode())  # the manifest's key order
         handle.flush()
         os.fsync(handle.fileno())
 

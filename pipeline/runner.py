@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import sys
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -260,9 +261,14 @@ def _run_locked(
         results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
             delayed(play_chunk)(study, chunk, batched=batched) for chunk in chunks
         )
-        for result in results:
-            manifest["chunks"][result.name] = _record(directory, result)
-            bar.update(result.rows)
+        with warnings.catch_warnings():  # a failed write cancels the chunks in flight: no need to say so
+            warnings.filterwarnings("ignore", message=".*tasks which were still being processed", category=UserWarning)
+            try:
+                for result in results:
+                    manifest["chunks"][result.name] = _record(directory, result)
+                    bar.update(result.rows)
+            finally:
+                results.close()
         bar.close()
         write_manifest(directory, manifest)  # the journal folded into the manifest
 
