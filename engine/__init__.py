@@ -15,7 +15,7 @@ from engine.game import GameRecord, play_game
 from engine.rng import Rng
 from engine.rules import Rules
 from engine.solver import Solution, solve
-from engine.strategies import Position, Strategy, TableStrategy, UnknownStrategyError, make_strategy
+from engine.strategies import Position, Strategy, TableStrategy, UnknownStrategyError, canonical_spec, make_strategy
 from engine.version import ENGINE_VERSION
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "TableStrategy",
     "UnknownStrategyError",
     "apply_move",
+    "canonical_spec",
     "end_event",
     "legal_moves",
     "make_strategy",

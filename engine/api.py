@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine import moves
-from engine.board import NORTH, PLAYER_NAMES, SOUTH, Board, check_board, rotate, unpack
+from engine.board import NORTH, PLAYER_NAMES, SOUTH, Board, check_board, rotate, unpack, whole_number
 from engine.errors import IllegalMoveError
 from engine.events import field, unpack_events
 from engine.moves import tables
 from engine.positions import positions
-from engine.rules import PIT_LIMIT, PITS, ROW, Rules
+from engine.rules import PIT_LIMIT, PITS, ROW, Rules, check_rules
 from engine.strategies import Position
 
 DEFAULT_RULES = Rules()
@@ -28,6 +28,7 @@ class MoveResult:
 
 def start_board(rules: Rules = DEFAULT_RULES) -> Board:
     """The board code of the start position: ``rules.stones_per_pit`` in every pit."""
+    check_rules(rules)
     return moves.start_board(rules)
 
 
@@ -41,18 +42,25 @@ def legal_moves(board: Board, mover: int, ply: int, rules: Rules = DEFAULT_RULES
 
 
 def position(board: Board, mover: int, ply: int, rules: Rules = DEFAULT_RULES) -> Position:
-    """What a strategy sees at this position: the board, the mover, the legal moves."""
-    _check_position(board, mover, ply)
+    """What a strategy sees at this position: the board, the mover, the legal moves.
+
+    ``mover`` and ``ply`` are ints (NumPy integers are welcome); floats and bools are refused.
+    """
+    mover, ply = _checked_position(board, mover, ply, rules)
     seen = board if mover == SOUTH else rotate(board)
     options = positions(rules).options(seen, ply) if ply < rules.ply_cap else ()
     return Position(board, mover, ply, rules, tuple(option[0] + ROW * mover for option in options), options)
 
 
 def apply_move(board: Board, mover: int, pit: int, ply: int, rules: Rules = DEFAULT_RULES) -> MoveResult:
-    """Play ``pit`` for ``mover``; raises ``IllegalMoveError`` naming the rule that forbids it."""
-    legal = position(board, mover, ply, rules).options
-    seen_pit = pit - ROW * mover if isinstance(pit, int) and not isinstance(pit, bool) else -1
-    for option_pit, child, packed, captured in legal:
+    """Play ``pit`` for ``mover``; raises ``IllegalMoveError`` naming the rule that forbids it.
+
+    A ``pit`` that is no whole number at all (a float, a bool, a string) is a ValueError.
+    """
+    seen = position(board, mover, ply, rules)
+    mover, ply, pit = seen.mover, seen.ply, _checked_pit(pit)
+    seen_pit = pit - ROW * mover
+    for option_pit, child, packed, captured in seen.options:
         if option_pit == seen_pit:
             after = rotate(child) if mover == SOUTH else child  # child is seen by the next mover
             chain = tables(rules).sowing[seen_pit][unpack(board)[pit]].chain[: field(packed, "capture_pits")]
@@ -80,6 +88,7 @@ def perft_counts(depth: int, rules: Rules = DEFAULT_RULES) -> list[int]:
     """``[perft(0), perft(1), ..., perft(depth)]``, in one pass."""
     if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
         raise ValueError(f"perft depth must be a whole number >= 0, not {depth!r}")
+    check_rules(rules)
     # Breadth first, one level per ply: each board (seen by the mover) is expanded once per
     # level however many sequences reach it, and carries how many do.
     memo = positions(rules)
@@ -96,12 +105,12 @@ def perft_counts(depth: int, rules: Rules = DEFAULT_RULES) -> list[int]:
     return counts
 
 
-def _illegal(board: Board, mover: int, pit: object, ply: int, rules: Rules) -> str:
+def _illegal(board: Board, mover: int, pit: int, ply: int, rules: Rules) -> str:
     """Why ``pit`` is not a legal move: the pit, the board's pits and the rule."""
     name, opponent = PLAYER_NAMES[mover], PLAYER_NAMES[mover ^ 1]
     where = f"{name} cannot play pit {pit!r} on board {unpack(board)} (pits 0-5)"
     own = range(ROW * mover, ROW * mover + ROW)
-    if not isinstance(pit, int) or isinstance(pit, bool) or pit not in own:
+    if pit not in own:
         return f"{where}: {name} plays only pits {own[0]}, {own[1]} and {own[2]}"
     if ply >= rules.ply_cap:
         return f"{where}: the game ended at the ply cap of {rules.ply_cap} moves"
@@ -116,13 +125,24 @@ def _illegal(board: Board, mover: int, pit: object, ply: int, rules: Rules) -> s
     return f"{where}: {opponent}'s row is empty and another move feeds it (feeding is mandatory)"
 
 
-def _check_position(board: Board, mover: int, ply: int) -> None:
+def _checked_position(board: Board, mover: object, ply: object, rules: Rules) -> tuple[int, int]:
+    """``mover`` and ``ply`` as Python ints, once the board, the mover, the ply and the rules pass."""
     check_board(board)
     stones = sum(unpack(board))
     if stones > PIT_LIMIT:
         # Sowing could then put more stones in a pit than its 6 bits hold.
         raise ValueError(f"board {unpack(board)} holds {stones} stones; a board holds at most {PIT_LIMIT}")
-    if mover not in (SOUTH, NORTH) or isinstance(mover, bool):
+    whole_mover, whole_ply = whole_number(mover), whole_number(ply)
+    if whole_mover is None or whole_mover not in (SOUTH, NORTH):
         raise ValueError(f"mover is 0 (South) or 1 (North), not {mover!r}")
-    if not isinstance(ply, int) or isinstance(ply, bool) or ply < 0:
+    if whole_ply is None or whole_ply < 0:
         raise ValueError(f"ply is the number of moves already played, a whole number >= 0, not {ply!r}")
+    check_rules(rules)
+    return whole_mover, whole_ply
+
+
+def _checked_pit(pit: object) -> int:
+    whole = whole_number(pit)
+    if whole is None:
+        raise ValueError(f"pit is an absolute pit, a whole number from 0 to {PITS - 1}, not {pit!r}")
+    return whole

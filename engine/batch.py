@@ -26,6 +26,7 @@ game stays put until the chunk drops it (once a third of its games have finished
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import weakref
 from collections.abc import Iterator
@@ -40,7 +41,7 @@ from engine.events import EVENTS, unpack_events
 from engine.game import GameRecord
 from engine.moves import start_board
 from engine.rng import GAMMA, MASK32, MIX1, MIX2, SEED_SALT, check_seed
-from engine.rules import PITS, ROW, Rules
+from engine.rules import PITS, ROW, Rules, check_rules
 from engine.strategies import GreedyStrategy, RandomStrategy, Strategy, make_strategy
 from engine.tables import END_CODES, END_MASK, END_SHIFT, PositionTables, first_moves, load_tables
 
@@ -55,6 +56,7 @@ DERIVE_BLOCK = 1 << 20  # positions derived at a time
 CLASS_KEYS, CAPTURE_KEYS = 1 << 12, 1 << 15  # see _keys
 SEGMENT_PLIES = 64  # pits are kept in (plies, games) blocks of at most this many plies
 DROP_WHEN = 3  # a chunk drops its finished games once they fill a third of its slots
+ADDRESS_SPACE = 1 << 48  # bytes a 64-bit machine can address: the memory assumed when the system does not say
 
 # The event counter of a game, one uint64:
 #   bits  0-29  capture, capture_pits, capture_own_row_stones, South's and North's captured
@@ -156,6 +158,8 @@ def play_batch(
     """
     if isinstance(n_games, bool) or not isinstance(n_games, int | np.integer) or n_games < 1:
         raise ValueError(f"n_games must be a whole number of at least 1, not {n_games!r}")
+    _check_memory(int(n_games))
+    check_rules(rules)
     seed = check_seed(seed)
     players = (_player(south), _player(north))
     tables = _loaded_tables(rules) if tables is None else tables
@@ -170,6 +174,45 @@ def play_batch(
         moves.append(chunk.play(batch, start))
     np.cumsum(batch.plies, out=batch.move_offsets[1:])
     return dataclasses.replace(batch, moves=np.concatenate(moves))
+
+
+def _check_memory(n_games: int) -> None:
+    """Refuse a batch whose columns alone, its moves aside, need more bytes than the machine has."""
+    needed, memory = n_games * _game_bytes(), _memory_bytes()
+    if needed > memory:
+        raise ValueError(
+            f"n_games={n_games} needs at least {_size(needed)} of memory ({_game_bytes()} bytes a game, its moves aside), "
+            f"more than the {_size(memory)} of this machine: play fewer games per call"
+        )
+
+
+@lru_cache(maxsize=1)
+def _game_bytes() -> int:
+    """The bytes one game adds to the columns of a GameBatch, its moves aside."""
+    player = _Player("", False, None)
+    one, two = (_empty_batch(n_games, (player, player), DEFAULT_RULES) for n_games in (1, 2))
+    return _column_bytes(two) - _column_bytes(one)
+
+
+def _column_bytes(batch: GameBatch) -> int:
+    columns = [getattr(batch, field.name) for field in dataclasses.fields(batch)]
+    return sum(column.nbytes for column in [*columns, *batch.events.values()] if isinstance(column, np.ndarray))
+
+
+def _memory_bytes() -> int:
+    """The machine's physical memory in bytes, or ADDRESS_SPACE when the system does not say."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return ADDRESS_SPACE
+
+
+def _size(n_bytes: int) -> str:
+    """A byte count for people, e.g. ``549.5 TiB``."""
+    value, units = float(n_bytes), ["B", "KiB", "MiB", "GiB", "TiB"]
+    while value >= 1024 and len(units) > 1:
+        value, units = value / 1024, units[1:]
+    return f"{value:,.1f} {units[0]}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -28,17 +28,26 @@ def pit_count(board: Board, pit: int) -> int:
 
 
 def pack(counts: Iterable[int]) -> Board:
-    """The board code of six pit counts, pit 0 first."""
-    counts = tuple(counts)
-    if len(counts) != PITS or any(not 0 <= c <= PIT_LIMIT for c in counts):
-        raise ValueError(f"a board is six pit counts from 0 to {PIT_LIMIT}, not {counts!r}")
-    return sum(count << (PIT_BITS * pit) for pit, count in enumerate(counts))
+    """The board code of six pit counts, pit 0 first (ints; NumPy integers are welcome)."""
+    return sum(count << (PIT_BITS * pit) for pit, count in enumerate(_pit_counts(counts)))
 
 
 def unpack(board: Board) -> tuple[int, ...]:
     """The six pit counts of a board code, pit 0 first."""
     check_board(board)
     return tuple(pit_count(board, pit) for pit in range(PITS))
+
+
+def whole_number(value: object) -> int | None:
+    """``value`` as a Python int if it is an integer (NumPy's too), else None; a bool is not."""
+    if type(value) is int:
+        return value
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        return None
+    try:
+        return int(value.__index__())
+    except TypeError:  # numpy.bool_ has __index__ but refuses it
+        return None
 
 
 def check_board(board: Board) -> None:
@@ -81,12 +90,35 @@ def render(board: Board) -> str:
 
 def parse_board(picture: str) -> Board:
     """The board code of a picture drawn by ``render`` (the inverse of ``render``)."""
-    rows = {}
+    if not isinstance(picture, str):
+        raise TypeError(f"picture must be a str drawn like engine.render's, not {picture!r}")
+    rows: dict[str, list[int]] = {}
     for line in picture.splitlines():
         words = line.split()
-        if words and words[0] in ("North", "South"):
-            rows[words[0]] = [int(word) for word in words[1:]]
-    if set(rows) != {"North", "South"} or any(len(row) != ROW for row in rows.values()):
-        raise ValueError(f"not a board picture: {picture!r}")
+        if words and words[0] in PLAYER_NAMES:
+            if words[0] in rows:
+                raise ValueError(f"picture has two {words[0]} rows; a board picture has one of each: {picture!r}")
+            rows[words[0]] = _row_counts(words, picture)
+    if set(rows) != set(PLAYER_NAMES):
+        raise ValueError(f"picture must have a North row and a South row, as engine.render draws them: {picture!r}")
     five, four, three = rows["North"]
     return pack([*rows["South"], three, four, five])
+
+
+def _row_counts(words: list[str], picture: str) -> list[int]:
+    """The three stone counts of a row of a picture: its words after the player's name."""
+    row, counts = words[0], words[1:]
+    if len(counts) != ROW or not all(count.isdecimal() and int(count) <= PIT_LIMIT for count in counts):
+        wanted = f"{ROW} stone counts from 0 to {PIT_LIMIT}"
+        raise ValueError(f"picture's {row} row must hold {wanted}, not {' '.join(counts)!r}: {picture!r}")
+    return [int(count) for count in counts]
+
+
+def _pit_counts(counts: object) -> tuple[int, ...]:
+    """Six pit counts as Python ints, or a ValueError naming ``counts``."""
+    given = tuple(counts) if isinstance(counts, Iterable) and not isinstance(counts, str | bytes) else None
+    pits = [whole_number(count) for count in given or ()]
+    if given is None or len(pits) != PITS or any(count is None or not 0 <= count <= PIT_LIMIT for count in pits):
+        shown = counts if given is None else given
+        raise ValueError(f"counts must be six pit counts, whole numbers from 0 to {PIT_LIMIT}, pit 0 first, not {shown!r}")
+    return tuple(count for count in pits if count is not None)

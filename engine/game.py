@@ -9,7 +9,7 @@ from engine.errors import IllegalMoveError
 from engine.events import FIELD_MASK, SHIFT, unpack_events
 from engine.positions import Positions, positions
 from engine.rng import GAMMA, MASK32, MASK64, MIX1, MIX2, SEED_SALT, Rng, check_seed, mix64
-from engine.rules import ROW, Rules
+from engine.rules import ROW, Rules, check_rules
 from engine.strategies import Position, Strategy, TableStrategy, make_strategy
 
 DEFAULT_RULES = Rules()
@@ -45,6 +45,7 @@ def play_game(
     """
     players = (make_strategy(south), make_strategy(north))
     seed = check_seed(seed)
+    check_rules(rules)
     state = mix64(seed ^ SEED_SALT)
     memo = positions(rules)
     if isinstance(players[SOUTH], TableStrategy) and isinstance(players[NORTH], TableStrategy):

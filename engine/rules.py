@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,15 +72,46 @@ class Rules:
 
     @classmethod
     def from_name(cls, name: str) -> Rules:
-        """The rule set whose ``name`` is ``name`` (the inverse of ``Rules.name``)."""
+        """The rule set whose ``name`` is ``name`` (the inverse of ``Rules.name``); each field at most once."""
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a rule set name such as 'modiar' or 'modiar-stones5', not {name!r}")
         head, *tokens = name.split("-")
         if head != "modiar":
             raise ValueError(f"rule set name {name!r} does not start with 'modiar'")
-        fields: dict[str, Any] = dict(_parse_token(token, name) for token in tokens)
+        fields: dict[str, Any] = {}
+        for field, value in (_parse_token(token, name) for token in tokens):
+            if field in fields:
+                raise ValueError(f"rule set name {name!r} gives {field} twice ({_PREFIX[field]}...); give each field once")
+            fields[field] = value
         return cls(**fields)
 
     def replace(self, **changes: Any) -> Rules:
         return dataclasses.replace(self, **changes)
+
+
+def check_rules(rules: object) -> None:
+    """A TypeError naming ``rules`` unless it is a Rules."""
+    if not isinstance(rules, Rules):
+        raise TypeError(f"rules must be an engine.Rules, such as Rules() or Rules.from_name(name), not {rules!r}")
+
+
+def _refusing_unknown_fields(init: Callable[..., None]) -> Callable[..., None]:
+    """``init`` (the dataclass's __init__), after a check of the field names: the TypeError of
+    ``init`` itself names a stray field but not the real ones."""
+
+    @functools.wraps(init)  # keeps the signature of the fields for help() and inspect
+    def checked_init(self: Rules, *values: Any, **fields: Any) -> None:
+        _check_field_names(fields)
+        init(self, *values, **fields)
+
+    return checked_init
+
+
+def _check_field_names(fields: dict[str, Any]) -> None:
+    names = [field.name for field in dataclasses.fields(Rules)]
+    unknown = [name for name in fields if name not in names]
+    if unknown:
+        raise TypeError(f"Rules has no field {unknown[0]!r}; its fields are {', '.join(names)}")
 
 
 def _validate(rules: Rules) -> None:
@@ -168,4 +201,5 @@ def _parse_value(field: str, text: str, name: str) -> object:
         raise ValueError(f"rule set name {name!r} has a bad value {text!r} for {field}") from None
 
 
+Rules.__init__ = _refusing_unknown_fields(Rules.__init__)  # type: ignore[method-assign]
 _DEFAULT = Rules()

@@ -1,0 +1,244 @@
+"""Bad input at the public API: each attack gets one clear ValueError or TypeError naming the argument.
+
+Issue 11, "Nothing a user does loses data": every test is one attack, named after it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import engine
+from engine import Rules, UnknownStrategyError, canonical_spec, make_strategy
+
+START = engine.start_board()
+
+
+def _one_line(error: pytest.ExceptionInfo[BaseException]) -> str:
+    message = str(error.value)
+    assert "\n" not in message, message
+    return message
+
+
+# ---------------------------------------------------------------------------------------------
+# apply_move, legal_moves
+
+
+def test_apply_move_rejects_a_float_mover():
+    with pytest.raises(ValueError, match="mover") as error:
+        engine.apply_move(START, mover=1.0, pit=3, ply=1)
+    assert "1.0" in _one_line(error)
+
+
+def test_legal_moves_rejects_a_float_mover_instead_of_returning_float_pits():
+    with pytest.raises(ValueError, match="mover"):
+        engine.legal_moves(START, mover=1.0, ply=0)
+
+
+def test_apply_move_rejects_a_bool_mover():
+    with pytest.raises(ValueError, match="mover"):
+        engine.apply_move(START, mover=True, pit=3, ply=1)
+
+
+@pytest.mark.parametrize("pit", [True, 1.0, "1", None])
+def test_apply_move_rejects_a_pit_that_is_no_whole_number(pit):
+    with pytest.raises(ValueError, match="pit") as error:
+        engine.apply_move(START, mover=0, pit=pit, ply=1)
+    assert not isinstance(error.value, engine.IllegalMoveError)  # bad input, not a move the rules forbid
+    assert repr(pit) in _one_line(error)
+
+
+@pytest.mark.parametrize("ply", [True, 1.0, "1"])
+def test_apply_move_rejects_a_ply_that_is_no_whole_number(ply):
+    with pytest.raises(ValueError, match="ply"):
+        engine.apply_move(START, mover=0, pit=0, ply=ply)
+
+
+def test_apply_move_rejects_rules_that_are_not_a_rule_set():
+    with pytest.raises(TypeError, match="rules"):
+        engine.apply_move(START, mover=0, pit=0, ply=1, rules=None)
+
+
+def test_apply_move_takes_numpy_integers_as_python_ints():
+    result = engine.apply_move(START, mover=np.int64(0), pit=np.uint8(0), ply=np.int32(1))
+    assert result == engine.apply_move(START, mover=0, pit=0, ply=1)
+    assert engine.position(START, np.int64(1), np.int64(1)).moves == (3, 4, 5)
+
+
+# ---------------------------------------------------------------------------------------------
+# pack, parse_board
+
+
+def test_pack_rejects_float_counts():
+    with pytest.raises(ValueError, match="counts"):
+        engine.pack([7.0] * 6)
+
+
+def test_pack_rejects_a_string_of_digits():
+    with pytest.raises(ValueError, match="counts") as error:
+        engine.pack("777777")
+    assert "'777777'" in _one_line(error)
+
+
+def test_pack_rejects_bool_counts():
+    with pytest.raises(ValueError, match="counts"):
+        engine.pack([True] * 6)
+
+
+def test_pack_rejects_none():
+    with pytest.raises(ValueError, match="counts"):
+        engine.pack(None)
+
+
+def test_pack_of_numpy_counts_is_a_python_int_board_code():
+    board = engine.pack(np.array([7] * 6))
+    assert type(board) is int and board == START
+
+
+def test_parse_board_rejects_none():
+    with pytest.raises(TypeError, match="picture"):
+        engine.parse_board(None)
+
+
+def test_parse_board_rejects_two_north_rows():
+    picture = "North 1 2 3\nNorth 4 5 6\nSouth 7 7 7"
+    with pytest.raises(ValueError, match="picture has two North rows"):
+        engine.parse_board(picture)
+
+
+def test_parse_board_rejects_two_south_rows():
+    picture = "North 1 2 3\nSouth 4 5 6\nSouth 7 7 7"
+    with pytest.raises(ValueError, match="picture has two South rows"):
+        engine.parse_board(picture)
+
+
+@pytest.mark.parametrize("row", ["North 1 2 x", "North 1 2", "North 1 2 64"])
+def test_parse_board_rejects_a_row_that_is_not_three_stone_counts(row):
+    with pytest.raises(ValueError, match="picture's North row") as error:
+        engine.parse_board(f"{row}\nSouth 7 7 7")
+    _one_line(error)
+
+
+def test_parse_board_still_reads_what_render_draws():
+    board = engine.pack([1, 2, 3, 4, 5, 6])
+    assert engine.parse_board(engine.render(board)) == board
+
+
+# ---------------------------------------------------------------------------------------------
+# Rules
+
+
+def test_rules_rejects_an_unknown_field_naming_it_and_listing_the_fields():
+    with pytest.raises(TypeError, match="'foo'") as error:
+        Rules(foo=1)
+    message = _one_line(error)
+    assert all(field in message for field in ("stones_per_pit", "grand_slam", "ply_cap"))
+
+
+def test_rules_replace_rejects_an_unknown_field_naming_it():
+    with pytest.raises(TypeError, match=r"'foo'.*stones_per_pit"):
+        Rules().replace(foo=1)
+
+
+def test_rules_from_name_rejects_none():
+    with pytest.raises(TypeError, match="name"):
+        Rules.from_name(None)
+
+
+def test_rules_from_name_rejects_a_field_given_twice():
+    with pytest.raises(ValueError, match="stones_per_pit twice") as error:
+        Rules.from_name("modiar-stones5-stones6")
+    assert "modiar-stones5-stones6" in _one_line(error)
+
+
+def test_rules_from_name_still_reads_every_name():
+    rules = Rules(stones_per_pit=5, capture_counts=(2, 3), grand_slam="no_capture", ply_cap=300)
+    assert Rules.from_name(rules.name) == rules
+
+
+# ---------------------------------------------------------------------------------------------
+# make_strategy, canonical_spec
+
+
+def test_make_strategy_rejects_none_naming_spec():
+    with pytest.raises(TypeError, match="spec"):
+        make_strategy(None)
+
+
+def test_make_strategy_rejects_a_parameter_given_twice():
+    assert issubclass(UnknownStrategyError, ValueError)
+    with pytest.raises(UnknownStrategyError, match="parameter depth is given twice") as error:
+        make_strategy("alphabeta(depth=1, depth=2)")
+    _one_line(error)
+
+
+def test_canonical_spec_rejects_a_parameter_given_twice():
+    with pytest.raises(UnknownStrategyError, match="depth"):
+        canonical_spec("alphabeta(depth=1, depth=2)")
+
+
+@pytest.mark.parametrize("spec", ["minimax", "alphabeta(plies=3)", "alphabeta(depth=0)", "random(", ""])
+def test_canonical_spec_refuses_what_make_strategy_refuses(spec):
+    with pytest.raises(UnknownStrategyError, match="strategy"):
+        canonical_spec(spec)
+
+
+def test_canonical_spec_rejects_none_naming_spec():
+    with pytest.raises(TypeError, match="spec"):
+        canonical_spec(None)
+
+
+@pytest.mark.parametrize(
+    "spec, canonical",
+    [
+        (" random", "random"),
+        ("random()", "random"),
+        ("alphabeta( depth = 2 )", "alphabeta(depth=2)"),
+        ("alphabeta(depth=02)", "alphabeta(depth=2)"),
+        ("alphabeta(depth=2,)", "alphabeta(depth=2)"),
+        ("alphabeta", "alphabeta(depth=6)"),  # the default is written out, as in records
+        ("mcts(playouts=400)", "mcts(playouts=400)"),  # a default given is kept
+        ("mcts", "mcts(playouts=400)"),
+    ],
+)
+def test_canonical_spec_spells_a_spec_one_way(spec, canonical):
+    assert canonical_spec(spec) == canonical
+    assert canonical_spec(canonical) == canonical  # idempotent
+
+
+def test_a_non_canonical_spelling_makes_the_same_strategy():
+    assert make_strategy("alphabeta( depth = 02 )") is make_strategy("alphabeta(depth=2)")
+    assert make_strategy(" random") is make_strategy("random")
+
+
+@pytest.mark.parametrize("spec", ["random", "greedy", "heuristic", "alphabeta(depth=4)", "mcts(playouts=100)", "perfect"])
+def test_the_spec_of_a_strategy_is_its_canonical_spelling(spec):
+    # These are the specs of pipeline/studies/*.toml: already canonical, so their seeds stay.
+    assert canonical_spec(spec) == spec == make_strategy(spec).spec
+
+
+# ---------------------------------------------------------------------------------------------
+# play_batch
+
+
+def test_play_batch_refuses_more_games_than_memory_holds_with_the_estimate():
+    with pytest.raises(ValueError, match="n_games") as error:
+        engine.play_batch(10**13, "random", "random")
+    message = _one_line(error)
+    assert "needs at least" in message and "TiB" in message
+
+
+@pytest.mark.parametrize("n_games", [1.5, 10.0, -1, 0, True, "10", None])
+def test_play_batch_rejects_a_count_that_is_no_whole_number_of_at_least_one(n_games):
+    with pytest.raises(ValueError, match="n_games"):
+        engine.play_batch(n_games, "random", "random")
+
+
+def test_play_batch_rejects_rules_that_are_not_a_rule_set():
+    with pytest.raises(TypeError, match="rules"):
+        engine.play_batch(1, "random", "random", rules="modiar")
+
+
+def test_play_game_rejects_rules_that_are_not_a_rule_set():
+    with pytest.raises(TypeError, match="rules"):
+        engine.play_game("random", "random", rules="modiar")
