@@ -13,17 +13,22 @@ sweep) gets, first, what each rule set does to the first-player advantage, game 
 the rule events, then the same per-pairing tables with a ``rules`` column.
 
 The report is built in a temporary folder and moved into place whole, so a failure never
-leaves half a report over a good one.
+leaves half a report over a good one. Every report's folder holds a marker (MARKER, a line of
+JSON: the study's name and the engine's version), and a report replaces only a folder that is
+empty or holds a report of ours and nothing else: never the study's folder, nor a folder of
+the user's files.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,15 +37,18 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from engine.rules import Rules
+from engine.version import ENGINE_VERSION
 from pipeline import figures
 from pipeline.metrics import events, ludii, outcomes
 from pipeline.paths import REPORTS
-from pipeline.records import read_manifest, scan_games
+from pipeline.records import RecordError, read_manifest, scan_games
+from pipeline.status import incomplete_warning
 from pipeline.study import parse_study
 from pipeline.turns import END_EVENTS, MAX_GAMES_PER_PAIRING, TURN_EVENTS
 
 KEYS = ("rules", "south", "north")
 SELF_PLAY = pl.col("south") == pl.col("north")
+MARKER = ".modiar-report"  # in every report's folder, JSON: only a folder holding it is ever replaced
 
 
 @dataclass
@@ -73,28 +81,46 @@ class Report:
 # Building
 
 
-def build_report(directory: str | Path, out: Path | None = None, *, progress: bool = True) -> Path:
+def build_report(directory: str | Path, out: str | Path | None = None, *, progress: bool = True) -> Path:
     """Compute, draw and write the report of the study in ``directory``; returns its folder
-    (default reports/<study>/). Raises RecordError for a folder that is not a sound study."""
+    (default reports/<study>/). Raises RecordError for a folder that is not a sound study, and
+    for an ``out`` that is not a new or empty folder or a report of ours (see check_out), or
+    cannot be written; then the report that was there, if any, is left as it was."""
     directory = Path(directory)
     manifest = read_manifest(directory)
     games = scan_games(directory)
-    out = out if out is not None else REPORTS / manifest["study"]
+    out = check_out(directory, out if out is not None else _default_out(manifest["study"]))
     started = time.perf_counter()
-    data = compute(games, manifest)
-    _say(progress, f"tables computed in {time.perf_counter() - started:.1f} s")
-    report = compose(manifest, data)
-    staging = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        _write_tables(staging / "tables", data)
-        _draw(staging / "figures", data)
-        (staging / "report.md").write_text(markdown(report), encoding="utf-8")
-        (staging / "index.html").write_text(page(report, staging / "figures"), encoding="utf-8")
-        _replace(staging, out)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    with _staging(out) as staging:
+        data = compute(games, manifest)
+        _say(progress, f"tables computed in {time.perf_counter() - started:.1f} s")
+        report = compose(manifest, data, warning=incomplete_warning(directory, manifest))
+        _publish(staging, out, report, data)
     _say(progress, f"report of {manifest['study']} in {time.perf_counter() - started:.1f} s: {out / 'index.html'}")
+    return out
+
+
+def check_out(study: Path, out: str | Path) -> Path:
+    """``out`` resolved, if the report of ``study`` may go there: a folder that does not exist,
+    is empty or holds a report of ours (MARKER) and nothing else; never the study's folder, a
+    folder inside it or one that holds it. Raises RecordError otherwise."""
+    if str(out) == "":
+        raise RecordError("the report's folder (--out) is empty: name a folder, e.g. --out reports/mine")
+    try:
+        target, data = Path(out).resolve(), study.resolve()
+    except (OSError, RuntimeError) as error:  # RuntimeError: a symlink loop
+        raise RecordError(f"{out} cannot be the report's folder: {error}") from None
+    if target == data or target.is_relative_to(data) or data.is_relative_to(target):
+        raise RecordError(f"{out} is, holds or lies in the study's folder {study}; choose an --out outside it")
+    _check_replaceable(target, str(out))
+    return target
+
+
+def _default_out(study: object) -> Path:
+    """reports/<study>/, which must be a folder right inside reports/ (the manifest is user data)."""
+    out = REPORTS / str(study)
+    if not isinstance(study, str) or out.resolve().parent != REPORTS.resolve():
+        raise RecordError(f"the study's name {study!r} cannot name a folder in {REPORTS}; choose the report's folder with --out")
     return out
 
 
@@ -212,7 +238,8 @@ def _agreement(games: pl.LazyFrame) -> dict[str, pl.DataFrame]:
     parts = []
     for rules in played.collect()["rules"].sort().to_list():
         solution = solve(Rules.from_name(rules), verbose=False)
-        parts.append(agreement(games.filter(pl.col("rules") == rules), solution))
+        table = agreement(games.filter(pl.col("rules") == rules), solution)
+        parts += [table] if table.height else []  # no move to judge: games of 0 plies
     return {"agreement": pl.concat(parts, how="diagonal_relaxed")} if parts else {}
 
 
@@ -220,8 +247,9 @@ def _agreement(games: pl.LazyFrame) -> dict[str, pl.DataFrame]:
 # The text
 
 
-def compose(manifest: dict[str, Any], data: dict[str, pl.DataFrame]) -> Report:
-    """The report's words and formatted tables, from the computed tables."""
+def compose(manifest: dict[str, Any], data: dict[str, pl.DataFrame], *, warning: str | None = None) -> Report:
+    """The report's words and formatted tables, from the computed tables; ``warning`` (that the
+    study is unfinished, pipeline.status.incomplete_warning) opens the report in bold."""
     rule_sets = data["outcomes"]["rules"].unique(maintain_order=True).to_list()
     games = int(data["outcomes"]["games"].sum())
     versions = manifest.get("versions", {})
@@ -231,6 +259,7 @@ def compose(manifest: dict[str, Any], data: dict[str, pl.DataFrame]) -> Report:
         "Intervals are two-sided 95%: Wilson score intervals for shares, normal intervals for means. "
         "South moves first; the first-player score counts a draw as one half.",
     ]
+    text = [f"**{warning}**", *text] if warning else text
     sections = [_headline_section(data)]
     sections += _variant_sections(data) if len(rule_sets) > 1 else []
     sections += [
@@ -547,7 +576,8 @@ def figure_names(data: dict[str, pl.DataFrame]) -> list[str]:
     # and the length distributions are those of each rule set's largest pairing.
     names = ["game_length"] if several else ["first_player_advantage", "game_length", "rule_events"]
     if "events_by_ply" in data:
-        names += ["events_by_ply", "end_events_by_ply"]
+        # Games of 0 plies (no legal first move) have no turn to draw, only their end.
+        names += ["events_by_ply", "end_events_by_ply"] if _by_ply(data, _TURN_NAMES).height else ["end_events_by_ply"]
     if "ratings" in data:
         names.append("rating_ladder")
     if "agreement" in data:
@@ -630,9 +660,11 @@ def _ply_limit(data: dict[str, pl.DataFrame]) -> int:
 
 
 def _turn_events_figure(data: dict[str, pl.DataFrame]) -> Figure:
-    # first_move_forfeit fires at ply 0 only, by its definition: nothing to see by ply.
-    names = [name for name in _GAME_EVENTS if name not in (*END_EVENTS, "first_move_forfeit")]
-    return figures.events_by_ply(_by_ply(data, names), max_ply=_ply_limit(data))
+    return figures.events_by_ply(_by_ply(data, _TURN_NAMES), max_ply=_ply_limit(data))
+
+
+# first_move_forfeit fires at ply 0 only, by its definition: nothing to see by ply.
+_TURN_NAMES = tuple(name for name in TURN_EVENTS if name != "first_move_forfeit")
 
 
 def _end_events_figure(data: dict[str, pl.DataFrame]) -> Figure:
@@ -770,13 +802,127 @@ def _write_tables(folder: Path, data: dict[str, pl.DataFrame]) -> None:
         table.write_csv(folder / f"{name}.csv", float_precision=10)
 
 
+def _write_report(folder: Path, report: Report, data: dict[str, pl.DataFrame]) -> None:
+    _write_tables(folder / "tables", data)
+    _draw(folder / "figures", data)
+    (folder / "report.md").write_text(markdown(report), encoding="utf-8")
+    (folder / "index.html").write_text(page(report, folder / "figures"), encoding="utf-8")
+    marker = {"study": report.study, "engine_version": ENGINE_VERSION}
+    (folder / MARKER).write_text(json.dumps(marker) + "\n", encoding="utf-8")
+
+
+@contextmanager
+def _staging(out: Path) -> Iterator[Path]:
+    """A new folder beside ``out`` to build the report in, made first (a folder that cannot be
+    written fails before the work) and removed afterwards whatever happens, with the parents of
+    ``out`` it made if they stay empty."""
+    staging = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    made: list[Path] = []
+    try:
+        try:
+            _make_folders(out.parent, made)
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir()
+        except OSError as error:
+            raise _write_error(out, error) from None
+        yield staging
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        for folder in reversed(made):
+            with suppress(OSError):  # not empty: the report is in it
+                folder.rmdir()
+
+
+def _make_folders(folder: Path, made: list[Path]) -> None:
+    """Make ``folder`` and its missing parents, outermost first, adding each to ``made``."""
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        path.mkdir()
+        made.append(path)
+
+
+def _publish(staging: Path, out: Path, report: Report, data: dict[str, pl.DataFrame]) -> None:
+    """Write the report into ``staging`` and move it to ``out``. An OSError (no space, no
+    permission) becomes a RecordError naming ``out``."""
+    try:
+        _write_report(staging, report, data)
+        _replace(staging, out)
+    except OSError as error:
+        raise _write_error(out, error) from None
+
+
+def _write_error(out: Path, error: OSError) -> RecordError:
+    return RecordError(f"cannot write the report to {out}: {error.strerror or error}")
+
+
 def _replace(staging: Path, out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
+    """Move the built report to ``out``; the report it replaces is deleted only once the new
+    one is in place, and put back if the move fails."""
+    _check_replaceable(out, str(out))  # again: the folder may have been filled while we computed
     old = out.with_name(f".{out.name}.old-{os.getpid()}")
+    shutil.rmtree(old, ignore_errors=True)
     if out.exists():
         out.rename(old)
-    staging.rename(out)
+    try:
+        staging.rename(out)
+    except OSError:
+        if old.exists():
+            old.rename(out)
+        raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+def _check_replaceable(target: Path, name: str) -> None:
+    try:
+        if not target.is_dir():
+            if os.path.lexists(target):
+                raise RecordError(f"{name} exists and is not a folder; choose another --out")
+            return
+        if not any(target.iterdir()):
+            return
+        if not _is_report(target):
+            raise RecordError(f"{name} exists and is not a report of modiar; choose another --out or remove it")
+        foreign = _foreign_files(target)
+    except OSError as error:
+        raise RecordError(f"cannot use {name} as the report's folder: {error.strerror or error}") from None
+    if foreign:
+        raise RecordError(
+            f"{name} holds files the report did not write ({', '.join(foreign[:3])}); move them away or choose another --out"
+        )
+
+
+def _is_report(folder: Path) -> bool:
+    try:
+        marker = json.loads((folder / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        marker = None
+    if isinstance(marker, dict) and "study" in marker:
+        return True
+    # A report of an earlier version of modiar, written before the marker: its own files only.
+    return (folder / "index.html").is_file() and (folder / "report.md").is_file() and not _foreign_files(folder)
+
+
+def _foreign_files(folder: Path) -> list[str]:
+    """What in a report's folder the report did not write (a reader's notes, say): replacing
+    the folder would lose it."""
+    return sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if not _written(path, folder))
+
+
+def _written(path: Path, folder: Path) -> bool:
+    parts = path.relative_to(folder).parts
+    if path.name in _LITTER or (len(parts) == 1 and parts[0] in _REPORT_FILES):
+        return True
+    if len(parts) == 1:
+        return parts[0] in _REPORT_FOLDERS and path.is_dir() and not path.is_symlink()
+    return len(parts) == 2 and path.suffix in _REPORT_FOLDERS.get(parts[0], ()) and not path.is_dir()
+
+
+_REPORT_FILES = (MARKER, "index.html", "report.md")
+_REPORT_FOLDERS = {"tables": (".csv",), "figures": tuple(f".{suffix}" for suffix in figures.FORMATS)}
+_LITTER = (".DS_Store", "Thumbs.db")  # what file browsers leave in a folder they show
 
 
 def _markdown_table(table: Table) -> str:
@@ -844,7 +990,9 @@ def _plain(row: dict[str, Any], name: str, digits: int) -> str:
     return f"{row[f'{name}_share']:.{digits}f} [{row[f'{name}_low']:.{digits}f}, {row[f'{name}_high']:.{digits}f}]"
 
 
-def _ludii_cell(name: str, value: float) -> str:
+def _ludii_cell(name: str, value: float | None) -> str:
+    if value is None or value != value:  # no ply to measure: games of 0 plies
+        return "n/a"
     # Repetitions are rare (a few in ten million states): three significant digits, not four decimals.
     return f"{value:.3g}" if name == "PositionalRepetition" else f"{value:.4f}"
 
