@@ -27,6 +27,7 @@ under [rules] (labelled "default") and again under each variant's rules with its
 from __future__ import annotations
 
 import dataclasses
+import re
 import stat
 import tomllib
 from dataclasses import dataclass
@@ -224,17 +225,23 @@ def _flag(data: dict[str, Any], key: str) -> bool:
 
 
 def _strategies(value: object) -> tuple[str, ...]:
+    """The specs in their canonical spelling (engine.canonical_spec), each once: two spellings of
+    one strategy would otherwise split its games between pairings or merge two of them."""
     if not isinstance(value, list) or not value or not all(isinstance(spec, str) for spec in value):
         raise ConfigError(f'strategies must be a non-empty list of spec strings such as ["random", "greedy"], not {value!r}')
-    for spec in value:
-        try:
-            engine.make_strategy(spec)
-        except engine.UnknownStrategyError as error:
-            raise ConfigError(str(error)) from None
-    if len(set(value)) < len(value):
-        duplicate = next(spec for spec in value if value.count(spec) > 1)
-        raise ConfigError(f"strategy {duplicate!r} is listed twice in strategies")
-    return tuple(value)
+    specs = [_canonical(spec) for spec in value]
+    duplicate = next((spec for spec in specs if specs.count(spec) > 1), None)
+    if duplicate is not None:
+        spellings = " and ".join(repr(written) for written, spec in zip(value, specs, strict=True) if spec == duplicate)
+        raise ConfigError(f"strategy {duplicate!r} is listed twice in strategies (as {spellings})")
+    return tuple(specs)
+
+
+def _canonical(spec: str) -> str:
+    try:
+        return engine.canonical_spec(spec)
+    except engine.UnknownStrategyError as error:
+        raise ConfigError(str(error)) from None
 
 
 def _rules(table: object, base: engine.Rules | None = None, where: str = "[rules]") -> engine.Rules:
@@ -302,12 +309,24 @@ def _described(rule_set: Variant) -> str:
 
 
 def _games(table: object, strategies: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    """The [games] entries with their specs in canonical spelling, each pairing or strategy once."""
     if not isinstance(table, dict):
         raise ConfigError(f'games must be a table ([games]) of "STRATEGY" or "SOUTH vs NORTH" = games, not {table!r}')
+    games: dict[str, int] = {}
     for key in table:
-        named = key.split(VERSUS) if VERSUS in key else [key]
-        strangers = [spec for spec in named if spec not in strategies]
-        if len(named) > 2 or strangers:
-            raise ConfigError(f'[games] key {key!r} must be one of the strategies or "SOUTH vs NORTH" with two of them')
-        _whole(table, key, 1, label=f"[games] {key!r}")
-    return tuple(table.items())
+        named = _VERSUS.split(key.strip())
+        bad = f'[games] key {key!r} must be one of the strategies or "SOUTH vs NORTH" with two of them'
+        try:
+            specs = [engine.canonical_spec(spec) for spec in named]
+        except engine.UnknownStrategyError:
+            raise ConfigError(bad) from None
+        if len(named) > 2 or any(spec not in strategies for spec in specs):
+            raise ConfigError(bad)
+        canonical = VERSUS.join(specs)
+        if canonical in games:
+            raise ConfigError(f"[games] names {canonical!r} twice (once as {key!r})")
+        games[canonical] = _whole(table, key, 1, label=f"[games] {key!r}")
+    return tuple(games.items())
+
+
+_VERSUS = re.compile(r"\s+vs\s+")

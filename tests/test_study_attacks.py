@@ -314,3 +314,41 @@ def test_run_status_and_summary_of_a_folder_that_is_a_file_are_one_line(tmp_path
     for command in ("status", "summary"):
         assert main(["study", command, str(tmp_path / "file")]) == 2
         one_line_error(capsys)
+
+
+# ---------------------------------------------------------------------------------------------
+# Strategy specs: one spelling each
+
+
+@pytest.mark.parametrize(
+    "specs",
+    [
+        ["random", " random"],
+        ["alphabeta(depth=2)", "alphabeta( depth = 2 )"],
+        ["alphabeta(depth=02)", "alphabeta(depth=2)"],
+        ["alphabeta", "alphabeta(depth=6)"],
+    ],
+)
+def test_two_spellings_of_one_strategy_are_a_duplicate(specs):
+    with pytest.raises(ConfigError, match="is listed twice in strategies"):
+        study(strategies=specs)
+
+
+def test_a_parameter_given_twice_is_an_error():
+    with pytest.raises(ConfigError, match="parameter depth is given twice"):
+        study(strategies=["alphabeta(depth=1, depth=2)"])
+
+
+def test_specs_are_recorded_in_their_canonical_spelling(tmp_path):
+    spelt = study(strategies=[" random ", "alphabeta( depth = 01 )"], games={"alphabeta(depth=1)  vs  random": 3})
+    assert spelt.strategies == ("random", "alphabeta(depth=1)")
+    assert spelt.as_dict()["games"] == {"alphabeta(depth=1) vs random": 3}
+    folder = run_study(spelt, tmp_path / "spelt", progress=False)
+    pairings = scan_games(folder).group_by("south", "north").len().sort("south", "north").collect().rows()
+    assert pairings == [("alphabeta(depth=1)", "alphabeta(depth=1)", 40), ("alphabeta(depth=1)", "random", 3),
+                        ("random", "alphabeta(depth=1)", 40), ("random", "random", 40)]  # fmt: skip
+
+
+def test_a_games_key_naming_a_pairing_twice_is_an_error():
+    with pytest.raises(ConfigError, match=r"\[games\] names 'random vs greedy' twice"):
+        study(games={"random vs greedy": 3, " random  vs greedy": 4})
