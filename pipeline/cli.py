@@ -153,7 +153,7 @@ def _study_run(arguments: argparse.Namespace) -> None:
 
     if arguments.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {arguments.jobs}")
-    if arguments.scheduler and arguments.backend != "dask":
+    if arguments.scheduler is not None and arguments.backend != "dask":
         raise UsageError("--scheduler goes with --backend dask")
     try:
         study = load_study(arguments.config)

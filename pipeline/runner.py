@@ -28,14 +28,12 @@ import dataclasses
 import hashlib
 import sys
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from joblib import Parallel, delayed, parallel_config
+from joblib import Parallel, delayed
 from tqdm import tqdm
 
 import engine
@@ -61,13 +59,13 @@ from pipeline.records import (
     write_manifest,
 )
 from pipeline.study import BASE, ConfigError, Pairing, Study
+from pipeline.workers import BACKENDS, check_jobs, check_scheduler, exit_with_parent
+from pipeline.workers import backend as _backend
 
 SEED_BLOCK = 1 << 16  # games per seed block: engine.batch plays 2**16 games in lockstep
 MIN_CHUNKS = 8  # a pairing is cut into at least this many chunks (when it has the games)
 MAX_CHUNKS = 100_000  # chunks of a study: its manifest holds one entry each
-CHUNK_BYTES = 1200  # memory a planned chunk takes (plan and manifest), measured on 3.8 million chunks
-BACKENDS = ("loky", "dask")
-CONNECT_SECONDS = 10  # how long to wait for a dask scheduler
+CHUNK_BYTES = 1200  # memory a planned chunk takes (plan and manifest): 4.6 GB were measured for 3.8 million
 PERFECT = "perfect"  # the strategy that needs the rule set's solution
 
 
@@ -150,6 +148,7 @@ def chunk_seeds(seed: int, chunk: Chunk) -> np.ndarray:
 
 def play_chunk(study: Study, chunk: Chunk, *, batched: bool = True) -> ChunkResult:
     """Play one chunk and encode its records (runs in a worker)."""
+    exit_with_parent()
     _keep_caches_loaded()
     rules = chunk.pairing.rules
     batch = _play_batched(study, chunk) if batched else None
@@ -166,6 +165,7 @@ def play_chunk(study: Study, chunk: Chunk, *, batched: bool = True) -> ChunkResu
 def build_caches(rules: engine.Rules, perfect: bool) -> str:
     """Build (or check) the position tables of a rule set and, with ``perfect``, its solution,
     on disk where the workers load them from (runs in a worker); returns the rule set's name."""
+    exit_with_parent()
     tables = load_tables(rules, verbose=False)
     if perfect:
         engine.solve(rules, tables=tables if rules.ply_cap == TABLES_PLY_CAP else None, verbose=False)
@@ -220,6 +220,10 @@ def run_study(
     """
     if backend not in BACKENDS:
         raise RecordError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
+    if scheduler is None:
+        check_jobs(jobs)  # the workers run on this machine
+    else:
+        check_scheduler(scheduler)
     directory = study_dir(study.name, out)
     if directory.exists() and not directory.is_dir():
         raise RecordError(f"{directory} is not a folder; choose a folder for the records with --out")
@@ -440,20 +444,3 @@ def _record(directory: Path, result: ChunkResult) -> dict[str, Any]:
             entry[folder] = {"file": file, "bytes": len(data), "sha256": sha256(data)}
     append_chunk(directory, result.name, entry)
     return entry
-
-
-@contextmanager
-def _backend(backend: str, scheduler: str | None, jobs: int) -> Iterator[None]:
-    """joblib's loky backend, or its dask backend on the scheduler given (else a local cluster)."""
-    if backend == "loky":
-        with parallel_config(backend="loky"):
-            yield
-        return
-    from dask.distributed import Client
-
-    try:
-        client = Client(scheduler, timeout=CONNECT_SECONDS) if scheduler else Client(n_workers=jobs, threads_per_worker=1)  # type: ignore[no-untyped-call]
-    except OSError as error:
-        raise RecordError(f"cannot reach the dask scheduler {scheduler!r}: {error}") from None
-    with client, parallel_config(backend="dask"):
-        yield

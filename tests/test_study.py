@@ -316,7 +316,7 @@ def test_the_dask_backend_plays_the_same_bytes(tmp_path):
 
 def test_an_unreachable_scheduler_is_one_line_and_writes_nothing(tmp_path, monkeypatch, capsys):
     pytest.importorskip("dask.distributed")
-    monkeypatch.setattr("pipeline.runner.CONNECT_SECONDS", 0.5)
+    monkeypatch.setattr("pipeline.workers.CONNECT_SECONDS", 0.5)
     arguments = ["study", "run", str(STUDIES / "smoke.toml"), "--out", str(tmp_path / "out"), "--quiet"]
     assert main([*arguments, "--backend", "dask", "--scheduler", "tcp://127.0.0.1:1"]) == 2
     err = capsys.readouterr().err

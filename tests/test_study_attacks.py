@@ -352,3 +352,11 @@ def test_specs_are_recorded_in_their_canonical_spelling(tmp_path):
 def test_a_games_key_naming_a_pairing_twice_is_an_error():
     with pytest.raises(ConfigError, match=r"\[games\] names 'random vs greedy' twice"):
         study(games={"random vs greedy": 3, " random  vs greedy": 4})
+
+
+def test_more_jobs_than_memory_holds_are_refused_with_the_estimate(tmp_path, capsys):
+    config = tmp_path / "small.toml"
+    config.write_text(CONFIG)
+    assert main(["study", "run", str(config), "--out", str(tmp_path / "out"), "--jobs", "100000", "--quiet"]) == 2
+    assert "--jobs 100000 needs about 68359 GB (700 MB a worker)" in one_line_error(capsys)
+    assert not (tmp_path / "out").exists()
