@@ -7,6 +7,7 @@ line on stderr that names it, and exit status 2; never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,6 +29,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, engine.UnknownStrategyError) as error:
         print(f"modiar: error: {error}", file=sys.stderr)
         return USAGE_ERROR
+    except BrokenPipeError:  # the reader went away (modiar study status DIR | head): nothing to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # and nothing to flush at exit
+        return 141
     except OSError as error:  # a file or folder the user named that cannot be read or written
         where = f"{error.filename}: " if error.filename else ""
         print(f"modiar: error: {where}{error.strerror or error}", file=sys.stderr)
