@@ -9,6 +9,7 @@
 from engine.api import MoveResult, apply_move, end_event, legal_moves, perft, perft_counts, position, start_board
 from engine.batch import GameBatch, play_batch
 from engine.board import Board, pack, parse_board, render, rotate, unpack
+from engine.cache import cache_folder, set_cache_folder
 from engine.errors import IllegalMoveError
 from engine.events import END_EVENTS, EVENTS, TURN_EVENTS
 from engine.game import GameRecord, play_game
@@ -36,6 +37,7 @@ __all__ = [
     "TableStrategy",
     "UnknownStrategyError",
     "apply_move",
+    "cache_folder",
     "canonical_spec",
     "end_event",
     "legal_moves",
@@ -49,6 +51,7 @@ __all__ = [
     "position",
     "render",
     "rotate",
+    "set_cache_folder",
     "solve",
     "start_board",
     "unpack",

@@ -23,16 +23,16 @@ and V_0(i) when there is none; a position that never changes costs only its offs
 
 Ply 0 is not in the tables: its captures are forfeited, so its moves come from the scalar
 engine (``engine.positions``), and its value is computed from its children's at cap - 1.
-Solutions are cached under ``data/solutions/``, keyed by the rule set's name, the cap and the
-engine version, and checked against a SHA-256 of their bytes (the pattern of ``engine.tables``).
+Solutions are cached in the ``solutions/`` folder of the caller's cache folder (``engine.cache``),
+keyed by the rule set's name, the cap and the engine version, and checked against a SHA-256 of
+their bytes (the pattern of ``engine.tables``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import sys
+import logging
 import time
 import zipfile
 from dataclasses import dataclass, field
@@ -43,15 +43,15 @@ from pathlib import Path
 import numpy as np
 
 from engine.board import NORTH, SOUTH, Board, check_board, rotate, row_stones, unpack
+from engine.cache import cache_folder, write_atomic
 from engine.index import BoardIndex, board_index
 from engine.moves import Option
 from engine.positions import positions
 from engine.rules import PITS, ROW, Rules
-from engine.tables import DEFAULT_CACHE as TABLES_CACHE
-from engine.tables import PositionTables, load_tables, table_rules
+from engine.tables import CONFIGURED, PositionTables, load_tables, table_rules, tables_folder
 from engine.version import ENGINE_VERSION
 
-DEFAULT_CACHE = TABLES_CACHE.parent / "solutions"
+log = logging.getLogger(__name__)
 DEFAULT_RULES = Rules()
 ARRAYS = ("offsets", "change_plies", "change_values", "start_values")
 # An illegal move points at an extra position of this value: captured - 127 loses to any legal move.
@@ -201,38 +201,47 @@ def solve(
     cap: int | None = None,
     *,
     tables: PositionTables | None = None,
-    cache: Path | None = DEFAULT_CACHE,
+    cache: Path | None = CONFIGURED,
     verbose: bool = True,
 ) -> Solution:
     """The strong solution of ``rules`` capped at ``cap`` plies (default ``rules.ply_cap``), from
     the cache when it holds a sound copy, else built and cached.
 
-    ``tables`` saves loading the position tables (only a build needs them; else they come from
-    their own cache, ``data/tables``). ``cache=None`` builds without touching the disk, the
-    tables included.
+    ``cache`` is a folder of solutions; by default the ``solutions/`` folder of the engine's
+    cache folder (``engine.cache``). ``tables`` saves loading the position tables (only a
+    build needs them; else they come from the engine's cache folder). ``cache=None`` builds
+    without touching the disk, the tables included. A build is logged (INFO, or DEBUG without ``verbose``).
     """
     game = rules.replace(ply_cap=rules.ply_cap if cap is None else cap)
+    cache = solutions_folder() if cache is CONFIGURED else cache
     path = None if cache is None else solution_path(game, cache)
     found = None if path is None else _read(path, game)
     if found is not None:
         return found
     started = time.perf_counter()
     if tables is None:
-        tables = load_tables(table_rules(game), None if cache is None else TABLES_CACHE, verbose=verbose)
+        tables = load_tables(table_rules(game), None if cache is None else tables_folder(), verbose=verbose)
     loaded = time.perf_counter() - started
     built = build_solution(game, tables)
     built.timings["tables"] = loaded
     if path is not None:
         _write(path, built)
-        if verbose:
-            print(f"solved {game.name} in {built.timings['solve']:.1f} s: {path}", file=sys.stderr)
+        level = logging.INFO if verbose else logging.DEBUG
+        log.log(level, "solved %s in %.1f s: %s", game.name, built.timings["solve"], path)
     return built
 
 
-def cached_solution(rules: Rules = DEFAULT_RULES, cache: Path = DEFAULT_CACHE) -> Solution | None:
+def cached_solution(rules: Rules = DEFAULT_RULES, cache: Path | None = CONFIGURED) -> Solution | None:
     """The solution of ``rules`` (capped at rules.ply_cap) if the cache holds a sound copy, else
     None: never solves (a report must not spend half a minute on a solution nobody asked for)."""
-    return _read(solution_path(rules, cache), rules)
+    cache = solutions_folder() if cache is CONFIGURED else cache
+    return None if cache is None else _read(solution_path(rules, cache), rules)
+
+
+def solutions_folder() -> Path | None:
+    """The folder of solutions in the engine's cache folder, None when the engine builds in memory."""
+    folder = cache_folder()
+    return None if folder is None else folder / "solutions"
 
 
 def build_solution(rules: Rules, tables: PositionTables) -> Solution:
@@ -277,8 +286,8 @@ def checksum(arrays: dict[str, np.ndarray], name: str) -> str:
     return digest.hexdigest()
 
 
-def solution_path(rules: Rules, cache: Path = DEFAULT_CACHE) -> Path:
-    """Where solve keeps the solution of ``rules`` (capped at rules.ply_cap)."""
+def solution_path(rules: Rules, cache: Path) -> Path:
+    """Where solve keeps the solution of ``rules`` (capped at rules.ply_cap) in a folder of solutions."""
     return cache / f"{table_rules(rules).name}-cap{rules.ply_cap}-engine{ENGINE_VERSION}.npz"
 
 
@@ -418,10 +427,10 @@ def _read(path: Path, rules: Rules) -> Solution | None:
             expected = str(stored["checksum"])
             timings = json.loads(str(stored["timings"]))
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
-        print(f"solution {path} is unreadable ({error}); solving again", file=sys.stderr)
+        log.warning("solution %s is unreadable (%s); solving again", path, error)
         return None
     if checksum(arrays, rules.name) != expected:
-        print(f"solution {path} fails its checksum; solving again", file=sys.stderr)
+        log.warning("solution %s fails its checksum; solving again", path)
         return None
     timings["read"] = time.perf_counter() - started
     return Solution(rules, board_index(rules.total_stones), **arrays, timings=timings)
@@ -429,9 +438,5 @@ def _read(path: Path, rules: Rules) -> Solution | None:
 
 def _write(path: Path, solution: Solution) -> None:
     arrays = {name: getattr(solution, name) for name in ARRAYS}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + f".{os.getpid()}.partial")
     digest, timings = np.array(checksum(arrays, solution.rules.name)), np.array(json.dumps(solution.timings))
-    with open(partial, "wb") as handle:
-        np.savez(handle, checksum=digest, timings=timings, **arrays)
-    os.replace(partial, path)  # atomic: a reader sees the old file or the whole new one
+    write_atomic(path, lambda handle: np.savez(handle, checksum=digest, timings=timings, **arrays))

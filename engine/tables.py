@@ -13,15 +13,15 @@ A position is a board seen by the player to move (its row is pits 0, 1, 2), numb
 
 The tables hold the moves of every ply but the first: ply 0 forfeits its captures, and
 its three moves from the start are taken from the scalar engine (``first_moves``). They
-are built with NumPy, one rule set at a time, and cached under ``data/tables/``, keyed by
-the rule set's name and the engine version and checked against a SHA-256 of their bytes.
+are built with NumPy, one rule set at a time, and cached in the caller's cache folder
+(``engine.cache``: ``tables/`` in it), keyed by the rule set's name and the engine version
+and checked against a SHA-256 of their bytes.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import sys
+import logging
 import time
 import zipfile
 from dataclasses import dataclass
@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.cache import cache_folder, write_atomic
 from engine.index import BoardIndex, board_index
 from engine.moves import OWN_ROW, sowing_path, tables
 from engine.positions import positions
@@ -41,7 +42,8 @@ END_MASK = 0b11 << END_SHIFT
 END_CODES = {"singleton_end": 1, "grand_slam_end": 2, "empty_row_end": 3}
 ARRAYS = ("child", "captured", "own_captured", "capture_pits", "flags")
 TABLES_PLY_CAP = Rules().ply_cap  # the cap of table_rules: the tables themselves ignore it
-DEFAULT_CACHE = Path(os.environ.get("MODIAR_DATA", Path(__file__).resolve().parents[1] / "data")) / "tables"
+CONFIGURED = Path("<the folder of engine.cache.set_cache_folder>")  # the default of load_tables's cache
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -104,11 +106,14 @@ def build_tables(rules: Rules) -> PositionTables:
     )
 
 
-def load_tables(rules: Rules, cache: Path | None = DEFAULT_CACHE, *, verbose: bool = True) -> PositionTables:
+def load_tables(rules: Rules, cache: Path | None = CONFIGURED, *, verbose: bool = True) -> PositionTables:
     """The tables of ``rules``, from the cache when it holds a sound copy, else built and cached.
 
-    ``cache=None`` builds them without touching the disk.
+    ``cache`` is a folder of tables; by default the ``tables/`` folder of the engine's cache
+    folder (``engine.cache``), and none when that is not set. ``cache=None`` builds the tables
+    without touching the disk. A build is logged (at INFO, or DEBUG without ``verbose``).
     """
+    cache = tables_folder() if cache is CONFIGURED else cache
     if cache is None:
         return build_tables(rules)
     path = cache_path(rules, cache)
@@ -118,13 +123,19 @@ def load_tables(rules: Rules, cache: Path | None = DEFAULT_CACHE, *, verbose: bo
     start = time.perf_counter()
     built = build_tables(rules)
     _write(path, built)
-    if verbose:
-        print(f"built position tables of {rules.name} in {time.perf_counter() - start:.1f} s: {path}", file=sys.stderr)
+    level = logging.INFO if verbose else logging.DEBUG
+    log.log(level, "built position tables of %s in %.1f s: %s", rules.name, time.perf_counter() - start, path)
     return built
 
 
-def cache_path(rules: Rules, cache: Path = DEFAULT_CACHE) -> Path:
-    """Where load_tables keeps the tables of ``rules``."""
+def tables_folder() -> Path | None:
+    """The folder of tables in the engine's cache folder, None when the engine builds in memory."""
+    folder = cache_folder()
+    return None if folder is None else folder / "tables"
+
+
+def cache_path(rules: Rules, cache: Path) -> Path:
+    """Where load_tables keeps the tables of ``rules`` in a folder of tables."""
     return cache / f"{rules.name}-engine{ENGINE_VERSION}.npz"
 
 
@@ -224,18 +235,14 @@ def _read(path: Path, rules: Rules) -> PositionTables | None:
             arrays = {name: stored[name] for name in ARRAYS}
             expected = str(stored["checksum"])
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
-        print(f"position tables {path} are unreadable ({error}); rebuilding them", file=sys.stderr)
+        log.warning("position tables %s are unreadable (%s); rebuilding them", path, error)
         return None
     if checksum(arrays) != expected:
-        print(f"position tables {path} fail their checksum; rebuilding them", file=sys.stderr)
+        log.warning("position tables %s fail their checksum; rebuilding them", path)
         return None
     return PositionTables(rules, board_index(rules.total_stones), **arrays)
 
 
 def _write(path: Path, built: PositionTables) -> None:
     arrays = {name: getattr(built, name) for name in ARRAYS}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + f".{os.getpid()}.partial")
-    with open(partial, "wb") as handle:
-        np.savez(handle, checksum=np.array(checksum(arrays)), **arrays)
-    os.replace(partial, path)  # atomic: a reader sees the old file or the whole new one
+    write_atomic(path, lambda handle: np.savez(handle, checksum=np.array(checksum(arrays)), **arrays))

@@ -7,12 +7,14 @@ line on stderr that names it, and exit status 2; never a traceback.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import engine
+from pipeline.paths import bundled_studies, cache_folder, study_config
 
 USAGE_ERROR = 2
 
@@ -24,6 +26,8 @@ class UsageError(Exception):
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     arguments = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="modiar: %(message)s", stream=sys.stderr)
+    engine.set_cache_folder(cache_folder(getattr(arguments, "cache", None)))
     try:
         return int(arguments.run(arguments) or 0)
     except (UsageError, engine.UnknownStrategyError) as error:
@@ -160,7 +164,7 @@ def _study_run(arguments: argparse.Namespace) -> None:
     if arguments.scheduler is not None and arguments.backend != "dask":
         raise UsageError("--scheduler goes with --backend dask")
     try:
-        study = load_study(arguments.config)
+        study = load_study(study_config(arguments.config))
         out = _out_folder(arguments.out)
         folder = run_study(
             study,
@@ -240,21 +244,25 @@ def _parser() -> argparse.ArgumentParser:
     sample.add_argument("--games", type=int, default=20_000, help="how many games (default 20,000)")
     sample.add_argument("--seed", type=int, default=7, help="the sample's seed (default 7)")
     sample.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_cache_option(sample)
     sample.set_defaults(run=_sample)
 
     show = commands.add_parser("show", help="play one seeded game and draw the board after every move")
     _add_game_options(show)
     show.add_argument("--seed", type=int, default=0, help="the game's seed (default 0)")
+    _add_cache_option(show)
     show.set_defaults(run=_show)
 
     bench = commands.add_parser("bench", help="measure the engine's speed")
     bench.add_argument("--seconds", type=float, default=10.0, help="length of each timed run (default 10)")
+    _add_cache_option(bench)
     bench.set_defaults(run=_bench)
 
     solve = commands.add_parser("solve", help="solve the game: the value and best moves of every position under perfect play")
     _add_rule_options(solve)
     solve.add_argument("--stones", type=int, help="stones per pit, short for --rule stones_per_pit=N")
     solve.add_argument("--cap", type=int, help="the ply cap (default the rule set's, 400)")
+    _add_cache_option(solve)
     solve.set_defaults(run=_solve)
 
     _add_study_commands(commands)
@@ -263,6 +271,7 @@ def _parser() -> argparse.ArgumentParser:
     play.add_argument("--north", default="greedy", help="North's strategy, or human (default greedy)")
     play.add_argument("--seed", type=int, default=0, help="the seed of the strategies' random choices (default 0)")
     _add_rule_options(play)
+    _add_cache_option(play)
     play.set_defaults(run=_play)
     return parser
 
@@ -271,12 +280,15 @@ def _add_study_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     study = commands.add_parser("study", help="run a study from a TOML config into Parquet records, or show how far it got")
     actions = study.add_subparsers(title="study commands", required=True, metavar="ACTION")
     run = actions.add_parser("run", help="play every game of a study not yet on disk (resumes a stopped run)")
-    run.add_argument("config", help="the study's TOML file, e.g. pipeline/studies/smoke.toml")
+    run.add_argument(
+        "config", help=f"the study's TOML file, or a bundled study: {', '.join(bundled_studies())} (e.g. modiar study run smoke)"
+    )
     run.add_argument("--out", help="the folder of the records (default data/<study name>)")
     run.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     run.add_argument("--backend", default="loky", choices=["loky", "dask"], help="joblib backend (default loky)")
     run.add_argument("--scheduler", help="with --backend dask: the dask.distributed scheduler address (default a local cluster)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_cache_option(run)
     run.set_defaults(run=_study_run)
     status = actions.add_parser("status", help="chunks done, games and per-pairing counts of a study folder")
     status.add_argument("folder", help="the study's folder, e.g. data/smoke")
@@ -288,6 +300,7 @@ def _add_study_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     report.add_argument("folder", help="the study's folder, e.g. data/default")
     report.add_argument("--out", help="the report's folder (default reports/<study>/)")
     report.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    _add_cache_option(report)
     report.set_defaults(run=_study_report)
 
 
@@ -295,6 +308,12 @@ def _add_game_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--south", default="random", help="South's strategy (default random)")
     parser.add_argument("--north", default="random", help="North's strategy (default random)")
     _add_rule_options(parser)
+
+
+def _add_cache_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--cache", metavar="DIR", help="the folder of position tables and solutions (default $MODIAR_CACHE, else the user cache)"
+    )
 
 
 def _add_rule_options(parser: argparse.ArgumentParser) -> None:

@@ -1,4 +1,13 @@
-"""Every path of the pipeline comes from here: ``data/`` (or $MODIAR_DATA) and the studies' configs."""
+"""Every path of the pipeline comes from here.
+
+    MODIAR_DATA      where studies are written          default ./data (the current folder's)
+    MODIAR_REPORTS   where reports are written          default ./reports
+    MODIAR_CACHE     position tables and solutions,     default the user's cache folder
+                     shared by every study              (platformdirs: ~/.cache/modiar on Linux)
+
+``modiar ... --cache DIR`` overrides MODIAR_CACHE. The bundled study configs (STUDIES) ship
+inside the package, so ``modiar study run smoke`` works from any folder.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +15,11 @@ import os
 import re
 from pathlib import Path
 
+import platformdirs
+
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("MODIAR_DATA", ROOT / "data"))
-REPORTS = Path(os.environ.get("MODIAR_REPORTS", ROOT / "reports"))
+DATA = Path(os.environ.get("MODIAR_DATA") or "data")
+REPORTS = Path(os.environ.get("MODIAR_REPORTS") or "reports")
 STUDIES = Path(__file__).resolve().parent / "studies"
 
 MANIFEST = "manifest.json"
@@ -31,3 +42,21 @@ def is_name(text: object) -> bool:
 def study_dir(name: str, out: Path | None = None) -> Path:
     """Where a study's records go: ``out`` when given, else data/<name>/."""
     return out if out is not None else DATA / name
+
+
+def cache_folder(option: str | None = None) -> Path:
+    """The cache of tables and solutions: ``option`` (--cache), else $MODIAR_CACHE, else the
+    user's cache folder."""
+    chosen = option or os.environ.get("MODIAR_CACHE")
+    return Path(chosen) if chosen else Path(platformdirs.user_cache_dir("modiar", appauthor=False))
+
+
+def study_config(text: str) -> Path:
+    """The config a user names: a file, or the name of a bundled study (smoke, default, variants)."""
+    path = Path(text)
+    bundled = STUDIES / f"{text}.toml"
+    return bundled if not path.exists() and is_name(text) and bundled.is_file() else path
+
+
+def bundled_studies() -> list[str]:
+    return sorted(path.stem for path in STUDIES.glob("*.toml"))

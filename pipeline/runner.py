@@ -39,8 +39,8 @@ from tqdm import tqdm
 import engine
 from engine.batch import GameBatch
 from engine.rng import game_seeds
-from engine.solver import solution_path
-from engine.tables import TABLES_PLY_CAP, cache_path, load_tables
+from engine.solver import solution_path, solutions_folder
+from engine.tables import TABLES_PLY_CAP, cache_path, load_tables, tables_folder
 from pipeline.lock import FolderBusyError, folder_lock
 from pipeline.paths import GAMES, JOURNAL, LOCK, MANIFEST, PLIES, study_dir
 from pipeline.records import (
@@ -146,9 +146,11 @@ def chunk_seeds(seed: int, chunk: Chunk) -> np.ndarray:
     return np.concatenate([game_seeds(int(block_seed), stop)[start:] for block_seed, start, stop in _blocks(seed, chunk)])
 
 
-def play_chunk(study: Study, chunk: Chunk, *, batched: bool = True) -> ChunkResult:
-    """Play one chunk and encode its records (runs in a worker)."""
+def play_chunk(study: Study, chunk: Chunk, *, batched: bool = True, cache: Path | None = None) -> ChunkResult:
+    """Play one chunk and encode its records (runs in a worker, whose engine keeps its tables
+    and solutions in ``cache``: the caller's cache folder, passed as workers may be elsewhere)."""
     exit_with_parent()
+    engine.set_cache_folder(cache)
     _keep_caches_loaded()
     rules = chunk.pairing.rules
     batch = _play_batched(study, chunk) if batched else None
@@ -162,10 +164,11 @@ def play_chunk(study: Study, chunk: Chunk, *, batched: bool = True) -> ChunkResu
     return ChunkResult(chunk.name, len(batch), games, plies)
 
 
-def build_caches(rules: engine.Rules, perfect: bool) -> str:
+def build_caches(rules: engine.Rules, perfect: bool, cache: Path) -> str:
     """Build (or check) the position tables of a rule set and, with ``perfect``, its solution,
-    on disk where the workers load them from (runs in a worker); returns the rule set's name."""
+    in the cache folder the workers load them from (runs in a worker); returns the rule set's name."""
     exit_with_parent()
+    engine.set_cache_folder(cache)
     tables = load_tables(rules, verbose=False)
     if perfect:
         engine.solve(rules, tables=tables if rules.ply_cap == TABLES_PLY_CAP else None, verbose=False)
@@ -184,7 +187,10 @@ def missing_caches(chunks: list[Chunk]) -> dict[engine.Rules, bool]:
 
 
 def _cached(rules: engine.Rules, perfect: bool) -> bool:
-    return cache_path(rules).exists() and (not perfect or solution_path(rules).exists())
+    tables, solutions = tables_folder(), solutions_folder()
+    if tables is None or solutions is None:
+        return True  # no cache folder: each worker builds what it needs in memory
+    return cache_path(rules, tables).exists() and (not perfect or solution_path(rules, solutions).exists())
 
 
 def _keep_caches_loaded() -> None:
@@ -263,7 +269,7 @@ def _run_locked(
             total=sum(map(len, chunks)), unit="game", unit_scale=True, file=sys.stderr, disable=not progress, desc=study.name
         )
         results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
-            delayed(play_chunk)(study, chunk, batched=batched) for chunk in chunks
+            delayed(play_chunk)(study, chunk, batched=batched, cache=engine.cache_folder()) for chunk in chunks
         )
         with warnings.catch_warnings():  # a failed write cancels the chunks in flight: no need to say so
             warnings.filterwarnings("ignore", message=".*tasks which were still being processed", category=UserWarning)
@@ -313,7 +319,7 @@ def _build_missing_caches(chunks: list[Chunk], jobs: int, progress: bool) -> Non
         return
     bar = tqdm(total=len(missing), unit="rule set", file=sys.stderr, disable=not progress, desc="tables and solutions")
     for _ in Parallel(n_jobs=jobs, return_as="generator_unordered")(
-        delayed(build_caches)(rules, perfect) for rules, perfect in missing.items()
+        delayed(build_caches)(rules, perfect, engine.cache_folder()) for rules, perfect in missing.items()
     ):
         bar.update()
     bar.close()

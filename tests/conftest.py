@@ -1,15 +1,29 @@
 """Shared fixtures. Tests import their helper modules (reference, variants) by name, so this
-folder has no __init__.py."""
+folder has no __init__.py.
+
+Tests keep position tables and solutions in a cache folder of their own in the system's
+temporary folder ($MODIAR_TEST_CACHE to choose another), never in the checkout or the user's
+cache; processes the tests start inherit it through $MODIAR_CACHE.
+"""
 
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
+
 import pytest
 
+import engine
 from engine import Rules
 from engine.tables import PositionTables, load_tables
+
+CACHE = Path(os.environ.get("MODIAR_TEST_CACHE") or Path(tempfile.gettempdir()) / "modiar-test-cache")
+os.environ["MODIAR_CACHE"] = str(CACHE)
+engine.set_cache_folder(CACHE)
 
 
 @pytest.fixture(scope="session")
 def default_tables() -> PositionTables:
-    """The default rules' position tables, from the data/tables cache (built once per machine)."""
+    """The default rules' position tables, from the tests' cache (built once per machine)."""
     return load_tables(Rules(), verbose=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 
 import numpy as np
 import pytest
@@ -191,7 +192,7 @@ def test_the_default_rules_at_the_full_cap():
         assert value == max(scores.values(), default=own_row(board, mover) - own_row(board, 1 - mover))
 
 
-def test_the_cache_is_reused_and_rebuilt_when_corrupt(tmp_path, capsys):
+def test_the_cache_is_reused_and_rebuilt_when_corrupt(tmp_path, caplog):
     rules, tables = Rules(stones_per_pit=3), small_tables(Rules(stones_per_pit=3))
     built = solve(rules, 20, tables=tables, cache=tmp_path, verbose=False)
     (path,) = tmp_path.iterdir()
@@ -201,14 +202,14 @@ def test_the_cache_is_reused_and_rebuilt_when_corrupt(tmp_path, capsys):
     assert_same(again, built)
     path.write_bytes(path.read_bytes()[:-100])  # truncated
     assert_same(solve(rules, 20, tables=tables, cache=tmp_path, verbose=False), built)
-    assert "unreadable" in capsys.readouterr().err
+    assert "unreadable" in caplog.text  # logged by the engine, which prints nothing
     with np.load(path) as stored:
         arrays = dict(stored)
     arrays["change_values"][len(arrays["change_values"]) // 2] += 1  # a sound file, a wrong value
     with open(path, "wb") as handle:
         np.savez(handle, **arrays)
     assert_same(solve(rules, 20, tables=tables, cache=tmp_path, verbose=False), built)
-    assert "checksum" in capsys.readouterr().err
+    assert "checksum" in caplog.text
     assert "read" in solve(rules, 20, cache=tmp_path).timings
 
 
@@ -244,10 +245,9 @@ def test_bad_queries_are_refused():
 
 
 def test_modiar_solve_prints_the_value_the_score_and_the_caps(capsys, monkeypatch, tmp_path):
-    # Into a temporary folder, tables included, rather than data/.
-    monkeypatch.setattr(solve_module, "solve", functools.partial(solve, cache=tmp_path / "solutions"))
-    monkeypatch.setattr(solve_module, "TABLES_CACHE", tmp_path / "tables")
-    assert main(["solve", "--stones", "3", "--cap", "20"]) == 0
+    # Into a cache folder of its own, tables included: --cache.
+    assert main(["solve", "--stones", "3", "--cap", "20", "--cache", str(tmp_path)]) == 0
+    engine.set_cache_folder(os.environ["MODIAR_CACHE"])  # main set the folder of this process
     out = capsys.readouterr().out
     solution = solved(Rules(stones_per_pit=3), 20)
     assert solution.start_value() == -8
