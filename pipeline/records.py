@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 
 import engine
 from engine.batch import END_REASONS, WINNERS, GameBatch
+from engine.cache import write_atomic  # records, tables and solutions: one way to write a file whole
 from pipeline.paths import GAMES, JOURNAL, MANIFEST, PLIES, is_name
 
 COMPRESSION = "zstd"
@@ -159,17 +160,6 @@ def file_sha256(path: Path) -> str | None:
         return sha256(path.read_bytes())
     except OSError:  # missing, or not a file
         return None
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write a whole file or nothing: a temporary file, flushed, then renamed into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(temporary, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
 
 
 def versions() -> dict[str, str]:

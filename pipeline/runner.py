@@ -38,6 +38,7 @@ from tqdm import tqdm
 
 import engine
 from engine.batch import GameBatch
+from engine.cache import write_atomic
 from engine.rng import game_seeds
 from engine.solver import solution_path, solutions_folder
 from engine.tables import TABLES_PLY_CAP, cache_path, load_tables, tables_folder
@@ -55,7 +56,6 @@ from pipeline.records import (
     plies_table,
     read_manifest,
     sha256,
-    write_atomic,
     write_manifest,
 )
 from pipeline.study import BASE, ConfigError, Pairing, Study
@@ -433,7 +433,7 @@ def chunk_done(directory: Path, manifest: dict[str, Any], chunk: Chunk, keep_pli
 
 
 def _remove_partial_writes(directory: Path) -> None:
-    """Temporary files of a run killed mid-write (records.write_atomic): never part of the records.
+    """Temporary files of a run killed mid-write (engine.cache.write_atomic): never part of the records.
     Only called with the folder's lock held, so no other run is writing them."""
     for folder in (".", GAMES, PLIES):
         for path in (directory / folder).glob(".*.tmp-*"):
