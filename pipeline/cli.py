@@ -26,7 +26,7 @@ class UsageError(Exception):
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     arguments = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="modiar: %(message)s", stream=sys.stderr)
+    _log_to_stderr()
     engine.set_cache_folder(cache_folder(getattr(arguments, "cache", None)))
     try:
         return int(arguments.run(arguments) or 0)
@@ -43,6 +43,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("modiar: interrupted", file=sys.stderr)
         return 130
+
+
+def _log_to_stderr() -> None:
+    """The engine's and the pipeline's messages (a cache built, a corrupt file rebuilt) on
+    stderr, one line each; other libraries' loggers are left as they are."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("modiar: %(message)s"))
+    for name in ("engine", "pipeline"):
+        logger = logging.getLogger(name)
+        if not logger.handlers:
+            logger.addHandler(handler)
+            logger.setLevel(logging.INFO)
 
 
 def rules_from(arguments: argparse.Namespace) -> engine.Rules:
