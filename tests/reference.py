@@ -1,4 +1,4 @@
-"""A plain reference implementation of Modiar, written from ../shared/RULES.md alone.
+"""A plain reference implementation of Modiar, written from the repository's RULES.md alone.
 
 It is slow on purpose and shares nothing with ``engine``: a board is a list of six ints
 (pit 0 to 5, absolute pits), sowing drops one stone at a time, and every rule is a few
