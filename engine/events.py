@@ -1,40 +1,78 @@
-"""The rule events of RULES.md and their packed form.
+"""The rule events of RULES.md: the one list of their names, and their packed form.
 
 Each event is counted per game. Events that carry more than a count (a capture's
 stones, pits and rows; the stones of a forfeited first capture) have extra counters
 named after the event. The engine adds a whole turn's events as one int: counter i
 lives in bits 16*i .. 16*i+15, so a game's counts are a running sum of ints, and a
 field never overflows because a rule set caps a game at 10,000 plies.
+
+Every other layout of the events is derived from EVENT_LIST, through the subsets below:
+
+    EVENTS          every event, in the order of the packed counters and of the games' columns
+    TURN_EVENTS     the events a turn adds to (flags and counts)
+    END_EVENTS      the end events, one per game that ends without legal moves
+    TURN_FLAGS      the events a turn fires or not (0 or 1 a turn): engine.replay's flags,
+                    the plies' columns of pipeline.records, pipeline.turns' events by ply
+    POSITION_FLAGS  the turn flags decided by the position before the move: engine.tables'
+                    flags and engine.batch's flag counters
+
+So adding an event is one entry here, plus the rule that fires it (engine.moves) and, for a
+layout that cannot hold it generically (a position flag in the batch counter, a count in the
+tables), the code that fills it.
 """
 
 from __future__ import annotations
 
 import sys
 from array import array
+from typing import NamedTuple
 
-TURN_EVENTS = (
-    "feeding_active",  # a turn starts with the opponent's row empty (counted whatever the feeding rule)
-    "feeding_forced",  # feeding removed a move that was legal after the grand-slam ban
-    "feeding_lapsed",  # feeding was active, no remaining move could feed, a move was played
-    "grand_slam_blocked",  # a playable pit was made illegal as a grand slam
-    "first_move_forfeit",  # the first move's capture was forfeited
-    "first_move_forfeit_stones",  # ... and this many stones stayed on the board
-    "capture",  # a capture happened
-    "capture_stones",  # stones captured
-    "capture_pits",  # pits in the capture chains
-    "capture_own_row_stones",  # stones the mover took from its own row
-    "capture_opponent_row_stones",  # stones the mover took from the opponent's row
+POSITION_FLAG = "position flag"  # fires (once a turn) on the position before the move
+MOVE_FLAG = "move flag"  # fires (once a turn) on the move played
+COUNT = "count"  # a number a turn adds: the stones or pits of a flag event
+END = "end"  # fires once a game, on its final position, where the mover has no legal move
+KINDS = (POSITION_FLAG, MOVE_FLAG, COUNT, END)
+
+
+class Event(NamedTuple):
+    name: str
+    kind: str  # one of KINDS
+    meaning: str
+
+
+EVENT_LIST = (
+    Event("feeding_active", POSITION_FLAG, "a turn starts with the opponent's row empty (counted whatever the feeding rule)"),
+    Event("feeding_forced", POSITION_FLAG, "feeding removed a move that was legal after the grand-slam ban"),
+    Event("feeding_lapsed", POSITION_FLAG, "feeding was active, no remaining move could feed, a move was played"),
+    Event("grand_slam_blocked", POSITION_FLAG, "a playable pit was made illegal as a grand slam"),
+    Event("first_move_forfeit", MOVE_FLAG, "the first move's capture was forfeited"),
+    Event("first_move_forfeit_stones", COUNT, "... and this many stones stayed on the board"),
+    Event("capture", MOVE_FLAG, "a capture happened"),
+    Event("capture_stones", COUNT, "stones captured"),
+    Event("capture_pits", COUNT, "pits in the capture chains"),
+    Event("capture_own_row_stones", COUNT, "stones the mover took from its own row"),
+    Event("capture_opponent_row_stones", COUNT, "stones the mover took from the opponent's row"),
+    Event("singleton_end", END, "end: the mover's row holds stones, none in a playable pit"),
+    Event("grand_slam_end", END, "end: the mover has playable pits, every one a grand slam"),
+    Event("empty_row_end", END, "end: the mover's row is empty"),
 )
-END_EVENTS = (
-    "singleton_end",  # end: the mover's row holds stones, none in a playable pit
-    "grand_slam_end",  # end: the mover has playable pits, every one a grand slam
-    "empty_row_end",  # end: the mover's row is empty
-)
+
+
+def _names(*kinds: str) -> tuple[str, ...]:
+    return tuple(event.name for event in EVENT_LIST if event.kind in kinds)
+
+
+TURN_EVENTS = _names(POSITION_FLAG, MOVE_FLAG, COUNT)
+END_EVENTS = _names(END)
 EVENTS = TURN_EVENTS + END_EVENTS
+TURN_FLAGS = _names(POSITION_FLAG, MOVE_FLAG)
+POSITION_FLAGS = _names(POSITION_FLAG)
+MEANING = {event.name: event.meaning for event in EVENT_LIST}
 
 FIELD_BITS = 16
 FIELD_MASK = (1 << FIELD_BITS) - 1
 SHIFT = {name: FIELD_BITS * index for index, name in enumerate(EVENTS)}
+UNIT = {name: 1 << shift for name, shift in SHIFT.items()}  # one occurrence, packed
 _BYTES = FIELD_BITS // 8 * len(EVENTS)
 _BIG_ENDIAN = sys.byteorder == "big"
 

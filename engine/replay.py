@@ -28,34 +28,25 @@ from functools import lru_cache
 import numpy as np
 
 from engine.errors import IllegalMoveError
-from engine.events import unpack_events
+from engine.events import TURN_FLAGS, unpack_events
 from engine.moves import start_board
 from engine.rules import ROW, Rules
-from engine.tables import (
-    END_MASK,
-    END_SHIFT,
-    FEEDING_ACTIVE,
-    FEEDING_FORCED,
-    FEEDING_LAPSED,
-    GRAND_SLAM_BLOCKED,
-    PositionTables,
-    first_moves,
-    load_tables,
-    table_rules,
-)
+from engine.tables import END_MASK, END_SHIFT, FLAGS, PositionTables, first_moves, load_tables, table_rules
 
-# The bits of Replay.flags: the turn events of RULES.md that a single turn can fire. The first
-# four are engine.tables' position flags, kept at the same bits.
-FLAG_BITS = {
-    "feeding_active": FEEDING_ACTIVE,
-    "feeding_forced": FEEDING_FORCED,
-    "feeding_lapsed": FEEDING_LAPSED,
-    "grand_slam_blocked": GRAND_SLAM_BLOCKED,
-    "first_move_forfeit": 16,
-    "capture": 32,
-}
-TURN_FLAGS = tuple(FLAG_BITS)
-_TABLE_FLAGS = FEEDING_ACTIVE | FEEDING_FORCED | FEEDING_LAPSED | GRAND_SLAM_BLOCKED
+
+def _make_flag_bits() -> dict[str, int]:
+    """The bit of each turn flag (engine.events.TURN_FLAGS) in Replay.flags: a position flag
+    keeps its bit of engine.tables' flags, a move flag takes the next bit free."""
+    bits = dict(FLAGS)
+    for name in TURN_FLAGS:
+        bits.setdefault(name, 1 << len(bits))
+    return {name: bits[name] for name in TURN_FLAGS}
+
+
+# The bits of Replay.flags: the turn events of RULES.md that a single turn fires or not.
+FLAG_BITS = _make_flag_bits()
+_TABLE_FLAGS = sum(FLAGS.values())
+OPTIONS_SHIFT = END_SHIFT  # _info packs a position's table flags and its number of legal moves
 # What a first move did, from its packed events (engine.events): Replay's name -> the counter.
 _FIRST_EVENTS = {
     "captured": "capture_stones",
@@ -267,14 +258,14 @@ def _illegal(
 
 
 def _info(tables: PositionTables) -> np.ndarray:
-    """info[position]: its turn flags (FLAG_BITS' low four bits) | its number of legal moves << 4,
+    """info[position]: its table flags (engine.tables' FLAGS) | its number of legal moves << OPTIONS_SHIFT,
     derived once per tables and kept as long as they are."""
     found = _INFO.get(id(tables))
     if found is None:
         options = np.zeros(tables.size, dtype=np.uint8)
         for pit in range(ROW):
             options += tables.child[:, pit] >= 0
-        found = _INFO[id(tables)] = (tables.flags & np.uint8(_TABLE_FLAGS)) | (options << np.uint8(4))
+        found = _INFO[id(tables)] = (tables.flags & np.uint8(_TABLE_FLAGS)) | (options << np.uint8(OPTIONS_SHIFT))
         weakref.finalize(tables, _INFO.pop, id(tables), None)
     return found
 
@@ -289,7 +280,7 @@ def _finish(
     first_rows = offsets[played]
     first_pits = pit[first_rows]
     captured[first_rows] = first.events["captured"][first_pits]
-    walked["options"] = info >> np.uint8(4)
+    walked["options"] = info >> np.uint8(OPTIONS_SHIFT)
     info &= np.uint8(_TABLE_FLAGS)
     captures = (captured > 0).view(np.uint8)
     captures *= np.uint8(FLAG_BITS["capture"])

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from engine.replay import FLAG_BITS, TURN_FLAGS, Replay, replay
+from engine import events
+from engine.replay import FLAG_BITS, Replay, replay
 from engine.rules import Rules
 from engine.solver import Solution
 from engine.tables import END_CODES
@@ -34,8 +35,9 @@ from pipeline.stats import Z95
 
 GAME_COLUMNS = ("rules", "game_id", "south", "north", "plies")
 LUDII_PLIES = ("BranchingFactor", "DecisionMoves", "PositionalRepetition")
-TURN_EVENTS = TURN_FLAGS  # the turn events a single ply can fire (engine.replay.FLAG_BITS)
-END_EVENTS = tuple(END_CODES)
+TURN_EVENTS = events.TURN_FLAGS  # the turn events a single ply fires or not
+END_EVENTS = events.END_EVENTS
+FLAG_VALUES = 1 << len(FLAG_BITS)  # the values a ply's flags (engine.replay.FLAG_BITS) can take
 REPETITION_CHUNK = 1 << 14  # games whose states are sorted together (a sort that stays in the cache)
 MAX_GAMES_PER_PAIRING = 5_000  # agreement's default: about 2 s for the 36 pairings of the default study
 AGREEMENT_COLUMNS = (
@@ -205,7 +207,8 @@ def events_by_ply(games: pl.LazyFrame | pl.DataFrame | Plies, by: Sequence[str] 
     groups = len(keys)
     turn_key = np.repeat(group * width - plies.offsets[:-1], plies.plies) + np.arange(plies.offsets[-1], dtype=np.int64)
     # One count per (group, ply, flag byte): every turn event's count is a sum over the bytes.
-    counts = np.bincount((turn_key << 6) | plies.column("flags"), minlength=groups * width * 64).reshape(-1, 64)
+    counts = np.bincount(turn_key * FLAG_VALUES | plies.column("flags"), minlength=groups * width * FLAG_VALUES)
+    counts = counts.reshape(-1, FLAG_VALUES)
     del turn_key
     turns = counts.sum(axis=1)
     game_key = group * width + plies.plies
@@ -214,7 +217,7 @@ def events_by_ply(games: pl.LazyFrame | pl.DataFrame | Plies, by: Sequence[str] 
     end_code = plies.per_game("end_code")
     parts = []
     for name, bit in FLAG_BITS.items():
-        fired = counts[:, [byte for byte in range(64) if byte & bit]].sum(axis=1)
+        fired = counts[:, [byte for byte in range(FLAG_VALUES) if byte & bit]].sum(axis=1)
         parts.append(_event_rows(name, turns, positions, fired, turns, width))
     for name, code in END_CODES.items():
         fired = np.bincount(game_key[end_code == code], minlength=groups * width)
