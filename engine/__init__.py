@@ -1,4 +1,4 @@
-"""Modiar: the bit-packed engine. The rules are ../shared/RULES.md, every field a variant.
+"""Modiar: the bit-packed engine. The rules are the repository's RULES.md, every field a variant.
 
 >>> import engine
 >>> board = engine.start_board()
@@ -13,10 +13,11 @@ from engine.cache import cache_folder, set_cache_folder
 from engine.errors import IllegalMoveError
 from engine.events import END_EVENTS, EVENTS, TURN_EVENTS
 from engine.game import GameRecord, play_game
+from engine.registry import UnknownStrategyError, canonical_spec, make_strategy
 from engine.rng import Rng
 from engine.rules import Rules
 from engine.solver import Solution, solve
-from engine.strategies import Position, Strategy, TableStrategy, UnknownStrategyError, canonical_spec, make_strategy
+from engine.strategy_base import Position, Strategy, TableStrategy
 from engine.version import ENGINE_VERSION
 
 __all__ = [

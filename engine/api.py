@@ -11,7 +11,7 @@ from engine.events import field, unpack_events
 from engine.moves import tables
 from engine.positions import positions
 from engine.rules import PIT_LIMIT, PITS, ROW, Rules, check_rules
-from engine.strategies import Position
+from engine.strategy_base import Position
 
 DEFAULT_RULES = Rules()
 
@@ -49,7 +49,7 @@ def position(board: Board, mover: int, ply: int, rules: Rules = DEFAULT_RULES) -
     mover, ply = _checked_position(board, mover, ply, rules)
     seen = board if mover == SOUTH else rotate(board)
     options = positions(rules).options(seen, ply) if ply < rules.ply_cap else ()
-    return Position(board, mover, ply, rules, tuple(option[0] + ROW * mover for option in options), options)
+    return Position(board, mover, ply, rules, tuple(option.pit + ROW * mover for option in options), options)
 
 
 def apply_move(board: Board, mover: int, pit: int, ply: int, rules: Rules = DEFAULT_RULES) -> MoveResult:
@@ -60,12 +60,12 @@ def apply_move(board: Board, mover: int, pit: int, ply: int, rules: Rules = DEFA
     seen = position(board, mover, ply, rules)
     mover, ply, pit = seen.mover, seen.ply, _checked_pit(pit)
     seen_pit = pit - ROW * mover
-    for option_pit, child, packed, captured in seen.options:
-        if option_pit == seen_pit:
-            after = rotate(child) if mover == SOUTH else child  # child is seen by the next mover
-            chain = tables(rules).sowing[seen_pit][unpack(board)[pit]].chain[: field(packed, "capture_pits")]
+    for option in seen.options:
+        if option.pit == seen_pit:
+            after = rotate(option.child) if mover == SOUTH else option.child  # the child is seen by the next mover
+            chain = tables(rules).sowing[seen_pit][unpack(board)[pit]].chain[: field(option.events, "capture_pits")]
             taken = tuple((chain_pit + ROW * mover) % PITS for chain_pit in chain)
-            return MoveResult(after, captured, taken, unpack_events(packed))
+            return MoveResult(after, option.captured, taken, unpack_events(option.events))
     raise IllegalMoveError(_illegal(board, mover, pit, ply, rules))
 
 
@@ -77,6 +77,18 @@ def end_event(board: Board, mover: int, ply: int, rules: Rules = DEFAULT_RULES) 
     if legal_moves(board, mover, ply, rules) or ply >= rules.ply_cap:
         return None
     return moves.end_event(board if mover == SOUTH else rotate(board), rules)
+
+
+def illegal_reason(board: Board, mover: int, pit: int, ply: int, rules: Rules = DEFAULT_RULES) -> str:
+    """Why ``mover`` may not play ``pit``, in plain words that follow "South cannot play pit 1: ",
+    e.g. "it holds a single stone, and a pit needs at least 2 stones to be played"; the rule
+    ``apply_move``'s IllegalMoveError names. A legal ``pit`` is a ValueError.
+    """
+    seen = position(board, mover, ply, rules)
+    pit = _checked_pit(pit)
+    if pit in seen.moves:
+        raise ValueError(f"pit {pit} is a legal move for {PLAYER_NAMES[seen.mover]}: nothing forbids it")
+    return _reason(board, seen.mover, pit, seen.ply, rules)
 
 
 def perft(depth: int, rules: Rules = DEFAULT_RULES) -> int:
@@ -98,8 +110,8 @@ def perft_counts(depth: int, rules: Rules = DEFAULT_RULES) -> list[int]:
         following: dict[Board, int] = {}
         if ply < rules.ply_cap:
             for board, sequences in level.items():
-                for _, child, _, _ in memo.options(board, ply):
-                    following[child] = following.get(child, 0) + sequences
+                for option in memo.options(board, ply):
+                    following[option.child] = following.get(option.child, 0) + sequences
         level = following
         counts.append(sum(level.values()))
     return counts
@@ -107,22 +119,34 @@ def perft_counts(depth: int, rules: Rules = DEFAULT_RULES) -> list[int]:
 
 def _illegal(board: Board, mover: int, pit: int, ply: int, rules: Rules) -> str:
     """Why ``pit`` is not a legal move: the pit, the board's pits and the rule."""
+    reason = _reason(board, mover, pit, ply, rules)
+    return f"{PLAYER_NAMES[mover]} cannot play pit {pit!r} on board {unpack(board)} (pits 0-5): {reason}"
+
+
+def _reason(board: Board, mover: int, pit: int, ply: int, rules: Rules) -> str:
+    """The rule that forbids an illegal ``pit``, as a clause in plain words."""
     name, opponent = PLAYER_NAMES[mover], PLAYER_NAMES[mover ^ 1]
-    where = f"{name} cannot play pit {pit!r} on board {unpack(board)} (pits 0-5)"
     own = range(ROW * mover, ROW * mover + ROW)
     if pit not in own:
-        return f"{where}: {name} plays only pits {own[0]}, {own[1]} and {own[2]}"
+        where = f"it is in {opponent}'s row" if 0 <= pit < PITS else f"there is no pit {pit}"
+        return f"{where}, and {name} plays only pits {own[0]}, {own[1]} and {own[2]}"
     if ply >= rules.ply_cap:
-        return f"{where}: the game ended at the ply cap of {rules.ply_cap} moves"
-    stones = unpack(board)[pit]
-    if stones < rules.min_stones_to_play:
-        plural = "s" * (stones != 1)
-        return f"{where}: it holds {stones} stone{plural} and a pit needs at least {rules.min_stones_to_play} to be played"
+        return f"the game ended at the ply cap of {rules.ply_cap} moves"
+    stones, least = unpack(board)[pit], rules.min_stones_to_play
+    if stones == 0:
+        return "it is empty"
+    if stones < least:
+        held = "a single stone" if stones == 1 else f"only {stones} stones"
+        return f"it holds {held}, and a pit needs at least {least} stones to be played"
     seen = board if mover == SOUTH else rotate(board)
     sown = moves.sow(seen, pit - ROW * mover, ply == 0 and rules.first_move_forfeit, tables(rules))
     if moves.is_grand_slam(sown) and rules.grand_slam == "prohibited":
-        return f"{where}: it would capture every stone in {opponent}'s row (the grand slam is prohibited)"
-    return f"{where}: {opponent}'s row is empty and another move feeds it (feeding is mandatory)"
+        return f"it would capture every stone in {opponent}'s row, and taking a whole row (a grand slam) is not allowed"
+    feeding = [str(move) for move in legal_moves(board, mover, ply, rules)]
+    if not feeding:
+        return f"the game is over: {name} has no legal move"
+    pits = " or ".join([", ".join(feeding[:-1]), feeding[-1]] if len(feeding) > 1 else feeding)
+    return f"{opponent}'s row is empty, so {name} must feed it: play pit {pits}, which sows stones into {opponent}'s row"
 
 
 def _checked_position(board: Board, mover: object, ply: object, rules: Rules) -> tuple[int, int]:

@@ -29,31 +29,35 @@ import dataclasses
 import os
 import sys
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from engine.errors import IllegalMoveError
-from engine.events import EVENTS, unpack_events
+from engine.events import EVENTS, POSITION_FLAGS, unpack_events
 from engine.game import GameRecord
 from engine.moves import start_board
+from engine.registry import make_strategy
 from engine.rng import GAMMA, MASK32, MIX1, MIX2, SEED_SALT, check_seed
 from engine.rules import PITS, ROW, Rules, check_rules
-from engine.strategies import GreedyStrategy, RandomStrategy, Strategy, make_strategy
-from engine.tables import END_CODES, END_MASK, END_SHIFT, PositionTables, first_moves, load_tables
+from engine.scoring import WINNERS, final_score
+from engine.strategies import GreedyStrategy, RandomStrategy
+from engine.strategy_base import Strategy
+from engine.tables import END_CODES, END_MASK, END_SHIFT, FLAGS, PositionTables, first_moves, load_tables
 
-WINNERS = ("south", "north", "draw")  # GameBatch.winner holds the index of one of these
-END_REASONS = ("no_moves", "ply_cap")  # GameBatch.end_reason likewise
+END_REASONS = ("no_moves", "ply_cap")  # GameBatch.end_reason holds the index of one of these
+GAME_COLUMNS = ("seeds", "winner", "score_south", "score_north", "plies", "end_reason")  # one entry a game
 CHUNK_GAMES = 1 << 16  # games in lockstep: their working arrays stay in the L2 cache
 
 DEFAULT_RULES = Rules()
 NO_MOVE = 4  # the pit a finished game picks; NO_MOVE & 3 is pit 0
 STEP_CHILD_BITS = 24  # a step entry is 32 bits when the child fits these and the capture code the rest
 DERIVE_BLOCK = 1 << 20  # positions derived at a time
-CLASS_KEYS, CAPTURE_KEYS = 1 << 12, 1 << 15  # see _keys
+CLASS_FLAGS_SHIFT = 2 * ROW  # a class key is legal pits | greedy pits << 3 | the position's flags << 6
+CLASS_KEYS, CAPTURE_KEYS = 1 << (CLASS_FLAGS_SHIFT + END_MASK.bit_length()), 1 << 15  # see _keys
 SEGMENT_PLIES = 64  # pits are kept in (plies, games) blocks of at most this many plies
 DROP_WHEN = 3  # a chunk drops its finished games once they fill a third of its slots
 ADDRESS_SPACE = 1 << 48  # bytes a 64-bit machine can address: the memory assumed when the system does not say
@@ -61,11 +65,13 @@ ADDRESS_SPACE = 1 << 48  # bytes a 64-bit machine can address: the memory assume
 # The event counter of a game, one uint64:
 #   bits  0-29  capture, capture_pits, capture_own_row_stones, South's and North's captured
 #               stones, 6 bits each: a game has at most 60 stones to capture, at least one a pit
-#   bits 30-53  feeding_active, feeding_forced, feeding_lapsed, grand_slam_blocked, 6 bits each
-#   bits 54-63  moves played after the first
-# Every FLUSH_PLIES plies the chunk moves the last five fields out, before they can overflow.
+#   bits 30-53  the position flags of engine.events (FLAG_EVENTS, read from engine.tables'
+#               flags), 6 bits each, the k-th from FLAG_SHIFT + 6 * k
+#   bits 54-63  moves played after the first, from MOVES_SHIFT: a fifth position flag would
+#               leave them too few bits (tests/test_event_layouts.py checks the fit)
+# Every FLUSH_PLIES plies the chunk moves the flag and move fields out, before they can overflow.
 CAPTURE_BITS = 6
-FLAG_EVENTS = ("feeding_active", "feeding_forced", "feeding_lapsed", "grand_slam_blocked")
+FLAG_EVENTS = POSITION_FLAGS
 FLAG_SHIFT, FLAG_BITS = 5 * CAPTURE_BITS, 6
 MOVES_SHIFT = FLAG_SHIFT + len(FLAG_EVENTS) * FLAG_BITS
 FLUSH_PLIES = (1 << FLAG_BITS) - 1
@@ -96,7 +102,7 @@ class BatchStrategy(Protocol):
 class GameBatch:
     """Finished games as columns, one entry per game.
 
-    ``winner`` and ``end_reason`` hold indices into WINNERS and END_REASONS; the moves of game
+    ``winner`` and ``end_reason`` hold indices into engine.scoring.WINNERS and END_REASONS; the moves of game
     i are ``moves[move_offsets[i]:move_offsets[i + 1]]`` (absolute pits, South's first);
     ``events`` holds a count array per name of engine.EVENTS.
     """
@@ -137,6 +143,22 @@ class GameBatch:
     def records(self) -> Iterator[GameRecord]:
         return (self.record(i) for i in range(len(self)))
 
+    def rows(self, start: int = 0, stop: int | None = None) -> GameBatch:
+        """Games start .. stop - 1 (as ``range(len(self))[start:stop]``), as a batch of their
+        own whose columns are views of these."""
+        start, stop, _ = slice(start, stop).indices(len(self))
+        stop = max(start, stop)
+        if (start, stop) == (0, len(self)):
+            return self
+        offsets = self.move_offsets[start : stop + 1]
+        return dataclasses.replace(
+            self,
+            **{name: getattr(self, name)[start:stop] for name in GAME_COLUMNS},
+            moves=self.moves[offsets[0] : offsets[-1]],
+            move_offsets=offsets - offsets[0],
+            events={name: counts[start:stop] for name, counts in self.events.items()},
+        )
+
 
 def play_batch(
     n_games: int,
@@ -174,6 +196,45 @@ def play_batch(
         moves.append(chunk.play(batch, start))
     np.cumsum(batch.plies, out=batch.move_offsets[1:])
     return dataclasses.replace(batch, moves=np.concatenate(moves))
+
+
+def batchable(south: str | Strategy | BatchStrategy, north: str | Strategy | BatchStrategy, rules: Rules = DEFAULT_RULES) -> bool:
+    """Whether play_batch plays these two strategies under ``rules``: each is "random" or
+    "greedy" (a spec string or the engine's object) or a BatchStrategy, and the rule set's
+    stones fit the batch's counters (every valid rule set does). engine.play_game plays the
+    others. An unknown spec raises UnknownStrategyError and a bad rule set its error, as
+    play_batch would: they are mistakes, not strategies without a batched version.
+    """
+    check_rules(rules)
+    return _fits_counters(rules) and _batched(south) and _batched(north)
+
+
+def concatenate(batches: Sequence[GameBatch]) -> GameBatch:
+    """The games of ``batches`` one after the other, as one batch; they must be games of one
+    pairing (the same specs and rule set)."""
+    if not batches:
+        raise ValueError("concatenate needs at least one GameBatch")
+    first = batches[0]
+    for batch in batches[1:]:
+        if (batch.south, batch.north, batch.rules) != (first.south, first.north, first.rules):
+            raise ValueError(
+                f"cannot concatenate games of {batch.south} vs {batch.north} ({batch.rules}) to games of "
+                f"{first.south} vs {first.north} ({first.rules}): a GameBatch holds one pairing"
+            )
+    if len(batches) == 1:
+        return first
+    offsets, moves_before = [np.zeros(1, dtype=np.int64)], 0
+    for batch in batches:
+        offsets.append(batch.move_offsets[1:] + moves_before)
+        moves_before += int(batch.move_offsets[-1])
+    columns: dict[str, Any] = {name: np.concatenate([getattr(batch, name) for batch in batches]) for name in GAME_COLUMNS}
+    return dataclasses.replace(
+        first,
+        **columns,
+        moves=np.concatenate([batch.moves for batch in batches]),
+        move_offsets=np.concatenate(offsets),
+        events={name: np.concatenate([batch.events[name] for batch in batches]) for name in first.events},
+    )
 
 
 def _check_memory(n_games: int) -> None:
@@ -219,6 +280,9 @@ def _size(n_bytes: int) -> str:
 # Strategies
 
 
+_BUILT_IN = (RandomStrategy, GreedyStrategy)  # the engine's strategies play_batch plays itself
+
+
 @dataclass(frozen=True)
 class _Player:
     spec: str
@@ -232,12 +296,21 @@ def _player(strategy: str | Strategy | BatchStrategy) -> _Player:
     if not isinstance(strategy, str | Strategy):
         raise ValueError(f"a strategy is a spec string, an engine strategy or a BatchStrategy, not {strategy!r}")
     resolved = make_strategy(strategy)  # an unknown spec string raises UnknownStrategyError here
-    if type(resolved) in (RandomStrategy, GreedyStrategy):
+    if type(resolved) in _BUILT_IN:
         return _Player(resolved.spec, type(resolved) is GreedyStrategy, None)
     raise ValueError(
         f"strategy {resolved.spec!r} has no batched version: give play_batch 'random', 'greedy' or an object "
         "with .spec and .pick_batch(tables, positions, draws, legal), or play it with engine.play_game"
     )
+
+
+def _batched(strategy: str | Strategy | BatchStrategy) -> bool:
+    """Whether _player takes the strategy (make_strategy raises for what is no strategy at all)."""
+    return isinstance(strategy, BatchStrategy) or type(make_strategy(strategy)) in _BUILT_IN
+
+
+def _fits_counters(rules: Rules) -> bool:
+    return rules.total_stones < 1 << CAPTURE_BITS
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,7 +352,7 @@ def _loaded_tables(rules: Rules) -> PositionTables:
 
 
 def _derive(tables: PositionTables) -> _Derived:
-    if tables.rules.total_stones >= 1 << CAPTURE_BITS:
+    if not _fits_counters(tables.rules):
         raise ValueError(f"play_batch counts captured stones in {CAPTURE_BITS} bits, not {tables.rules.total_stones}")
     # Two passes over blocks of positions, so that the temporary arrays stay small: the first
     # finds the classes and captures that occur, the second numbers them densely.
@@ -308,7 +381,7 @@ def _derive(tables: PositionTables) -> _Derived:
         step.reshape(-1),
         code_shift,
         (classes[:, None] >> np.arange(ROW)) & 1 == 1,
-        ((classes >> 6) & END_MASK) >> END_SHIFT,
+        ((classes >> CLASS_FLAGS_SHIFT) & END_MASK) >> END_SHIFT,
         (_pick_table(classes & 7), _pick_table((classes >> 3) & 7)),
         _event_tables(classes, captures),
         _mover_row_stones(tables),
@@ -328,7 +401,7 @@ def _keys(tables: PositionTables, block: slice) -> tuple[np.ndarray, np.ndarray]
     pit_bits = np.array([1, 2, 4], dtype=np.uint16)
     most = np.where(legal, captured, 0).max(axis=1, keepdims=True)
     greedy = legal & (captured == most)
-    class_keys = (legal @ pit_bits) | (greedy @ pit_bits) << 3 | tables.flags[block].astype(np.uint16) << 6
+    class_keys = (legal @ pit_bits) | (greedy @ pit_bits) << 3 | tables.flags[block].astype(np.uint16) << CLASS_FLAGS_SHIFT
     capture_keys = captured << 9 | tables.own_captured[block].astype(np.uint16) << 3 | tables.capture_pits[block]
     return class_keys, np.where(legal, capture_keys, 0)
 
@@ -375,8 +448,10 @@ def _event_tables(classes: np.ndarray, captures: np.ndarray) -> tuple[np.ndarray
     # A position without moves ends the game: its flags are no turn's, and it plays no move.
     playing = (classes & 7) > 0
     turn_units = playing.astype(np.uint64) << np.uint64(MOVES_SHIFT)
-    for k in range(len(FLAG_EVENTS)):
-        turn_units += (((classes >> (6 + k)) & 1) * playing).astype(np.uint64) << np.uint64(FLAG_SHIFT + FLAG_BITS * k)
+    flags = classes >> CLASS_FLAGS_SHIFT
+    for k, name in enumerate(FLAG_EVENTS):
+        fired = ((flags & FLAGS[name]) > 0) & playing
+        turn_units += fired.astype(np.uint64) << np.uint64(FLAG_SHIFT + FLAG_BITS * k)
     tables = []
     for side in range(2):
         stones = captured.astype(np.uint64) << np.uint64(CAPTURE_BITS * (3 + side))
@@ -660,11 +735,11 @@ class _Chunk:
         ended = plies < self.derived.rules.ply_cap
         for name, counts in self._events(ended).items():
             batch.events[name][games] = counts
-        score_south, score_north = self._scores(plies)
+        winner, score_south, score_north = self._scores(plies)
         batch.seeds[games] = self.seeds
         batch.score_south[games] = score_south
         batch.score_north[games] = score_north
-        batch.winner[games] = np.where(score_south > score_north, 0, np.where(score_north > score_south, 1, 2))
+        batch.winner[games] = winner
         batch.plies[games] = plies
         batch.end_reason[games] = ~ended
 
@@ -687,9 +762,9 @@ class _Chunk:
                 column += options[self.first].astype(np.uint16) if np.ptp(options) else np.uint16(options[0])
         return counts
 
-    def _scores(self, plies: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Stones captured plus the stones left in the player's own row at the end; South is the
-        mover at the end after an even number of plies."""
+    def _scores(self, plies: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each game's engine.scoring.final_score, from its captures and the rows of its last
+        position; South is the mover at the end after an even number of plies."""
         d = self.derived
         south = _field(self.counters, CAPTURE_BITS * 3, CAPTURE_BITS).astype(np.int16)
         north = _field(self.counters, CAPTURE_BITS * 4, CAPTURE_BITS).astype(np.int16)
@@ -698,7 +773,7 @@ class _Chunk:
         on_board = d.rules.total_stones - south - north
         mover_row = d.mover_row[self.final].astype(np.int16)
         south_row = np.where(plies % 2 == 0, mover_row, on_board - mover_row)
-        return south + south_row, north + on_board - south_row
+        return final_score(south, north, south_row, on_board - south_row)
 
     def _moves(self, plies: np.ndarray) -> np.ndarray:
         """The pits played, game after game, as absolute pits (North's are the mover's pit + 3).

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 from engine.board import NORTH, SOUTH, Board, render, rotate
 from engine.errors import IllegalMoveError
 from engine.events import FIELD_MASK, SHIFT, unpack_events
 from engine.positions import Positions, positions
+from engine.registry import make_strategy
 from engine.rng import GAMMA, MASK32, MASK64, MIX1, MIX2, SEED_SALT, Rng, check_seed, mix64
 from engine.rules import ROW, Rules, check_rules
-from engine.strategies import Position, Strategy, TableStrategy, make_strategy
+from engine.scoring import WINNERS, final_score
+from engine.strategy_base import Position, Strategy, TableStrategy
 
 DEFAULT_RULES = Rules()
 CAPTURE_STONES = SHIFT["capture_stones"]
@@ -20,7 +23,7 @@ class GameRecord(NamedTuple):
     """One finished game."""
 
     moves: tuple[int, ...]  # absolute pits, South's first
-    winner: str  # "south", "north" or "draw"
+    winner: str  # "south", "north" or "draw" (engine.scoring)
     score_south: int  # stones captured plus stones left in South's row at the end
     score_north: int
     plies: int
@@ -38,20 +41,24 @@ def play_game(
     *,
     rules: Rules = DEFAULT_RULES,
     seed: int = 0,
+    on_move: Callable[[Position, int], None] | None = None,
 ) -> GameRecord:
     """Play one game from the start, every random choice drawn from ``seed``'s stream (engine.rng).
 
     Every move a strategy returns is checked: an illegal one raises ``IllegalMoveError``.
+    ``on_move(position, pit)``, when given, is called after each checked move with the
+    position it was played in; it sees the game without changing it (the fast loop of two
+    table strategies then gives way to the general one, which plays the same game).
     """
     players = (make_strategy(south), make_strategy(north))
     seed = check_seed(seed)
     check_rules(rules)
     state = mix64(seed ^ SEED_SALT)
     memo = positions(rules)
-    if isinstance(players[SOUTH], TableStrategy) and isinstance(players[NORTH], TableStrategy):
+    if on_move is None and isinstance(players[SOUTH], TableStrategy) and isinstance(players[NORTH], TableStrategy):
         moves, board, mover, totals = _play_tables(players, state, memo)  # type: ignore[arg-type]
     else:
-        moves, board, mover, totals = _play_any(players, state, memo)
+        moves, board, mover, totals = _play_any(players, state, memo, on_move)
     return _record(moves, board, mover, totals, memo, seed, players)
 
 
@@ -122,8 +129,10 @@ def _play_tables(
             options = expand(board)
 
 
-def _play_any(players: tuple[Strategy, Strategy], state: int, memo: Positions) -> tuple[list[int], Board, int, list[int]]:
-    """The general loop: asks each strategy for an absolute pit and checks it."""
+def _play_any(
+    players: tuple[Strategy, Strategy], state: int, memo: Positions, on_move: Callable[[Position, int], None] | None = None
+) -> tuple[list[int], Board, int, list[int]]:
+    """The general loop: asks each strategy for an absolute pit, checks it and shows it to ``on_move``."""
     rng = Rng(state)
     rules = memo.rules
     moves: list[int] = []
@@ -135,15 +144,19 @@ def _play_any(players: tuple[Strategy, Strategy], state: int, memo: Positions) -
         if not options:
             break
         absolute = board if mover == SOUTH else rotate(board)
-        legal = tuple(option[0] + ROW * mover for option in options)
-        pit = players[mover].choose(Position(absolute, mover, ply, rules, legal, options), rng)
+        legal = tuple(option.pit + ROW * mover for option in options)
+        position = Position(absolute, mover, ply, rules, legal, options)
+        pit = players[mover].choose(position, rng)
         if pit not in legal:
             raise IllegalMoveError(
                 f"strategy {players[mover].spec!r} played pit {pit!r}, not one of the legal moves {legal}\n{render(absolute)}"
             )
-        _, board, events, _ = options[legal.index(pit)]
+        played = options[legal.index(pit)]
+        board = played.child
         moves.append(pit)
-        totals[mover] += events
+        totals[mover] += played.events
+        if on_move is not None:
+            on_move(position, pit)
         mover ^= 1
     return moves, board, mover, totals
 
@@ -156,11 +169,11 @@ def _record(
     end_events, mover_row, opponent_row = memo.final(board)
     south_row, north_row = (mover_row, opponent_row) if mover == SOUTH else (opponent_row, mover_row)
     south_events, north_events = totals
-    score_south = ((south_events >> CAPTURE_STONES) & FIELD_MASK) + south_row
-    score_north = ((north_events >> CAPTURE_STONES) & FIELD_MASK) + north_row
+    captured_south, captured_north = (south_events >> CAPTURE_STONES) & FIELD_MASK, (north_events >> CAPTURE_STONES) & FIELD_MASK
+    winner, score_south, score_north = final_score(captured_south, captured_north, south_row, north_row)
     return GameRecord(
         tuple(moves),
-        "south" if score_south > score_north else "north" if score_north > score_south else "draw",
+        WINNERS[winner],
         score_south,
         score_north,
         plies,

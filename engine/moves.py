@@ -4,9 +4,8 @@ Everything here sees the board from the mover's side: the mover owns pits 0, 1, 
 the opponent 3, 4, 5 (``engine.board.rotate`` turns North's view into this one). The
 checked API on absolute pits is ``engine.api``.
 
-A turn's legal moves are *options* ``(pit, child, events, captured)``: the pit (0, 1, 2),
-the board after the move seen by the next mover (turned by three pits), the turn's events
-packed as in ``engine.events``, and the stones captured.
+A turn's legal moves are *options* (``Option``): the pit played, the board after the move
+seen by the next mover, the turn's events and the stones captured.
 """
 
 from __future__ import annotations
@@ -15,18 +14,30 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from engine.board import BOARD_MASK, ROW_BITS, ROW_MASK, Board
-from engine.events import SHIFT
+from engine.events import UNIT
 from engine.rules import PIT_BITS, PIT_LIMIT, PITS, ROW, Rules
 
-Option = tuple[int, Board, int, int]
 Sown = tuple[int, int, int, int, int, bool]
 OWN_ROW = range(ROW)
 OPPONENT_ROW_EMPTY = 1 << ROW_BITS  # a board (mover's view) below this has an empty opponent row
 
-FEEDING_ACTIVE = 1 << SHIFT["feeding_active"]
-FEEDING_FORCED = 1 << SHIFT["feeding_forced"]
-FEEDING_LAPSED = 1 << SHIFT["feeding_lapsed"]
-GRAND_SLAM_BLOCKED = 1 << SHIFT["grand_slam_blocked"]
+FEEDING_ACTIVE = UNIT["feeding_active"]
+FEEDING_FORCED = UNIT["feeding_forced"]
+FEEDING_LAPSED = UNIT["feeding_lapsed"]
+GRAND_SLAM_BLOCKED = UNIT["grand_slam_blocked"]
+
+
+class Option(NamedTuple):
+    """A legal move of the mover and what it does; built once per position (engine.positions)."""
+
+    pit: int  # the pit played, 0, 1 or 2 (the mover's view)
+    child: Board  # the board after the move, seen by the next mover (turned by three pits)
+    events: int  # the turn's events, packed as in engine.events
+    captured: int  # the stones captured
+
+
+# Option(...) goes through a Python-level __new__; options() calls tuple.__new__ itself, at half the cost.
+_new_tuple = tuple.__new__
 
 
 class Sowing(NamedTuple):
@@ -129,7 +140,8 @@ def options(board: Board, forfeit: bool, tabs: Tables) -> tuple[Option, ...]:
     for pit, sown in moves:
         after = sown[0]
         child = ((after >> ROW_BITS) | (after << ROW_BITS)) & BOARD_MASK
-        found.append((pit, child, events + _packed(sown) if sown[1] or sown[4] else events, sown[1]))
+        packed = events + _packed(sown) if sown[1] or sown[4] else events
+        found.append(_new_tuple(Option, (pit, child, packed, sown[1])))
     return tuple(found)
 
 
@@ -141,11 +153,11 @@ def end_event(board: Board, rules: Rules) -> str:
 
 
 _CAPTURE_UNITS = tuple(
-    1 << SHIFT[name] for name in ("capture_stones", "capture_pits", "capture_own_row_stones", "first_move_forfeit_stones")
+    UNIT[name] for name in ("capture_stones", "capture_pits", "capture_own_row_stones", "first_move_forfeit_stones")
 )
-_CAPTURE = 1 << SHIFT["capture"]
-_OPPONENT_ROW_STONES = 1 << SHIFT["capture_opponent_row_stones"]
-_FORFEIT = 1 << SHIFT["first_move_forfeit"]
+_CAPTURE = UNIT["capture"]
+_OPPONENT_ROW_STONES = UNIT["capture_opponent_row_stones"]
+_FORFEIT = UNIT["first_move_forfeit"]
 
 
 def _packed(sown: Sown) -> int:

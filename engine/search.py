@@ -1,8 +1,8 @@
 """Search strategies: a one-ply heuristic, alpha-beta, Monte Carlo tree search and perfect play.
 
 Each works on the memoised options of ``engine.positions``, where a board is seen by the
-player to move (its row is pits 0, 1, 2) and an option ``(pit, child, events, captured)``
-gives the child already turned for the next mover. Scores are those of RULES.md,
+player to move (its row is pits 0, 1, 2) and an option (``engine.moves.Option``) gives the
+child already turned for the next mover. Scores are those of RULES.md,
 "Perfect play": the mover's stones still to come minus the opponent's, that is the
 captures along the line and, where the game stops (no legal move, or the ply cap), each
 side's own row. Every strategy holds only what depends on its parameters (and, for
@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
-from engine.board import NORTH, SOUTH, Board, row_stones
+from engine.board import NORTH, Board, row_stones
 from engine.moves import Option
 from engine.positions import Positions, positions
 from engine.rng import Rng
 from engine.rules import ROW, Rules
+from engine.scoring import row_difference
 from engine.solver import Solution, solve
-
-if TYPE_CHECKING:
-    from engine.strategies import Position
+from engine.strategy_base import Position
 
 INFINITY = 1_000  # beyond any score: a board holds at most 63 stones
 UCT_EXPLORATION = math.sqrt(2)  # the c of UCB1 (Kocsis and Szepesvari 2006) for rewards in [0, 1]
@@ -129,13 +127,13 @@ def alphabeta_scores(position: Position, depth: int) -> list[int]:
     scores = []
     best = -INFINITY
     for option in sorted(position.options, key=_capture_first):
-        _, child, _, captured = option
+        captured = option.captured
         # Window (best - 1, +inf) on the move's score: a score of best or more comes out exact.
-        score = captured - search.negamax(child, remaining, -INFINITY, captured - best + 1)
+        score = captured - search.negamax(option.child, remaining, -INFINITY, captured - best + 1)
         best = max(best, score)
-        scores.append((option[0], score))
+        scores.append((option.pit, score))
     by_pit = dict(scores)
-    return [by_pit[option[0]] for option in position.options]
+    return [by_pit[option.pit] for option in position.options]
 
 
 class _AlphaBeta:
@@ -150,7 +148,7 @@ class _AlphaBeta:
         """The score of ``board`` (mover's view, ply > 0) searched ``remaining`` plies, fail-soft."""
         options = self.memo.options(board, 1) if remaining > 0 else ()
         if not options:
-            return _row_difference(board)
+            return row_difference(board)
         key = (board, remaining)
         lower, upper = self.table.get(key, (-INFINITY, INFINITY))
         if lower >= beta or lower == upper:
@@ -200,8 +198,9 @@ def _descend(root: _Node, memo: Positions, cap: int, rng: Rng) -> None:
     while True:
         index = _select(node, rng)
         path.append((node, index))
-        _, child_board, _, captured = node.options[index]
-        difference += sign * captured
+        option = node.options[index]
+        child_board = option.child
+        difference += sign * option.captured
         sign = -sign
         child = node.children[index]
         if child is None:
@@ -210,7 +209,7 @@ def _descend(root: _Node, memo: Positions, cap: int, rng: Rng) -> None:
             difference += sign * _playout(child_board, child_options, child.ply, memo, cap, rng)
             break
         if not child.options:
-            difference += sign * _row_difference(child_board)
+            difference += sign * row_difference(child_board)
             break
         node = child
     reward = 1.0 if difference > 0 else 0.5 if difference == 0 else 0.0  # for the root's mover
@@ -243,28 +242,24 @@ def _playout(board: Board, options: tuple[Option, ...], ply: int, memo: Position
         sign = -sign
         ply += 1
         options = memo.options(board, 1) if ply < cap else ()
-    return difference + sign * _row_difference(board)
+    return difference + sign * row_difference(board)
 
 
 def _heuristic_score(option: Option, memo: Positions, last: bool) -> tuple[int, int]:
-    _, child, _, captured = option
-    reply = 0 if last else max((answer[3] for answer in memo.options(child, 1)), default=0)
-    return captured - reply, row_stones(child, NORTH)  # the child is seen by the opponent
+    child = option.child
+    reply = 0 if last else max((answer.captured for answer in memo.options(child, 1)), default=0)
+    return option.captured - reply, row_stones(child, NORTH)  # the child is seen by the opponent
 
 
 def _pick_best(position: Position, scores: list[int] | list[tuple[int, int]], rng: Rng) -> int:
     """The absolute pit of a best-scoring option; ties uniformly at random (one draw)."""
     best = max(scores)
-    tied = [option[0] for option, score in zip(position.options, scores, strict=True) if score == best]
+    tied = [option.pit for option, score in zip(position.options, scores, strict=True) if score == best]
     return rng.choice(tied) + ROW * position.mover
 
 
 def _capture_first(option: Option) -> int:
-    return -option[3]
-
-
-def _row_difference(board: Board) -> int:
-    return row_stones(board, SOUTH) - row_stones(board, NORTH)
+    return -option.captured
 
 
 def _whole_number(parameter: str, value: object) -> int:

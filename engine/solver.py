@@ -42,12 +42,13 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.board import NORTH, SOUTH, Board, check_board, rotate, row_stones, unpack
+from engine.board import NORTH, SOUTH, Board, check_board, rotate, unpack
 from engine.cache import cache_folder, write_atomic
 from engine.index import BoardIndex, board_index
 from engine.moves import Option
 from engine.positions import positions
 from engine.rules import PITS, ROW, Rules
+from engine.scoring import row_difference
 from engine.tables import CONFIGURED, PositionTables, load_tables, table_rules, tables_folder
 from engine.version import ENGINE_VERSION
 
@@ -91,10 +92,10 @@ class Solution:
         seen = self._seen(board, mover, ply)
         plies_left = self.cap - ply
         if plies_left <= 0:
-            return _row_difference(seen)
+            return row_difference(seen)
         if ply == 0:
             return int(self._first_move_values(seen, np.array([plies_left]))[0])
-        return self._value_at(self.index.rank(seen), plies_left, _row_difference(seen))
+        return self._value_at(self.index.rank(seen), plies_left, row_difference(seen))
 
     def best_moves(self, board: Board, mover: int, ply: int) -> tuple[int, ...]:
         """The moves (absolute pits, ascending) that achieve ``value``; () when there is no move."""
@@ -104,7 +105,7 @@ class Solution:
         options = positions(self.rules).options(seen, ply)
         scores = [self._move_value(option, self.cap - ply) for option in options]
         best = max(scores, default=0)
-        return tuple(pit + ROW * mover for (pit, *_), score in zip(options, scores, strict=True) if score == best)
+        return tuple(option.pit + ROW * mover for option, score in zip(options, scores, strict=True) if score == best)
 
     def start_value(self, cap: int | None = None) -> int:
         """The start's value (South's final total minus North's) in the game capped at ``cap``
@@ -181,14 +182,14 @@ class Solution:
 
     def _move_value(self, option: Option, plies_left: int) -> int:
         """What a move is worth to the mover: its capture minus the child's value."""
-        _, child, _, captured = option
-        return captured - self._value_at(self.index.rank(child), plies_left - 1, _row_difference(child))
+        child = option.child
+        return option.captured - self._value_at(self.index.rank(child), plies_left - 1, row_difference(child))
 
     def _first_move_values(self, seen: Board, plies_left: np.ndarray) -> np.ndarray:
         """The value of ``seen`` at ply 0 (forfeit moves) for each k of ``plies_left`` (>= 1)."""
         options = positions(self.rules).options(seen, 0)
         if not options:
-            return np.full(len(plies_left), _row_difference(seen), dtype=np.int16)
+            return np.full(len(plies_left), row_difference(seen), dtype=np.int16)
         scores = [
             captured - self.values_of(np.full(len(plies_left), self.index.rank(child)), plies_left - 1).astype(np.int16)
             for _, child, _, captured in options
@@ -289,10 +290,6 @@ def checksum(arrays: dict[str, np.ndarray], name: str) -> str:
 def solution_path(rules: Rules, cache: Path) -> Path:
     """Where solve keeps the solution of ``rules`` (capped at rules.ply_cap) in a folder of solutions."""
     return cache / f"{table_rules(rules).name}-cap{rules.ply_cap}-engine{ENGINE_VERSION}.npz"
-
-
-def _row_difference(seen: Board) -> int:
-    return row_stones(seen, SOUTH) - row_stones(seen, NORTH)
 
 
 class _MoveGraph:

@@ -1,62 +1,15 @@
-"""Strategies: what a player does with a position and a random stream.
+"""The table strategies: random and greedy, each one random draw per turn.
 
-A strategy has a ``spec`` (the string that names it, stored in records) and a method
-``choose(position, rng) -> pit`` that returns an absolute pit among ``position.moves``.
-Strategies whose choice depends only on the options of the turn and one random draw are
-*table strategies*: they also offer ``pick(options, draw) -> index``, which the game loop
-calls directly; their ``choose`` takes one draw and calls ``pick``, so both ways play the
-same game. The search strategies (heuristic, alphabeta, mcts, perfect) live in
-``engine.search``; every strategy is registered by name in ``REGISTRY``.
+What a strategy is (``Position``, ``Strategy``, ``TableStrategy``) lives in
+``engine.strategy_base``; the search strategies (heuristic, alphabeta, mcts, perfect) in
+``engine.search``; ``engine.registry`` makes any of them from its spec string.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
-from inspect import signature
-from typing import NamedTuple, Protocol, runtime_checkable
-
-from engine.board import Board
 from engine.moves import Option
-from engine.rng import Rng, choice_index
-from engine.rules import ROW, Rules
-from engine.search import AlphaBetaStrategy, HeuristicStrategy, MctsStrategy, PerfectStrategy
-
-
-class Position(NamedTuple):
-    """What a strategy sees: the board (absolute pits), who moves, and the legal moves."""
-
-    board: Board
-    mover: int
-    ply: int
-    rules: Rules
-    moves: tuple[int, ...]  # absolute pits, ascending
-    options: tuple[Option, ...]  # the same moves in the mover's view (engine.positions)
-
-
-@runtime_checkable
-class Strategy(Protocol):
-    spec: str
-
-    def choose(self, position: Position, rng: Rng) -> int: ...
-
-
-class TableStrategy:
-    """A strategy that picks among the options of a turn with exactly one random draw."""
-
-    spec = "table"
-    uniform = False  # True: pick is exactly (draw * len(options)) >> 32, which the game loop inlines
-
-    def pick(self, options: tuple[Option, ...], draw: int) -> int:
-        """The index of the chosen option, given one 32-bit draw."""
-        raise NotImplementedError
-
-    def choose(self, position: Position, rng: Rng) -> int:
-        index = self.pick(position.options, rng.next_u32())
-        return position.options[index][0] + ROW * position.mover
-
-    def __repr__(self) -> str:
-        return f"<strategy {self.spec}>"
+from engine.rng import choice_index
+from engine.strategy_base import TableStrategy
 
 
 class RandomStrategy(TableStrategy):
@@ -75,131 +28,6 @@ class GreedyStrategy(TableStrategy):
     spec = "greedy"
 
     def pick(self, options: tuple[Option, ...], draw: int) -> int:
-        best = max(option[3] for option in options)
-        tied = [index for index, option in enumerate(options) if option[3] == best]
+        best = max(option.captured for option in options)
+        tied = [index for index, option in enumerate(options) if option.captured == best]
         return tied[choice_index(draw, len(tied))]
-
-
-REGISTRY: dict[str, Callable[..., Strategy]] = {
-    "random": RandomStrategy,
-    "greedy": GreedyStrategy,
-    "heuristic": HeuristicStrategy,
-    "alphabeta": AlphaBetaStrategy,
-    "mcts": MctsStrategy,
-    "perfect": PerfectStrategy,
-}
-
-_SPEC = re.compile(r"^\s*([a-z_][a-z0-9_]*)\s*(?:\((.*)\))?\s*$")
-
-
-class UnknownStrategyError(ValueError):
-    """A spec string that names no strategy, or gives it bad parameters."""
-
-
-def make_strategy(spec: str | Strategy) -> Strategy:
-    """The strategy a spec string names, e.g. ``"random"`` or ``"alphabeta(depth=4)"``; objects pass through.
-
-    Specs that differ only in spelling (see ``canonical_spec``) give the same object, whose
-    ``spec`` is the canonical spelling.
-    """
-    if isinstance(spec, str):
-        cached = _CACHE.get(spec)
-        return cached if cached is not None else _from_spec(spec)
-    if not isinstance(spec, Strategy):
-        raise TypeError(f"spec must be a strategy spec string such as 'random', or have .spec and .choose(), not {spec!r}")
-    return spec
-
-
-def canonical_spec(spec: str) -> str:
-    """The one spelling of a strategy spec: two specs that name the same strategy with the same
-    parameters are spelled alike, e.g. ``" alphabeta( depth = 02 )"`` is ``"alphabeta(depth=2)"``.
-
-    The spelling is the strategy's name, then every parameter its constructor takes, in the
-    order the constructor declares them, as ``name=value`` without spaces: a parameter left out
-    is written with its default (``"alphabeta"`` is ``"alphabeta(depth=6)"``); ints without
-    leading zeros, floats and strings by ``repr``. A strategy without parameters is its bare
-    name. It is the ``spec`` of ``make_strategy(spec)`` and goes into records. Raises
-    ``UnknownStrategyError`` wherever ``make_strategy`` does.
-    """
-    if not isinstance(spec, str):
-        raise TypeError(f"spec must be a strategy spec string such as 'random' or 'alphabeta(depth=4)', not {spec!r}")
-    spelling = _CANONICAL.get(spec)
-    if spelling is None:
-        _from_spec(spec)
-        spelling = _CANONICAL[spec]
-    return spelling
-
-
-def _from_spec(spec: str) -> Strategy:
-    name, arguments = _parsed(spec)
-    spelling = _spelled(name, arguments)
-    strategy = _CACHE.get(spelling)
-    if strategy is None:
-        try:
-            strategy = REGISTRY[name](**arguments)
-        except (TypeError, ValueError) as error:  # a value it refuses
-            raise UnknownStrategyError(f"bad parameters in strategy {spec!r}: {error}; {_parameters(name)}") from None
-    _CACHE[spec] = _CACHE[spelling] = strategy
-    _CANONICAL[spec] = _CANONICAL[spelling] = spelling
-    return strategy
-
-
-# By spec as given and by canonical spelling: specs that differ only in spelling share one strategy.
-_CACHE: dict[str, Strategy] = {}
-_CANONICAL: dict[str, str] = {}
-
-
-def _parsed(spec: str) -> tuple[str, dict[str, object]]:
-    """The strategy's name and every parameter it takes (defaults filled in), in declared order."""
-    match = _SPEC.match(spec)
-    known = ", ".join(sorted(REGISTRY))
-    if match is None or match.group(1) not in REGISTRY:
-        raise UnknownStrategyError(f"unknown strategy {spec!r}; known strategies: {known}")
-    name, text = match.groups()
-    try:
-        bound = signature(REGISTRY[name]).bind(**_parse_arguments(text or "", spec))
-    except TypeError:  # a parameter the strategy does not take
-        raise UnknownStrategyError(f"bad parameters in strategy {spec!r}: {_parameters(name)}") from None
-    bound.apply_defaults()
-    return name, dict(bound.arguments)
-
-
-def _spelled(name: str, arguments: dict[str, object]) -> str:
-    if not arguments:
-        return name
-    return f"{name}({','.join(f'{key}={_spelled_value(value)}' for key, value in arguments.items())})"
-
-
-def _spelled_value(value: object) -> str:
-    """A value as the spec writes it; _parse_value reads it back as the same value."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return repr(value)
-
-
-def _parameters(name: str) -> str:
-    """What a strategy takes, e.g. ``alphabeta takes depth (default 6)``."""
-    taken = [f"{parameter.name} (default {parameter.default!r})" for parameter in signature(REGISTRY[name]).parameters.values()]
-    return f"{name} takes " + (", ".join(taken) if taken else "no parameters")
-
-
-def _parse_arguments(text: str, spec: str) -> dict[str, int | float | str]:
-    arguments: dict[str, int | float | str] = {}
-    for part in filter(None, (piece.strip() for piece in text.split(","))):
-        key, equals, value = part.partition("=")
-        key = key.strip()
-        if not equals or not key.isidentifier():
-            raise UnknownStrategyError(f"bad parameter {part!r} in strategy {spec!r}: write name=value")
-        if key in arguments:
-            raise UnknownStrategyError(f"parameter {key} is given twice in strategy {spec!r}; give each parameter once")
-        arguments[key] = _parse_value(value.strip())
-    return arguments
-
-
-def _parse_value(text: str) -> int | float | str:
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text.strip("'\"")

@@ -30,16 +30,30 @@ from pathlib import Path
 import numpy as np
 
 from engine.cache import cache_folder, write_atomic
+from engine.events import END_EVENTS, POSITION_FLAGS
 from engine.index import BoardIndex, board_index
 from engine.moves import OWN_ROW, sowing_path, tables
 from engine.positions import positions
 from engine.rules import PIT_LIMIT, PITS, ROW, Rules
 from engine.version import ENGINE_VERSION
 
-FEEDING_ACTIVE, FEEDING_FORCED, FEEDING_LAPSED, GRAND_SLAM_BLOCKED = 1, 2, 4, 8
-END_SHIFT = 4
-END_MASK = 0b11 << END_SHIFT
-END_CODES = {"singleton_end": 1, "grand_slam_end": 2, "empty_row_end": 3}
+
+def _make_flags() -> dict[str, int]:
+    """The bit of each position flag of engine.events in flags[i]: bit k for POSITION_FLAGS[k]."""
+    return {name: 1 << bit for bit, name in enumerate(POSITION_FLAGS)}
+
+
+# flags[i], one uint8: the position flags, then the end code, 1 + the index of the end event in
+# END_EVENTS (0 while the mover has a legal move). The cached files hold this layout, so a new
+# position flag or end event in engine.events changes ENGINE_VERSION.
+FLAGS = _make_flags()
+FEEDING_ACTIVE = FLAGS["feeding_active"]
+FEEDING_FORCED = FLAGS["feeding_forced"]
+FEEDING_LAPSED = FLAGS["feeding_lapsed"]
+GRAND_SLAM_BLOCKED = FLAGS["grand_slam_blocked"]
+END_SHIFT = len(POSITION_FLAGS)
+END_CODES = {name: code for code, name in enumerate(END_EVENTS, 1)}
+END_MASK = ((1 << len(END_EVENTS).bit_length()) - 1) << END_SHIFT
 ARRAYS = ("child", "captured", "own_captured", "capture_pits", "flags")
 TABLES_PLY_CAP = Rules().ply_cap  # the cap of table_rules: the tables themselves ignore it
 CONFIGURED = Path("<the folder of engine.cache.set_cache_folder>")  # the default of load_tables's cache

@@ -31,13 +31,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import engine
-from engine.batch import END_REASONS, WINNERS, GameBatch
+from engine.batch import END_REASONS, GameBatch
 from engine.cache import write_atomic  # records, tables and solutions: one way to write a file whole
+from engine.events import TURN_FLAGS
+from engine.scoring import WINNERS
 from pipeline.paths import GAMES, JOURNAL, MANIFEST, PLIES, is_name
 
 COMPRESSION = "zstd"
 COMPRESSION_LEVEL = 3
-PLY_FLAGS = ("feeding_active", "feeding_forced", "feeding_lapsed", "grand_slam_blocked", "first_move_forfeit", "capture")
+PLY_FLAGS = TURN_FLAGS  # a bool column each in the plies/ schema
 
 
 class RecordError(ValueError):

@@ -24,9 +24,7 @@ by rule set, and two workers starting the same rule set would otherwise both bui
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,16 +32,16 @@ from typing import Any
 
 import numpy as np
 from joblib import Parallel, delayed
-from tqdm import tqdm
 
 import engine
-from engine.batch import GameBatch
+from engine.batch import GameBatch, batchable, concatenate
 from engine.cache import write_atomic
 from engine.rng import game_seeds
 from engine.solver import solution_path, solutions_folder
 from engine.tables import TABLES_PLY_CAP, cache_path, load_tables, tables_folder
 from pipeline.lock import FolderBusyError, folder_lock
 from pipeline.paths import GAMES, JOURNAL, LOCK, MANIFEST, PLIES, study_dir
+from pipeline.progress import CachesBar, GamesBar
 from pipeline.records import (
     RecordError,
     append_chunk,
@@ -265,9 +263,7 @@ def _run_locked(
         _remove_partial_writes(directory)
         write_manifest(directory, manifest)  # only once the workers are there: a failed start leaves nothing
         _build_missing_caches(chunks, jobs, progress)
-        bar = tqdm(
-            total=sum(map(len, chunks)), unit="game", unit_scale=True, file=sys.stderr, disable=not progress, desc=study.name
-        )
+        bar = GamesBar(chunks, study.name, disable=not progress)
         results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
             delayed(play_chunk)(study, chunk, batched=batched, cache=engine.cache_folder()) for chunk in chunks
         )
@@ -276,10 +272,10 @@ def _run_locked(
             try:
                 for result in results:
                     manifest["chunks"][result.name] = _record(directory, result)
-                    bar.update(result.rows)
+                    bar.done(result.name, result.rows)
             finally:
                 results.close()
-        bar.close()
+                bar.close()
         write_manifest(directory, manifest)  # the journal folded into the manifest
 
 
@@ -317,12 +313,14 @@ def _build_missing_caches(chunks: list[Chunk], jobs: int, progress: bool) -> Non
     missing = missing_caches(chunks)
     if not missing:
         return
-    bar = tqdm(total=len(missing), unit="rule set", file=sys.stderr, disable=not progress, desc="tables and solutions")
-    for _ in Parallel(n_jobs=jobs, return_as="generator_unordered")(
-        delayed(build_caches)(rules, perfect, engine.cache_folder()) for rules, perfect in missing.items()
-    ):
-        bar.update()
-    bar.close()
+    bar = CachesBar(missing, jobs, disable=not progress)
+    try:
+        for name in Parallel(n_jobs=jobs, return_as="generator_unordered")(
+            delayed(build_caches)(rules, perfect, engine.cache_folder()) for rules, perfect in missing.items()
+        ):
+            bar.built(name)
+    finally:
+        bar.close()
 
 
 def _entropy(seed: int, pairing: Pairing) -> list[int]:
@@ -342,51 +340,16 @@ def _blocks(seed: int, chunk: Chunk) -> list[tuple[int, int, int]]:
 
 
 def _play_batched(study: Study, chunk: Chunk) -> GameBatch | None:
-    """The chunk through engine.play_batch, or None when its strategies have no batched version."""
-    parts = []
-    for block_seed, start, stop in _blocks(study.seed, chunk):
-        try:
-            batch = engine.play_batch(stop, chunk.pairing.south, chunk.pairing.north, rules=chunk.pairing.rules, seed=block_seed)
-        except ValueError:
-            return None  # not batchable (the strategies or the rule set): engine.play_game plays the same games
-        parts.append(_rows(batch, start))
-    return parts[0] if len(parts) == 1 else _concatenate(parts)
-
-
-def _rows(batch: GameBatch, start: int) -> GameBatch:
-    """Games start .. end of a batch."""
-    if start == 0:
-        return batch
-    offsets = batch.move_offsets[start:]
-    return dataclasses.replace(
-        batch,
-        seeds=batch.seeds[start:],
-        winner=batch.winner[start:],
-        score_south=batch.score_south[start:],
-        score_north=batch.score_north[start:],
-        plies=batch.plies[start:],
-        end_reason=batch.end_reason[start:],
-        moves=batch.moves[offsets[0] :],
-        move_offsets=offsets - offsets[0],
-        events={name: counts[start:] for name, counts in batch.events.items()},
-    )
-
-
-def _concatenate(parts: list[GameBatch]) -> GameBatch:
-    offsets = [np.zeros(1, dtype=np.int64)]
-    for part in parts:
-        offsets.append(part.move_offsets[1:] + offsets[-1][-1])
-    return dataclasses.replace(
-        parts[0],
-        seeds=np.concatenate([part.seeds for part in parts]),
-        winner=np.concatenate([part.winner for part in parts]),
-        score_south=np.concatenate([part.score_south for part in parts]),
-        score_north=np.concatenate([part.score_north for part in parts]),
-        plies=np.concatenate([part.plies for part in parts]),
-        end_reason=np.concatenate([part.end_reason for part in parts]),
-        moves=np.concatenate([part.moves for part in parts]),
-        move_offsets=np.concatenate(offsets),
-        events={name: np.concatenate([part.events[name] for part in parts]) for name in engine.EVENTS},
+    """The chunk through engine.play_batch, or None when its strategies have no batched version
+    (engine.play_game then plays the same games)."""
+    pairing = chunk.pairing
+    if not batchable(pairing.south, pairing.north, pairing.rules):
+        return None
+    return concatenate(
+        [
+            engine.play_batch(stop, pairing.south, pairing.north, rules=pairing.rules, seed=block_seed).rows(start)
+            for block_seed, start, stop in _blocks(study.seed, chunk)
+        ]
     )
 
 

@@ -55,3 +55,20 @@ def test_position_shows_a_strategy_the_legal_moves_of_either_player():
     board = pack([2, 1, 0, 0, 3, 2])
     assert position(board, 0, 5).moves == legal_moves(board, 0, 5) == (0,)
     assert position(board, 1, 5).moves == legal_moves(board, 1, 5) == (4, 5)
+
+
+def test_an_option_names_the_pit_the_child_the_events_and_the_capture():
+    #   pit      5   4   3
+    #   North    1   1   1
+    #   South    0   2   3
+    #   pit      0   1   2
+    # Pit 1 sows 1 and 2 and takes the 4 of pit 2; pit 2 sows 2, 3 and 4 and takes pits 4 and 3.
+    board = pack([0, 2, 3, 1, 1, 1])
+    options = position(board, 0, 1).options
+    assert [option.pit for option in options] == [1, 2]
+    assert [option.captured for option in options] == [4, 4]
+    after = [pack([0, 1, 0, 1, 1, 1]), pack([0, 2, 1, 0, 0, 1])]  # the child is seen by North, the next mover
+    assert [option.child for option in options] == [engine.rotate(code) for code in after]
+    for option in options:
+        moved = apply_move(board, 0, option.pit, 1)
+        assert (option.captured, engine.events.unpack_events(option.events)) == (moved.captured, moved.events)

@@ -10,9 +10,10 @@ import pytest
 import engine
 from engine import IllegalMoveError, Rules, UnknownStrategyError, play_game
 from engine import batch as batched
-from engine.batch import END_REASONS, WINNERS, GameBatch, play_batch
+from engine.batch import END_REASONS, GameBatch, play_batch
 from engine.rng import game_seeds
-from engine.strategies import TableStrategy
+from engine.scoring import WINNERS
+from engine.strategy_base import TableStrategy
 from engine.tables import PositionTables, build_tables
 
 PAIRS = [("random", "random"), ("greedy", "random"), ("random", "greedy"), ("greedy", "greedy")]
@@ -215,3 +216,90 @@ def test_the_columns_have_their_documented_types(default_tables):
     assert set(batch.events) == set(engine.EVENTS)
     assert (batch.south, batch.north, batch.rules) == ("random", "random", "modiar")
     assert np.all(batch.score_south + batch.score_north == Rules().total_stones)
+
+
+def assert_same_batch(got: GameBatch, expected: GameBatch) -> None:
+    for name in (*batched.GAME_COLUMNS, "moves", "move_offsets"):
+        assert np.array_equal(getattr(got, name), getattr(expected, name)), name
+        assert getattr(got, name).dtype == getattr(expected, name).dtype, name
+    assert got.events.keys() == expected.events.keys()
+    for name, counts in expected.events.items():
+        assert np.array_equal(got.events[name], counts) and got.events[name].dtype == counts.dtype, name
+    assert (got.south, got.north, got.rules) == (expected.south, expected.north, expected.rules)
+
+
+def test_the_game_columns_are_every_column_of_one_entry_a_game(default_tables):
+    batch = play_batch(10, "random", "random", tables=default_tables)
+    arrays = {name for name, value in vars(batch).items() if isinstance(value, np.ndarray)}
+    assert set(batched.GAME_COLUMNS) == arrays - {"moves", "move_offsets"}
+
+
+@pytest.mark.parametrize(
+    ("start", "stop"), [(0, 300), (0, 1), (1, 300), (117, 118), (117, 250), (300, 300), (-20, None), (0, None)]
+)
+def test_rows_are_the_games_of_that_range(default_tables, start, stop):
+    batch = play_batch(300, "greedy", "random", seed=12, tables=default_tables)
+    part = batch.rows(start, stop)
+    games = range(len(batch))[start:stop]
+    assert len(part) == len(games)
+    assert list(part.records()) == [batch.record(i) for i in games]
+    assert part.move_offsets[0] == 0 and part.move_offsets[-1] == len(part.moves)
+
+
+def test_concatenated_rows_are_the_batch_again(default_tables):
+    batch = play_batch(300, "random", "greedy", seed=13, tables=default_tables)
+    assert_same_batch(batched.concatenate([batch.rows(0, 40), batch.rows(40, 40), batch.rows(40, 299), batch.rows(299)]), batch)
+    assert batched.concatenate([batch]) is batch
+
+
+def test_a_batch_played_in_two_seed_blocks_is_both_blocks(default_tables):
+    first, second = (play_batch(200, "random", "random", seed=seed, tables=default_tables) for seed in (1, 2))
+    joined = batched.concatenate([first.rows(150), second.rows(0, 70)])
+    assert list(joined.records()) == [*list(first.records())[150:], *list(second.records())[:70]]
+
+
+def test_only_games_of_one_pairing_are_concatenated(default_tables):
+    ours = play_batch(10, "random", "greedy", tables=default_tables)
+    theirs = play_batch(10, "greedy", "random", tables=default_tables)
+    with pytest.raises(ValueError, match="one pairing"):
+        batched.concatenate([ours, theirs])
+    with pytest.raises(ValueError, match="at least one"):
+        batched.concatenate([])
+
+
+@pytest.mark.parametrize(
+    ("south", "north", "expected"),
+    [
+        ("random", "greedy", True),
+        (engine.make_strategy("greedy"), " random ", True),
+        (Uniform(), LowestBatch(), True),
+        ("random", "alphabeta(depth=2)", False),
+        ("perfect", "random", False),
+        (Lowest(), "random", False),  # a table strategy of its own: play_batch plays only the engine's
+    ],
+)
+def test_batchable_says_which_pairings_play_batch_plays(south, north, expected):
+    assert batched.batchable(south, north) is expected
+    assert batched.batchable(south, north, Rules(stones_per_pit=3)) is expected
+
+
+def test_batchable_is_what_play_batch_does(default_tables):
+    for south, north in [("greedy", "random"), ("random", "heuristic"), (Lowest(), "greedy"), (LowestBatch(), "random")]:
+        try:
+            play_batch(5, south, north, tables=default_tables)
+        except ValueError as error:
+            assert "no batched version" in str(error)
+            assert not batched.batchable(south, north)
+        else:
+            assert batched.batchable(south, north)
+
+
+def test_batchable_raises_on_mistakes_rather_than_answering_no():
+    with pytest.raises(UnknownStrategyError, match="'minimax'"):
+        batched.batchable("minimax", "random")
+    with pytest.raises(UnknownStrategyError, match="bad parameters"):
+        batched.batchable("random", "alphabeta(depth=0)")
+    with pytest.raises(TypeError, match="spec must be"):
+        batched.batchable(42, "random")
+    with pytest.raises(TypeError, match="rules must be"):
+        batched.batchable("random", "random", "modiar")

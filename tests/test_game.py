@@ -36,6 +36,16 @@ def test_the_fast_loop_plays_the_same_games_as_the_checked_loop(rules, south, no
         assert fast == checked, f"seed {seed}"
 
 
+@pytest.mark.parametrize("south, north", [("random", "greedy"), ("heuristic", "random")])
+def test_on_move_is_told_every_move_and_changes_no_game(south, north):
+    told: list[tuple[int, int, int]] = []
+    for seed in range(50):
+        told.clear()
+        watched = play_game(south, north, seed=seed, on_move=lambda here, pit: told.append((here.ply, here.mover, pit)))
+        assert watched == play_game(south, north, seed=seed), f"seed {seed}"
+        assert told == [(ply, ply % 2, pit) for ply, pit in enumerate(watched.moves)]
+
+
 def test_a_seed_means_the_same_game_and_seeds_differ():
     games = [play_game("random", "random", seed=seed).moves for seed in range(50)]
     assert games == [play_game("random", "random", seed=seed).moves for seed in range(50)]

@@ -1,0 +1,59 @@
+"""What every strategy builds on: the position it sees, the protocol it meets, the table strategy.
+
+A strategy has a ``spec`` (the string that names it, stored in records) and a method
+``choose(position, rng) -> pit`` that returns an absolute pit among ``position.moves``.
+Strategies whose choice depends only on the options of the turn and one random draw are
+*table strategies*: they also offer ``pick(options, draw) -> index``, which the game loop
+calls directly; their ``choose`` takes one draw and calls ``pick``, so both ways play the
+same game.
+
+This module is a leaf: it imports only the board, the rules, the moves and the random
+stream, so that the checked API (``engine.api``), the strategies (``engine.strategies``,
+``engine.search``) and the game loops can all stand on it. Strategies are made by name in
+``engine.registry``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Protocol, runtime_checkable
+
+from engine.board import Board
+from engine.moves import Option
+from engine.rng import Rng
+from engine.rules import ROW, Rules
+
+
+class Position(NamedTuple):
+    """What a strategy sees: the board (absolute pits), who moves, and the legal moves."""
+
+    board: Board
+    mover: int
+    ply: int
+    rules: Rules
+    moves: tuple[int, ...]  # absolute pits, ascending
+    options: tuple[Option, ...]  # the same moves in the mover's view (engine.positions)
+
+
+@runtime_checkable
+class Strategy(Protocol):
+    spec: str
+
+    def choose(self, position: Position, rng: Rng) -> int: ...
+
+
+class TableStrategy:
+    """A strategy that picks among the options of a turn with exactly one random draw."""
+
+    spec = "table"
+    uniform = False  # True: pick is exactly (draw * len(options)) >> 32, which the game loop inlines
+
+    def pick(self, options: tuple[Option, ...], draw: int) -> int:
+        """The index of the chosen option, given one 32-bit draw."""
+        raise NotImplementedError
+
+    def choose(self, position: Position, rng: Rng) -> int:
+        index = self.pick(position.options, rng.next_u32())
+        return position.options[index].pit + ROW * position.mover
+
+    def __repr__(self) -> str:
+        return f"<strategy {self.spec}>"
