@@ -7,7 +7,8 @@ frame), sorted by the group columns. The work is one group_by/agg over the games
 small aggregated frame and give the numbers of pipeline.stats.wilson.
 
     outcomes(games)  South wins, draws, North wins and the first-player advantage
-    ludii(games)     the Ludii game metrics under their own names
+    ludii(games)     the Ludii game metrics of whole games under their own names (the per-ply
+                     ones: pipeline.turns.ludii_plies)
     events(games)    every rule event of engine.EVENTS, long form (one row per group and event)
 """
 
@@ -102,9 +103,10 @@ def ludii(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
       sample standard deviation; the mean itself for one game), Duration_median, Duration_p90
       (linear interpolation, as pandas' quantile) and Duration_max. Ludii's Duration is the mean.
 
-    Not computed here yet: BranchingFactor, DecisionMoves and PositionalRepetition need per-ply
-    data (the legal moves and the positions of every turn, the plies/ tables), which the games
-    table does not hold.
+    BranchingFactor, DecisionMoves and PositionalRepetition need per-ply data (the legal moves
+    and the position of every turn), which the games table does not hold:
+    pipeline.turns.ludii_plies computes them by replaying the recorded moves, and the report
+    joins its table to this one.
     """
     by = list(by)
     table = _aggregate(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
+from dataclasses import fields, replace
 
 import numpy as np
 import pandas as pd
@@ -16,7 +17,8 @@ import pytest
 import engine
 from pipeline.cli import main
 from pipeline.ratings import ratings
-from pipeline.report import KEYS
+from pipeline.records import read_manifest, scan_games
+from pipeline.report import KEYS, ReportData, compute, figure, figure_names
 from pipeline.stats import Z95, mean_interval, p_value_against, wilson
 from pipeline.turns import END_EVENTS, TURN_EVENTS
 
@@ -249,19 +251,8 @@ def test_headline_and_files(built):
     for name in FIGURES:
         for suffix in ("svg", "pdf", "png"):
             assert (report / "figures" / f"{name}.{suffix}").stat().st_size > 1000, (name, suffix)
-    for name in (
-        "outcomes",
-        "outcomes_overall",
-        "ludii",
-        "ludii_plies",
-        "events",
-        "events_by_ply",
-        "lengths",
-        "ratings",
-        "first_move",
-        "agreement",
-    ):
-        assert (report / "tables" / f"{name}.csv").is_file(), name
+    # Every table of ReportData is a CSV (this study has them all: ratings and agreement too).
+    assert sorted(path.stem for path in (report / "tables").glob("*.csv")) == sorted(field.name for field in fields(ReportData))
 
 
 def test_csv_tables_match_the_markdown(built):
@@ -288,6 +279,27 @@ def test_the_same_study_gives_the_same_report(built, tmp_path):
     for path in sorted(built[1].rglob("*")):
         if path.is_file() and path.suffix != ".png":
             assert (tmp_path / "again" / path.relative_to(built[1])).read_bytes() == path.read_bytes(), path
+
+
+def test_report_data_from_the_library(built):
+    """compute gives the tables by name; a figure whose table is missing is one ValueError."""
+    data = compute(scan_games(built[0]), read_manifest(built[0]))
+    assert [name for name, _ in data.tables()] == [field.name for field in fields(ReportData)]
+    assert data.outcomes.select(KEYS).equals(pl.read_csv(built[1] / "tables" / "outcomes.csv").select(KEYS))
+    assert "perfect_play_agreement" in figure_names(data)
+    without = replace(data, agreement=None)
+    assert "perfect_play_agreement" not in figure_names(without) and "agreement" not in dict(without.tables())
+    with pytest.raises(ValueError, match="no agreement table to draw from: the study never played perfect"):
+        figure("perfect_play_agreement", without)
+    with pytest.raises(ValueError, match="no figure 'nothing'"):
+        figure("nothing", data)
+
+
+def test_rule_events_link_to_rules_md(built):
+    """The rule events are explained by the repository's RULES.md, linked from reports/<study>/."""
+    assert "How often each rule of [RULES.md](../../RULES.md) fires" in (built[1] / "report.md").read_text(encoding="utf-8")
+    page = (built[1] / "index.html").read_text(encoding="utf-8")
+    assert 'How often each rule of <a href="../../RULES.md">RULES.md</a> fires' in page
 
 
 def test_bad_folder_is_one_line(tmp_path, capsys):

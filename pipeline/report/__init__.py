@@ -1,0 +1,85 @@
+"""A study's report: ``modiar study report DIR`` (the end of ``make study``).
+
+    reports/<study>/index.html      the whole report, one file, figures inline: opens offline
+    reports/<study>/report.md       the same text and tables, figures linked
+    reports/<study>/tables/*.csv    every table at full precision (what the report rounds)
+    reports/<study>/figures/*.svg|pdf|png   every figure, in the style of pipeline.figures
+
+Every number comes from the study's Parquet through the library: pipeline.metrics (outcomes,
+Ludii game metrics, rule events), pipeline.turns (the per-ply metrics, events by ply and
+agreement with perfect play, by replaying the recorded moves) and pipeline.ratings. A study of
+one rule set gets the full report of its pairings; a study of several rule sets (a variant
+sweep) gets, first, what each rule set does to the first-player advantage, game length and
+the rule events, then the same per-pairing tables with a ``rules`` column.
+
+One module per job, in the order build_report runs them:
+
+    tables     the tables: compute(games, manifest) -> ReportData, one field per table
+    sections   the words and formatted tables: compose(manifest, data) -> Report
+    figures    which figures, from which table: figure_names(data), figure(name, data)
+    render     Markdown, HTML and CSV, and the output folder's safety (check_out, MARKER)
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from pipeline.paths import REPORTS
+from pipeline.records import RecordError, read_manifest, scan_games
+from pipeline.report.figures import figure, figure_names
+from pipeline.report.render import MARKER, check_out, markdown, page, publish, staging
+from pipeline.report.sections import Report, Section, Table, compose
+from pipeline.report.tables import KEYS, ReportData, compute, variant_labels
+from pipeline.status import incomplete_warning
+
+__all__ = [
+    "KEYS",
+    "MARKER",
+    "Report",
+    "ReportData",
+    "Section",
+    "Table",
+    "build_report",
+    "check_out",
+    "compose",
+    "compute",
+    "figure",
+    "figure_names",
+    "markdown",
+    "page",
+    "variant_labels",
+]
+
+
+def build_report(directory: str | Path, out: str | Path | None = None, *, progress: bool = True) -> Path:
+    """Compute, draw and write the report of the study in ``directory``; returns its folder
+    (default reports/<study>/). Raises RecordError for a folder that is not a sound study, and
+    for an ``out`` that is not a new or empty folder or a report of ours (see check_out), or
+    cannot be written; then the report that was there, if any, is left as it was."""
+    directory = Path(directory)
+    manifest = read_manifest(directory)
+    games = scan_games(directory)
+    out = check_out(directory, out if out is not None else _default_out(manifest["study"]))
+    started = time.perf_counter()
+    with staging(out) as folder:
+        data = compute(games, manifest)
+        _say(progress, f"tables computed in {time.perf_counter() - started:.1f} s")
+        report = compose(manifest, data, warning=incomplete_warning(directory, manifest))
+        publish(folder, out, report)
+    _say(progress, f"report of {manifest['study']} in {time.perf_counter() - started:.1f} s: {out / 'index.html'}")
+    return out
+
+
+def _default_out(study: object) -> Path:
+    """reports/<study>/, which must be a folder right inside reports/ (the manifest is user data)."""
+    out = REPORTS / str(study)
+    if not isinstance(study, str) or out.resolve().parent != REPORTS.resolve():
+        raise RecordError(f"the study's name {study!r} cannot name a folder in {REPORTS}; choose the report's folder with --out")
+    return out
+
+
+def _say(progress: bool, message: str) -> None:
+    if progress:
+        print(message, file=sys.stderr)

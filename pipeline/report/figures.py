@@ -1,0 +1,165 @@
+"""The report's figures: which figures a study gets (``figure_names``) and which table each is
+drawn from (``figure``). The drawing itself, in the report's style, is pipeline.figures'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from matplotlib.figure import Figure
+
+from pipeline import figures as plot
+from pipeline.report.tables import GAME_EVENTS, KEYS, SELF_PLAY, ReportData
+from pipeline.turns import END_EVENTS, TURN_EVENTS
+
+# first_move_forfeit fires at ply 0 only, by its definition: nothing to see by ply.
+_TURN_NAMES = tuple(name for name in TURN_EVENTS if name != "first_move_forfeit")
+
+
+def figure_names(data: ReportData) -> list[str]:
+    """The figures the report draws from these tables (compute's), in the report's order."""
+    several = data.several_rules
+    # With several rule sets the variant figures show the advantage and the events per rule set,
+    # and the length distributions are those of each rule set's largest pairing.
+    names = ["game_length"] if several else ["first_player_advantage", "game_length", "rule_events"]
+    # Games of 0 plies (no legal first move) have no turn to draw, only their end.
+    names += ["events_by_ply", "end_events_by_ply"] if _by_ply(data, _TURN_NAMES).height else ["end_events_by_ply"]
+    if data.ratings is not None:
+        names.append("rating_ladder")
+    if data.agreement is not None:
+        names.append("perfect_play_agreement")
+    if several:
+        names = ["variant_first_player_advantage", "variant_game_length", "variant_rule_events", *names]
+    return names
+
+
+def figure(name: str, data: ReportData) -> Figure:
+    """The report's figure ``name`` (see figure_names) drawn from compute's tables: in a notebook
+    it shows inline; pipeline.figures.save writes it as SVG, PDF and PNG. Raises ValueError for
+    a name that is no figure of the report, or one whose table the study does not have."""
+    if name not in _DRAWINGS:
+        raise ValueError(f"no figure {name!r}; the report's figures are {', '.join(_DRAWINGS)}")
+    return _DRAWINGS[name](data)
+
+
+def draw(folder: Path, data: ReportData) -> None:
+    """Save every figure of figure_names in ``folder``, as SVG, PDF and PNG."""
+    for name in figure_names(data):
+        plot.save(figure(name, data), folder, name)
+
+
+def _advantage_figure(data: ReportData) -> Figure:
+    label = pl.format("{} v {}", "south", "north")
+    if data.several_rules:
+        label = pl.format("{}: {}", "rules", label)
+    table = data.outcomes.with_columns(label.alias("label")).rename({"advantage_share": "advantage"}, strict=False)
+    return plot.forest(table, label="label", value="advantage", xlabel="first-player score (draw = 1/2)", colour_by="south")
+
+
+def _length_figure(data: ReportData) -> Figure:
+    if data.several_rules:
+        lengths = data.lengths.join(data.main_pairings(), on=list(KEYS), how="semi")
+        label = pl.format("{}: {} v {}", "variant", "south", "north")
+        lengths = data.with_variant(lengths).with_columns(label.alias("pairing"))
+    else:
+        lengths = data.lengths.filter(SELF_PLAY).with_columns(pl.format("{} v {}", "south", "north").alias("pairing"))
+    return plot.length_distributions(lengths)
+
+
+def _events_figure(data: ReportData) -> Figure:
+    table = data.events.filter(SELF_PLAY & pl.col("event").is_in(GAME_EVENTS))
+    label = pl.format("{}: {}", "rules", "south") if data.several_rules else pl.col("south")
+    return plot.dot_grid(
+        table.with_columns(label.alias("self-play")),
+        row="event",
+        series="self-play",
+        value="fired_share",
+        xlabel="games in which it fires (%)",
+    )
+
+
+def _turn_events_figure(data: ReportData) -> Figure:
+    return plot.events_by_ply(_by_ply(data, _TURN_NAMES), max_ply=_ply_limit(data))
+
+
+def _end_events_figure(data: ReportData) -> Figure:
+    return plot.events_by_ply(_by_ply(data, END_EVENTS), max_ply=_ply_limit(data), ylabel="games that end at the ply (%)")
+
+
+def _ladder_figure(data: ReportData) -> Figure:
+    ladder = _present(data.ratings, "ratings", "no rule set has two strategies to rate")
+    label = pl.format("{}: {}", "rules", "strategy") if data.several_rules else pl.col("strategy")
+    table = ladder.with_columns(label.alias("label"), rating_low=pl.col("low"), rating_high=pl.col("high"))
+    return plot.forest(table, label="label", value="rating", xlabel="rating (Elo)", reference=0.0)
+
+
+def _agreement_figure(data: ReportData) -> Figure:
+    label = pl.format("{}: {}", "rules", "strategy") if data.several_rules else pl.col("strategy")
+    table = _present(data.agreement, "agreement", "the study never played perfect").with_columns(label.alias("label"))
+    return plot.forest(
+        table.sort("rules", "kept_share", descending=[False, True]),
+        label="label",
+        value="kept_share",
+        xlabel="share of its moves that keep the value",
+        reference=1.0,
+    )
+
+
+def _variant_advantage_figure(data: ReportData) -> Figure:
+    return _self_play_by_variant(data, data.outcomes, "advantage_share", "first-player score (draw = 1/2)", reference=0.5)
+
+
+def _variant_length_figure(data: ReportData) -> Figure:
+    lengths = data.ludii.filter(SELF_PLAY)["Duration"]
+    return _self_play_by_variant(data, data.ludii, "Duration", "mean game length (plies)", log=_spans_decades(lengths))
+
+
+def _variant_events_figure(data: ReportData) -> Figure:
+    table = data.main_pairings().join(data.events, on=list(KEYS)).filter(pl.col("event").is_in(GAME_EVENTS))
+    table = data.with_variant(table).with_columns((100 * pl.col("fired_share")).alias("percent"))
+    return plot.heatmap(table, row="variant", column="event", value="percent", colour_label="games in which it fires (%)")
+
+
+_DRAWINGS: dict[str, Callable[[ReportData], Figure]] = {
+    "first_player_advantage": _advantage_figure,
+    "game_length": _length_figure,
+    "rule_events": _events_figure,
+    "events_by_ply": _turn_events_figure,
+    "end_events_by_ply": _end_events_figure,
+    "rating_ladder": _ladder_figure,
+    "perfect_play_agreement": _agreement_figure,
+    "variant_first_player_advantage": _variant_advantage_figure,
+    "variant_game_length": _variant_length_figure,
+    "variant_rule_events": _variant_events_figure,
+}
+
+
+def _self_play_by_variant(data: ReportData, table: pl.DataFrame, value: str, xlabel: str, **style: Any) -> Figure:
+    """One of a table's estimates for each strategy's self-play, a row per rule set."""
+    self_play = data.with_variant(table.filter(SELF_PLAY)).rename({"south": "strategy"})
+    return plot.dot_grid(self_play, row="variant", series="strategy", value=value, xlabel=xlabel, percent=False, **style)
+
+
+def _by_ply(data: ReportData, names: Sequence[str]) -> pl.DataFrame:
+    """The events by ply of ``names`` in the first rule set's largest pairing."""
+    main = data.main_pairings().head(1)
+    return data.events_by_ply.join(main, on=list(KEYS), how="semi").filter(pl.col("event").is_in(list(names)))
+
+
+def _ply_limit(data: ReportData) -> int:
+    return plot.quantile_ply(data.lengths.join(data.main_pairings().head(1), on=list(KEYS), how="semi"), 0.99)
+
+
+def _spans_decades(values: pl.Series) -> bool:
+    """Whether positive values span more than a factor of 20: then a log scale reads better."""
+    array = values.to_numpy()
+    return bool(array.size and array.min() > 0 and array.max() > 20 * array.min())
+
+
+def _present(table: pl.DataFrame | None, name: str, why: str) -> pl.DataFrame:
+    if table is None:
+        raise ValueError(f"no {name} table to draw from: {why}; figure_names(data) lists the figures there are")
+    return table
