@@ -1,7 +1,11 @@
 """A game in the terminal: a person (``human``) against any strategy, or two people.
 
-The board is drawn after every move (engine.render); a move that is not a legal pit is
-explained and asked again; end of input or ``q`` abandons the game.
+The person is a strategy like any other (``Human``: a ``spec`` and ``choose``), so the game is
+played by engine.play_game, the loop of every game, and its record is like any other, events
+and all. The terminal only talks: it says who plays which row and which way stones are sown,
+shows each move, its captures, the board and the score so far (play_game's ``on_move``), says
+in words why a pit cannot be played, and ends with a sentence saying why the game ended and
+who won. End of input or ``q`` abandons the game.
 """
 
 from __future__ import annotations
@@ -9,14 +13,52 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import engine
+from engine.api import illegal_reason
 from engine.board import PLAYER_NAMES, row_stones
 
 HUMAN = "human"
 QUIT = ("q", "quit", "exit")
 
+Ask = Callable[[str], str]
+Say = Callable[[str], None]
+
 
 class Abandoned(Exception):
-    """The person left the game (end of input or q)."""
+    """The person left the game (end of input or q) before move ``ply`` was played."""
+
+    def __init__(self, ply: int) -> None:
+        super().__init__(f"game abandoned at ply {ply}")
+        self.ply = ply
+
+
+class Human:
+    """A person as a strategy: asks ``ask`` for a pit until the answer is a legal move, and
+    tells ``say`` why any other answer is not."""
+
+    spec = HUMAN
+
+    def __init__(self, ask: Ask, say: Say) -> None:
+        self.ask, self.say = ask, say
+
+    def choose(self, position: engine.Position, rng: engine.Rng) -> int:
+        choices = _either(position.moves)
+        while True:
+            text = self._answer(f"{PLAYER_NAMES[position.mover]}, your move: pit {choices} (q to quit): ", position.ply)
+            if not text.isdigit():
+                self.say(f"{text!r} is not a pit: type {choices}, or q to quit.")
+            elif int(text) not in position.moves:
+                self.say(f"{_refusal(position, int(text))}.")
+            else:
+                return int(text)
+
+    def _answer(self, prompt: str, ply: int) -> str:
+        try:
+            text = self.ask(prompt).strip().lower()
+        except EOFError:
+            raise Abandoned(ply) from None
+        if text in QUIT:
+            raise Abandoned(ply)
+        return text
 
 
 def play_terminal(
@@ -25,63 +67,103 @@ def play_terminal(
     *,
     rules: engine.Rules,
     seed: int = 0,
-    ask: Callable[[str], str] = input,
-    say: Callable[[str], None] = print,
+    ask: Ask = input,
+    say: Say = print,
 ) -> engine.GameRecord | None:
-    """Play one game, asking ``ask`` for the human's moves; None when the game is abandoned."""
-    players = [spec if spec == HUMAN else engine.make_strategy(spec) for spec in (south, north)]
-    rng = engine.Rng.for_game(seed)
-    board, moves, captured = engine.start_board(rules), [], [0, 0]
-    say(engine.render(board))
-    for ply in range(rules.ply_cap):
-        mover = ply % 2
-        position = engine.position(board, mover, ply, rules)
-        if not position.moves:
-            break
-        player = players[mover]
-        try:
-            pit = _ask_move(position, ask, say) if player == HUMAN else player.choose(position, rng)  # type: ignore[union-attr]
-        except Abandoned:
-            say(f"game abandoned at ply {ply}")
-            return None
-        result = engine.apply_move(board, mover, pit, ply, rules)
-        board, captured[mover] = result.board, captured[mover] + result.captured
-        moves.append(pit)
-        taken = f", captures {result.captured}" if result.captured else ""
-        say(f"\nply {ply}: {PLAYER_NAMES[mover]} plays pit {pit}{taken}\n{engine.render(board)}")
-    return _finish(moves, board, captured, rules, seed, (south, north), say)
+    """Play one game through engine.play_game, asking ``ask`` for each human's moves and telling
+    ``say`` what happens; the game's record, or None when the game is abandoned."""
+    players = [Human(ask, say) if spec == HUMAN else engine.make_strategy(spec) for spec in (south, north)]
+    for line in opening(south, north, rules):
+        say(line)
+    say(f"\n{engine.render(engine.start_board(rules))}")
+    scorer = _Scorer(say)
+    try:
+        record = engine.play_game(players[0], players[1], rules=rules, seed=seed, on_move=scorer.show)
+    except Abandoned as left:
+        say(f"\nGame abandoned before move {left.ply + 1}.")
+        return None
+    say(f"\n{ending(record, rules)}")
+    return record
 
 
-def _ask_move(position: engine.Position, ask: Callable[[str], str], say: Callable[[str], None]) -> int:
-    name = PLAYER_NAMES[position.mover]
-    choices = " ".join(str(pit) for pit in position.moves)
-    while True:
-        try:
-            text = ask(f"{name} to move, pit ({choices}, q to quit): ").strip().lower()
-        except EOFError:
-            raise Abandoned from None
-        if text in QUIT:
-            raise Abandoned
-        if not text.isdigit():
-            say(f"{text!r} is not a pit: type one of {choices}")
-        elif int(text) not in position.moves:
-            say(f"pit {text} is not a legal move now; the legal pits are {choices}")
-        else:
-            return int(text)
+def opening(south: str, north: str, rules: engine.Rules) -> list[str]:
+    """Who plays which row, which way stones are sown and how the game is scored."""
+    rows = ("South, the bottom row (pits 0, 1 and 2)", "North, the top row (pits 3, 4 and 5)")
+    if (south == HUMAN) != (north == HUMAN):
+        you, other = (0, 1) if south == HUMAN else (1, 0)
+        sides = f"You play {rows[you]}; {(south, north)[other]} plays {rows[other]}."
+    elif south == HUMAN:
+        sides = f"Two players: {rows[0]}, and {rows[1]}."
+    else:
+        sides = f"{south} plays {rows[0]}; {north} plays {rows[1]}."
+    first = "back into the pit it was taken from" if rules.sow_origin else "into the next pit"
+    return [
+        f"{sides} South moves first.",
+        "Stones are sown counter-clockwise, one a pit: left to right along South's row (0, 1, 2), "
+        f"then right to left along North's row (3, 4, 5), and round again. The first stone goes {first}.",
+        "A player scores the stones it captures and, when the game ends, the stones left in its own row; "
+        f"the most of the {rules.total_stones} stones wins.",
+    ]
 
 
-def _finish(
-    moves: list[int],
-    board: int,
-    captured: list[int],
-    rules: engine.Rules,
-    seed: int,
-    specs: tuple[str, str],
-    say: Callable[[str], None],
-) -> engine.GameRecord:
-    south, north = (captured[side] + row_stones(board, side) for side in (0, 1))
-    winner = "south" if south > north else "north" if north > south else "draw"
-    reason = "ply_cap" if len(moves) == rules.ply_cap else "no_moves"
-    result = f"{winner.capitalize()} wins" if winner != "draw" else "Draw"
-    say(f"\n{result} {south}-{north} after {len(moves)} plies ({reason})")
-    return engine.GameRecord(tuple(moves), winner, south, north, len(moves), reason, {}, seed, specs[0], specs[1], rules.name)
+def ending(record: engine.GameRecord, rules: engine.Rules) -> str:
+    """Why the game ended and who won, in two sentences."""
+    name, opponent = PLAYER_NAMES[record.plies % 2], PLAYER_NAMES[(record.plies + 1) % 2]
+    end = next((event for event in engine.END_EVENTS if record.events.get(event)), None)
+    if end == "singleton_end" and rules.min_stones_to_play == 2:
+        why = f"{name} has only single stones left"
+    elif end == "singleton_end":
+        why = f"{name} has no pit with {rules.min_stones_to_play} or more stones"
+    elif end == "grand_slam_end":
+        why = f"every move {name} could make would capture all of {opponent}'s stones, which is not allowed"
+    elif end == "empty_row_end":
+        why = f"{name} has no stones left in its row"
+    else:
+        why = f"the limit of {rules.ply_cap} moves is reached"
+    south, north = record.score_south, record.score_north
+    if south == north:
+        result = f"It is a draw, {south} to {north}"
+    else:
+        result = f"{'South' if south > north else 'North'} wins {max(south, north)} to {min(south, north)}"
+    return f"{why[0].upper()}{why[1:]}; the game ends. {result} after {record.plies} moves."
+
+
+class _Scorer:
+    """Tells ``say`` each move as play_game reports it, and keeps the stones each side captured."""
+
+    def __init__(self, say: Say) -> None:
+        self.say = say
+        self.captured = [0, 0]
+
+    def show(self, position: engine.Position, pit: int) -> None:
+        result = engine.apply_move(position.board, position.mover, pit, position.ply, position.rules)
+        self.captured[position.mover] += result.captured
+        totals = [self.captured[side] + row_stones(result.board, side) for side in (0, 1)]
+        self.say(
+            f"\nMove {position.ply + 1}: {PLAYER_NAMES[position.mover]} plays pit {pit}{_what_it_did(result)}.\n"
+            f"{engine.render(result.board)}\n"
+            f"Captured: South {self.captured[0]}, North {self.captured[1]}. "
+            f"If the game ended now: South {totals[0]}, North {totals[1]}."
+        )
+
+
+def _what_it_did(result: engine.MoveResult) -> str:
+    if result.captured:
+        pits = _either(sorted(result.captured_pits), "and")
+        plural = "s" * (len(result.captured_pits) > 1)
+        return f" and captures {result.captured} stones from pit{plural} {pits}"
+    forfeited = result.events["first_move_forfeit_stones"]
+    if forfeited:
+        return f"; the first move of the game captures nothing, so the {forfeited} stones it would take stay on the board"
+    return ""
+
+
+def _refusal(position: engine.Position, pit: int) -> str:
+    reason = illegal_reason(position.board, position.mover, pit, position.ply, position.rules)
+    return f"{PLAYER_NAMES[position.mover]} cannot play pit {pit}: {reason}"
+
+
+def _either(pits: tuple[int, ...] | list[int], joined_by: str = "or") -> str:
+    """``0, 1 or 2``."""
+    words = [str(pit) for pit in pits]
+    return f"{', '.join(words[:-1])} {joined_by} {words[-1]}" if len(words) > 1 else words[0]

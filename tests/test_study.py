@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import io
 import re
 from pathlib import Path
 
@@ -324,31 +323,6 @@ def test_an_unreachable_scheduler_is_one_line_and_writes_nothing(tmp_path, monke
     assert not (tmp_path / "out").exists()
     assert main([*arguments, "--scheduler", "tcp://127.0.0.1:1"]) == 2
     assert "--scheduler goes with --backend dask" in capsys.readouterr().err
-
-
-# ---------------------------------------------------------------------------------------------
-# A person at the terminal
-
-
-def test_modiar_play_asks_again_after_a_bad_move_and_finishes(monkeypatch, capsys):
-    monkeypatch.setattr("sys.stdin", io.StringIO("x\n9\n" + "0\n1\n2\n" * 400))
-    assert main(["play", "--south", "human", "--north", "greedy"]) == 0
-    out = capsys.readouterr().out
-    assert "'x' is not a pit: type one of" in out and "pit 9 is not a legal move now; the legal pits are" in out
-    last = out.rstrip().splitlines()[-1]
-    south, north = last.split(" after ")[0].split()[-1].split("-")
-    assert int(south) + int(north) == 42 and ("wins" in last or "Draw" in last)
-
-
-def test_modiar_play_leaves_cleanly_at_end_of_input(monkeypatch, capsys):
-    monkeypatch.setattr("sys.stdin", io.StringIO("0\n"))
-    assert main(["play", "--south", "greedy", "--north", "human"]) == 0
-    assert capsys.readouterr().out.rstrip().endswith("game abandoned at ply 1")
-
-
-def test_modiar_play_rejects_an_unknown_strategy(capsys):
-    assert main(["play", "--north", "nonsense"]) == 2
-    assert "unknown strategy 'nonsense'" in capsys.readouterr().err
 
 
 def test_a_bad_config_raises_config_error():

@@ -1,0 +1,159 @@
+"""The progress bars of ``modiar study run``: time left estimated from work, not from games.
+
+A study's pairings differ in cost per game by five orders of magnitude: engine.play_batch plays
+a random game in well under a microsecond, engine.play_game an mcts game in milliseconds. A bar
+counting games would promise seconds during the fast pairings and hours during the slow ones.
+The games bar therefore advances by each chunk's estimated seconds (``game_seconds``: rough
+figures measured on one core of the development machine, ignoring the rule set), measures its
+rate in those, and takes the time left to be the work left over the rate of work so far; as
+the rate is measured, only the ratios of the figures matter. It shows the games done beside.
+
+A long step (a slow chunk, a rule set's tables and solution, ~25 s each) would leave a bar
+still; the bars redraw every second, so their elapsed time shows that work goes on.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+from collections.abc import Iterable, Sequence
+from functools import cache
+from typing import Protocol
+
+from tqdm import tqdm
+
+import engine
+from engine.batch import batchable
+from pipeline.study import Pairing
+
+BATCHED_GAME = 1e-6  # seconds a game engine.play_batch plays takes, its records written
+SCALAR_GAME = 40e-6  # seconds a random game takes through engine.play_game
+# Seconds a strategy adds to a game through engine.play_game against random, measured; alphabeta
+# (depth=2, 4, 6: ~60, 260, 680 us) and mcts (playouts=100: ~15 ms) are functions of their parameter.
+STRATEGY_SECONDS = {"random": 0.0, "greedy": 0.0, "heuristic": 30e-6, "perfect": 90e-6}
+UNKNOWN_STRATEGY = 100e-6  # a strategy not named here
+TICK = 1.0  # seconds between redraws of a bar that has not moved
+
+_SPEC = re.compile(r"^(\w+)(?:\((.*)\))?$")
+
+
+@cache  # a study has up to 100,000 chunks and a few dozen pairings
+def game_seconds(south: str, north: str, rules: engine.Rules) -> float:
+    """Roughly how many seconds one game of the pairing takes on one core."""
+    if batchable(south, north, rules):
+        return BATCHED_GAME
+    return SCALAR_GAME + _strategy_seconds(south) + _strategy_seconds(north)
+
+
+class Chunk(Protocol):
+    """What the games bar needs of a chunk (pipeline.runner.Chunk)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def pairing(self) -> Pairing: ...
+
+    def __len__(self) -> int: ...
+
+
+class GamesBar:
+    """The bar of a run's chunks: it moves by each finished chunk's estimated seconds."""
+
+    def __init__(self, chunks: Sequence[Chunk], name: str, *, disable: bool) -> None:
+        self.work = {
+            chunk.name: len(chunk) * game_seconds(chunk.pairing.south, chunk.pairing.north, chunk.pairing.rules)
+            for chunk in chunks
+        }
+        self.played, self.total = 0, sum(len(chunk) for chunk in chunks)
+        self.bar = tqdm(
+            total=sum(self.work.values()),
+            desc=name,
+            bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}{postfix}]",
+            smoothing=0,  # the rate of the whole run so far: chunks arrive in uneven lumps
+            file=sys.stderr,
+            disable=disable,
+            postfix=self._games(),
+        )
+        self.ticker = _Ticker(self.bar)
+
+    def done(self, chunk: str, games: int) -> None:
+        self.played += games
+        self.bar.set_postfix_str(self._games(), refresh=False)
+        self.bar.update(self.work[chunk])
+
+    def close(self) -> None:
+        self.ticker.stop()
+        self.bar.close()
+
+    def _games(self) -> str:
+        return f"{self.played:,} of {self.total:,} games"
+
+
+class CachesBar:
+    """The bar of the rule sets whose tables (and solutions) are being built; it names the ones
+    in progress, taken to be the first ``jobs`` not yet built, as the workers take them in order."""
+
+    def __init__(self, rule_sets: Iterable[engine.Rules], jobs: int, *, disable: bool) -> None:
+        self.waiting, self.jobs = [rules.name for rules in rule_sets], max(1, jobs)
+        self.bar = tqdm(
+            total=len(self.waiting),
+            desc="tables and solutions",
+            bar_format="{desc}: {n_fmt}/{total_fmt} rule sets [{elapsed}{postfix}]",
+            file=sys.stderr,
+            disable=disable,
+            postfix=self._building(),
+        )
+        self.ticker = _Ticker(self.bar)
+
+    def built(self, name: str) -> None:
+        if name in self.waiting:
+            self.waiting.remove(name)
+        self.bar.set_postfix_str(self._building(), refresh=False)
+        self.bar.update()
+
+    def close(self) -> None:
+        self.ticker.stop()
+        self.bar.close()
+
+    def _building(self) -> str:
+        building = ", ".join(self.waiting[: self.jobs])
+        return f"building {building}" if building else ""
+
+
+class _Ticker:
+    """Redraws a bar every TICK seconds from a daemon thread, so its elapsed time keeps moving."""
+
+    def __init__(self, bar: tqdm) -> None:  # type: ignore[type-arg]
+        self.stopped = threading.Event()
+        self.thread = None if bar.disable else threading.Thread(target=self._tick, args=(bar,), daemon=True)
+        if self.thread is not None:
+            self.thread.start()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        if self.thread is not None:
+            self.thread.join()
+
+    def _tick(self, bar: tqdm) -> None:  # type: ignore[type-arg]
+        while not self.stopped.wait(TICK):
+            bar.refresh()
+
+
+def _strategy_seconds(spec: str) -> float:
+    match = _SPEC.match(spec.replace(" ", ""))
+    name, parameters = (match.group(1), match.group(2) or "") if match else (spec, "")
+    values = dict(part.partition("=")[::2] for part in parameters.split(",") if "=" in part)
+    if name == "alphabeta":
+        return 25e-6 * 1.8 ** _number(values.get("depth"), 6)
+    if name == "mcts":
+        return 150e-6 * _number(values.get("playouts"), 400)
+    return STRATEGY_SECONDS.get(name, UNKNOWN_STRATEGY)
+
+
+def _number(text: str | None, default: int) -> float:
+    try:
+        return float(text) if text is not None else default
+    except ValueError:
+        return default
