@@ -23,7 +23,7 @@ import platform
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Required, TypedDict, cast
 
 import numpy as np
 import polars as pl
@@ -44,6 +44,31 @@ PLY_FLAGS = TURN_FLAGS  # a bool column each in the plies/ schema
 
 class RecordError(ValueError):
     """Records on disk that do not match their manifest or the study asked for."""
+
+
+class FileEntry(TypedDict):
+    """One chunk file in the manifest: its path in the study folder, size and SHA-256."""
+
+    file: str
+    bytes: int
+    sha256: str
+
+
+class ChunkEntry(TypedDict, total=False):
+    """One finished chunk: its games (rows), its games/ file and, with keep_plies, its plies/ file."""
+
+    rows: Required[int]
+    games: FileEntry
+    plies: FileEntry
+
+
+class Manifest(TypedDict):
+    """manifest.json: the study's name, its config (Study.as_dict), the versions that played it, its chunks."""
+
+    study: str
+    config: dict[str, Any]
+    versions: dict[str, str]
+    chunks: dict[str, ChunkEntry]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -173,11 +198,11 @@ def versions() -> dict[str, str]:
     }
 
 
-def new_manifest(config: dict[str, Any]) -> dict[str, Any]:
+def new_manifest(config: dict[str, Any]) -> Manifest:
     return {"study": config["name"], "config": config, "versions": versions(), "chunks": {}}
 
 
-def read_manifest(directory: Path) -> dict[str, Any]:
+def read_manifest(directory: Path) -> Manifest:
     """The folder's manifest with the chunks of its journal, every field checked: a manifest
     is read from a folder a user may have edited, and its names become paths."""
     path = directory / MANIFEST
@@ -192,17 +217,17 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     _check_manifest(path, manifest)
     for name, entry in _journal(directory):
         manifest["chunks"][name] = entry
-    return dict(manifest)
+    return cast(Manifest, manifest)
 
 
-def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
+def write_manifest(directory: Path, manifest: Manifest) -> None:
     """Write the whole manifest, then drop the journal it now holds."""
     manifest = {**manifest, "chunks": dict(sorted(manifest["chunks"].items()))}
     write_atomic(directory / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode())
     (directory / JOURNAL).unlink(missing_ok=True)
 
 
-def append_chunk(directory: Path, name: str, entry: dict[str, Any]) -> None:
+def append_chunk(directory: Path, name: str, entry: ChunkEntry) -> None:
     """Record one finished chunk in the journal: one line appended and flushed to disk, a cost
     that does not grow with the chunks before it (the manifest is rewritten only at the end)."""
     with open(directory / JOURNAL, "ab") as handle:
@@ -211,7 +236,7 @@ def append_chunk(directory: Path, name: str, entry: dict[str, Any]) -> None:
         os.fsync(handle.fileno())
 
 
-def _journal(directory: Path) -> list[tuple[str, dict[str, Any]]]:
+def _journal(directory: Path) -> list[tuple[str, ChunkEntry]]:
     """The journal's chunks; a line cut short by a kill (the last one) is not a chunk."""
     path = directory / JOURNAL
     try:
@@ -281,14 +306,19 @@ def parquet_rows(path: Path) -> int | None:
         return None
 
 
-def check_files(directory: Path, manifest: dict[str, Any], folder: str = GAMES) -> list[Path]:
+def chunk_file(entry: ChunkEntry, folder: str) -> FileEntry | None:
+    """A chunk's file in games/ or plies/, None when it has none there."""
+    return entry.get("games") if folder == GAMES else entry.get("plies")
+
+
+def check_files(directory: Path, manifest: Manifest, folder: str = GAMES) -> list[Path]:
     """The chunk files of one folder (games/ or plies/), each checked against the manifest.
 
     A missing, changed or unlisted file raises RecordError naming it.
     """
     listed, rows = {}, {}
     for chunk in manifest["chunks"].values():
-        entry = chunk.get(folder)
+        entry = chunk_file(chunk, folder)
         if entry is not None:
             listed[entry["file"]] = entry["sha256"]
             rows[entry["file"]] = chunk["rows"]

@@ -28,7 +28,6 @@ import hashlib
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -43,9 +42,13 @@ from pipeline.lock import FolderBusyError, folder_lock
 from pipeline.paths import GAMES, JOURNAL, LOCK, MANIFEST, PLIES, study_dir
 from pipeline.progress import CachesBar, GamesBar
 from pipeline.records import (
+    ChunkEntry,
+    FileEntry,
+    Manifest,
     RecordError,
     append_chunk,
     batch_of_records,
+    chunk_file,
     file_sha256,
     games_table,
     new_manifest,
@@ -234,10 +237,20 @@ def run_study(
     if (directory / MANIFEST).is_file() and _finished(directory, study):
         return directory
     made = [path for path in (directory, directory / LOCK) if not path.exists()]
+    run = _Run(
+        study=study,
+        directory=directory,
+        jobs=jobs,
+        backend=backend,
+        scheduler=scheduler,
+        progress=progress,
+        batched=batched,
+        stop_after=stop_after,
+    )
     try:
         directory.mkdir(parents=True, exist_ok=True)
         with folder_lock(directory):
-            _run_locked(study, directory, jobs, backend, scheduler, progress, batched, stop_after)
+            _run_locked(run)
     except OSError as error:
         raise RecordError(_write_error(directory, error)) from None
     finally:
@@ -245,27 +258,33 @@ def run_study(
     return directory
 
 
-def _run_locked(
-    study: Study,
-    directory: Path,
-    jobs: int,
-    backend: str,
-    scheduler: str | None,
-    progress: bool,
-    batched: bool,
-    stop_after: int | None,
-) -> None:
+@dataclass(frozen=True)
+class _Run:
+    """What run_study was asked, for the part of the run that holds the folder's lock."""
+
+    study: Study
+    directory: Path
+    jobs: int
+    backend: str
+    scheduler: str | None
+    progress: bool
+    batched: bool
+    stop_after: int | None
+
+
+def _run_locked(run: _Run) -> None:
+    study, directory = run.study, run.directory
     manifest = _open_manifest(directory, study)
     chunks = [chunk for chunk in plan(study) if not chunk_done(directory, manifest, chunk, study.keep_plies)]
-    if stop_after is not None:
-        chunks = chunks[:stop_after]
-    with _backend(backend, scheduler, jobs):
+    if run.stop_after is not None:
+        chunks = chunks[: run.stop_after]
+    with _backend(run.backend, run.scheduler, run.jobs):
         _remove_partial_writes(directory)
         write_manifest(directory, manifest)  # only once the workers are there: a failed start leaves nothing
-        _build_missing_caches(chunks, jobs, progress)
-        bar = GamesBar(chunks, study.name, disable=not progress)
-        results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
-            delayed(play_chunk)(study, chunk, batched=batched, cache=engine.cache_folder()) for chunk in chunks
+        _build_missing_caches(chunks, run.jobs, run.progress)
+        bar = GamesBar(chunks, study.name, disable=not run.progress)
+        results = Parallel(n_jobs=run.jobs, return_as="generator_unordered")(
+            delayed(play_chunk)(study, chunk, batched=run.batched, cache=engine.cache_folder()) for chunk in chunks
         )
         with warnings.catch_warnings():  # a failed write cancels the chunks in flight: no need to say so
             warnings.filterwarnings("ignore", message=".*tasks which were still being processed", category=UserWarning)
@@ -353,7 +372,7 @@ def _play_batched(study: Study, chunk: Chunk) -> GameBatch | None:
     )
 
 
-def _open_manifest(directory: Path, study: Study) -> dict[str, Any]:
+def _open_manifest(directory: Path, study: Study) -> Manifest:
     """The folder's manifest, or a new one; refuses a folder that belongs to something else."""
     config = study.as_dict()
     if (directory / MANIFEST).exists():
@@ -384,15 +403,15 @@ def _ours(name: str) -> bool:
     return name == LOCK or name.startswith(f".{MANIFEST}.tmp-")
 
 
-def chunk_done(directory: Path, manifest: dict[str, Any], chunk: Chunk, keep_plies: bool) -> bool:
+def chunk_done(directory: Path, manifest: Manifest, chunk: Chunk, keep_plies: bool) -> bool:
     """Whether the chunk's files are on disk as the manifest vouches for them, with its games."""
     entry = manifest["chunks"].get(chunk.name)
     if entry is None or entry["rows"] != len(chunk):
         return False
-    folders = (GAMES, PLIES) if keep_plies else (GAMES,)
-    return all(
-        folder in entry and file_sha256(directory / entry[folder]["file"]) == entry[folder]["sha256"] for folder in folders
-    ) and parquet_rows(directory / entry[GAMES]["file"]) == len(chunk)
+    files = [chunk_file(entry, folder) for folder in ((GAMES, PLIES) if keep_plies else (GAMES,))]
+    return all(file is not None and file_sha256(directory / file["file"]) == file["sha256"] for file in files) and (
+        parquet_rows(directory / entry["games"]["file"]) == len(chunk)
+    )
 
 
 def _remove_partial_writes(directory: Path) -> None:
@@ -403,13 +422,16 @@ def _remove_partial_writes(directory: Path) -> None:
             path.unlink()
 
 
-def _record(directory: Path, result: ChunkResult) -> dict[str, Any]:
+def _record(directory: Path, result: ChunkResult) -> ChunkEntry:
     """Write a chunk's files, then add it to the journal; returns its manifest entry."""
-    entry: dict[str, Any] = {"rows": result.rows}
-    for folder, data in ((GAMES, result.games), (PLIES, result.plies)):
-        if data is not None:
-            file = f"{folder}/{result.name}.parquet"
-            write_atomic(directory / file, data)
-            entry[folder] = {"file": file, "bytes": len(data), "sha256": sha256(data)}
+    entry = ChunkEntry(rows=result.rows, games=_write_chunk_file(directory, GAMES, result.name, result.games))
+    if result.plies is not None:
+        entry["plies"] = _write_chunk_file(directory, PLIES, result.name, result.plies)
     append_chunk(directory, result.name, entry)
     return entry
+
+
+def _write_chunk_file(directory: Path, folder: str, name: str, data: bytes) -> FileEntry:
+    file = f"{folder}/{name}.parquet"
+    write_atomic(directory / file, data)
+    return FileEntry(file=file, bytes=len(data), sha256=sha256(data))

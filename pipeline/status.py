@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from pipeline.records import RecordError, read_manifest
+from pipeline.records import Manifest, RecordError, read_manifest
 from pipeline.runner import Chunk, chunk_done, plan
 from pipeline.study import ConfigError, Pairing, Study, parse_study
 
@@ -32,7 +31,7 @@ class Progress:
         return sum(chunk.pairing == pairing for chunk in self.planned) - sum(chunk.pairing == pairing for chunk in self.done)
 
 
-def progress(directory: Path, manifest: dict[str, Any] | None = None) -> Progress:
+def progress(directory: Path, manifest: Manifest | None = None) -> Progress:
     """Which chunks of the study in ``directory`` are done (their files match their checksums)."""
     manifest = read_manifest(directory) if manifest is None else manifest
     try:
@@ -43,7 +42,7 @@ def progress(directory: Path, manifest: dict[str, Any] | None = None) -> Progres
     return Progress(study, chunks, [chunk for chunk in chunks if chunk_done(directory, manifest, chunk, study.keep_plies)])
 
 
-def incomplete_warning(directory: Path, manifest: dict[str, Any] | None = None) -> str | None:
+def incomplete_warning(directory: Path, manifest: Manifest | None = None) -> str | None:
     """One line saying that the study is unfinished and what is missing, None when it is complete."""
     state = progress(directory, manifest)
     if state.complete:

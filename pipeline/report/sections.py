@@ -12,6 +12,7 @@ from typing import Any
 
 import polars as pl
 
+from pipeline.records import Manifest
 from pipeline.report.figures import figure_names
 from pipeline.report.tables import GAME_EVENTS, KEYS, SELF_PLAY, ReportData
 from pipeline.turns import MAX_GAMES_PER_PAIRING
@@ -46,7 +47,7 @@ class Report:
     data: ReportData
 
 
-def compose(manifest: dict[str, Any], data: ReportData, *, warning: str | None = None) -> Report:
+def compose(manifest: Manifest, data: ReportData, *, warning: str | None = None) -> Report:
     """The report's words and formatted tables, from the computed tables; ``warning`` (that the
     study is unfinished, pipeline.status.incomplete_warning) opens the report in bold."""
     rule_sets = data.outcomes["rules"].unique(maintain_order=True).to_list()

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, fields, replace
-from typing import Any
 
 import polars as pl
 
 from engine.rules import Rules
 from pipeline.metrics import events, ludii, outcomes
+from pipeline.records import Manifest
 from pipeline.study import parse_study
 from pipeline.turns import END_EVENTS, TURN_EVENTS
 
@@ -72,7 +72,7 @@ class ReportData:
         return table.join(self.rule_sets.select("rules", "variant"), on="rules", how="left", maintain_order="left")
 
 
-def compute(games: pl.LazyFrame, manifest: dict[str, Any] | None = None) -> ReportData:
+def compute(games: pl.LazyFrame, manifest: Manifest | None = None) -> ReportData:
     """Every table of the report from a study's games (pipeline.records.scan_games).
     ``manifest`` (the study's, pipeline.records.read_manifest) gives the rule sets their
     variant labels; without it a rule set is labelled by its name."""
@@ -98,13 +98,13 @@ def compute(games: pl.LazyFrame, manifest: dict[str, Any] | None = None) -> Repo
     return replace(data, **{name: _sorted_by(table, first) for name, table in data.tables()})
 
 
-def variant_labels(manifest: dict[str, Any]) -> dict[str, str]:
+def variant_labels(manifest: Manifest) -> dict[str, str]:
     """Rule-set name -> the label the study config gives it: "default" for its [rules], the key
     of [variants.LABEL] for the others."""
     return {rule_set.rules.name: rule_set.label for rule_set in parse_study(manifest["config"]).rule_sets()}
 
 
-def _rule_sets(first: pl.DataFrame, agreement: pl.DataFrame | None, manifest: dict[str, Any] | None) -> pl.DataFrame:
+def _rule_sets(first: pl.DataFrame, agreement: pl.DataFrame | None, manifest: Manifest | None) -> pl.DataFrame:
     """One row per rule set, in the study's order: rules, variant (its label), games and, when
     the study played perfect under it, start_value (the start's value for South under perfect play)."""
     labels = variant_labels(manifest) if manifest is not None else {}
