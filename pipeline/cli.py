@@ -111,6 +111,8 @@ def _bench(arguments: argparse.Namespace) -> None:
 
 
 def _show(arguments: argparse.Namespace) -> None:
+    from pipeline.play import ending
+
     rules = rules_from(arguments)
     _check_seed(arguments.seed)
     record = engine.play_game(arguments.south, arguments.north, rules=rules, seed=arguments.seed)
@@ -120,8 +122,7 @@ def _show(arguments: argparse.Namespace) -> None:
         mover = ply % 2
         board = engine.apply_move(board, mover, pit, ply, rules).board
         print(f"\nply {ply}: {('South', 'North')[mover]} plays pit {pit}\n{engine.render(board)}")
-    result = f"{record.winner.capitalize()} wins" if record.winner != "draw" else "Draw"
-    print(f"\n{result} {record.score_south}-{record.score_north} after {record.plies} plies ({record.end_reason})")
+    print(f"\n{ending(record, rules)}")
 
 
 def _solve(arguments: argparse.Namespace) -> None:

@@ -88,7 +88,9 @@ def test_modiar_show_draws_every_move(capsys):
     out = capsys.readouterr().out
     record = engine.play_game("random", "random", seed=3)
     assert out.count("plays pit") == record.plies
-    assert out.rstrip().endswith(f"{record.score_south}-{record.score_north} after {record.plies} plies (no_moves)")
+    winner = "South" if record.score_south > record.score_north else "North"
+    high, low = max(record.score_south, record.score_north), min(record.score_south, record.score_north)
+    assert out.rstrip().endswith(f"the game ends. {winner} wins {high} to {low} after {record.plies} moves.")
 
 
 def test_a_study_summary_shows_each_pairing_as_its_records_say(tmp_path, capsys):
