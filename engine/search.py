@@ -113,8 +113,9 @@ class PerfectStrategy:
 
 @lru_cache(maxsize=4)
 def solution(rules: Rules) -> Solution:
-    """The strong solution of ``rules`` at its own cap, from the data/solutions cache, where
-    it is built the first time (about 45 s for the default rules, tables included)."""
+    """The strong solution of ``rules`` at its own cap, from the engine's cache folder, where
+    it is built the first time (about 45 s for the default rules, tables included; in memory,
+    each process, when no cache folder is set)."""
     return solve(rules, verbose=False)
 
 

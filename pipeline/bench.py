@@ -20,7 +20,7 @@ from typing import TypeVar
 
 import engine
 from engine.positions import positions
-from engine.tables import build_tables, load_tables
+from engine.tables import build_tables, load_tables, tables_folder
 from pipeline.paths import DATA, MANIFEST
 from pipeline.report import build_report
 from pipeline.runner import run_study
@@ -109,7 +109,7 @@ def table_build() -> None:
     load_tables(engine.Rules(), verbose=False)  # writes the cache if it is missing
     start = time.perf_counter()
     load_tables(engine.Rules(), verbose=False)
-    print(f"  read back from data/tables in {time.perf_counter() - start:.1f} s (checksum verified); {_peak()}")
+    print(f"  read back from {tables_folder()} in {time.perf_counter() - start:.1f} s (checksum verified); {_peak()}")
 
 
 def batched_games(seconds: float) -> float:

@@ -46,7 +46,7 @@ def solved(rules: Rules) -> Solution:
 
 @pytest.fixture
 def small_solutions(monkeypatch):
-    """``perfect`` plays from solutions built in memory instead of the data/solutions cache."""
+    """``perfect`` plays from solutions built in memory instead of the cache folder."""
     monkeypatch.setattr("engine.search.solution", solved)
 
 

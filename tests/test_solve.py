@@ -4,7 +4,7 @@ The minimax knows nothing of the tables or the change log: it recurses on (board
 through the checked API, ``engine.legal_moves`` and ``engine.apply_move``, with the cap as the
 rule set's ply cap, and memoises. Small variants are solved in milliseconds, so every check
 there runs at several caps; the default rules are solved once, at the full cap, from the
-data/solutions cache (about 40 s the first time on a machine).
+tests' cache folder (about 40 s the first time on a machine).
 """
 
 from __future__ import annotations
