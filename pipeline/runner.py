@@ -60,8 +60,8 @@ from pipeline.records import (
     write_manifest,
 )
 from pipeline.study import BASE, ConfigError, Pairing, Study
-from pipeline.workers import BACKENDS, check_jobs, check_scheduler, exit_with_parent
 from pipeline.workers import backend as _backend
+from pipeline.workers import check_backend, check_jobs, check_scheduler, exit_with_parent
 
 SEED_BLOCK = 1 << 16  # games per seed block: engine.batch plays 2**16 games in lockstep
 MIN_CHUNKS = 8  # a pairing is cut into at least this many chunks (when it has the games)
@@ -225,8 +225,7 @@ def run_study(
     (it may sit on read-only media). ``stop_after`` stops after that many chunks, as a killed
     run would.
     """
-    if backend not in BACKENDS:
-        raise RecordError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
+    check_backend(backend)
     if scheduler is None:
         check_jobs(jobs)  # the workers run on this machine
     else:
@@ -403,11 +402,17 @@ def _ours(name: str) -> bool:
     return name == LOCK or name.startswith(f".{MANIFEST}.tmp-")
 
 
+def chunk_listed(manifest: Manifest, chunk: Chunk) -> bool:
+    """Whether the manifest lists the chunk with its games (its files not looked at)."""
+    entry = manifest["chunks"].get(chunk.name)
+    return entry is not None and entry["rows"] == len(chunk)
+
+
 def chunk_done(directory: Path, manifest: Manifest, chunk: Chunk, keep_plies: bool) -> bool:
     """Whether the chunk's files are on disk as the manifest vouches for them, with its games."""
-    entry = manifest["chunks"].get(chunk.name)
-    if entry is None or entry["rows"] != len(chunk):
+    if not chunk_listed(manifest, chunk):
         return False
+    entry = manifest["chunks"][chunk.name]
     files = [chunk_file(entry, folder) for folder in ((GAMES, PLIES) if keep_plies else (GAMES,))]
     return all(file is not None and file_sha256(directory / file["file"]) == file["sha256"] for file in files) and (
         parquet_rows(directory / entry["games"]["file"]) == len(chunk)

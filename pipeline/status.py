@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.records import Manifest, RecordError, read_manifest
-from pipeline.runner import Chunk, chunk_done, plan
+from pipeline.runner import Chunk, chunk_done, chunk_listed, plan
 from pipeline.study import ConfigError, Pairing, Study, parse_study
 
 
@@ -31,20 +31,24 @@ class Progress:
         return sum(chunk.pairing == pairing for chunk in self.planned) - sum(chunk.pairing == pairing for chunk in self.done)
 
 
-def progress(directory: Path, manifest: Manifest | None = None) -> Progress:
-    """Which chunks of the study in ``directory`` are done (their files match their checksums)."""
+def progress(directory: Path, manifest: Manifest | None = None, *, verified: bool = False) -> Progress:
+    """Which chunks of the study in ``directory`` are done (their files match their checksums).
+    ``verified``: the files were checked already (records.scan_games), the manifest is enough."""
     manifest = read_manifest(directory) if manifest is None else manifest
     try:
         study = parse_study(manifest["config"])
         chunks = plan(study)
     except ConfigError as error:
         raise RecordError(f"{directory}: the manifest's config is not a study config ({error})") from None
+    if verified:
+        return Progress(study, chunks, [chunk for chunk in chunks if chunk_listed(manifest, chunk)])
     return Progress(study, chunks, [chunk for chunk in chunks if chunk_done(directory, manifest, chunk, study.keep_plies)])
 
 
-def incomplete_warning(directory: Path, manifest: Manifest | None = None) -> str | None:
-    """One line saying that the study is unfinished and what is missing, None when it is complete."""
-    state = progress(directory, manifest)
+def incomplete_warning(directory: Path, manifest: Manifest | None = None, *, verified: bool = False) -> str | None:
+    """One line saying that the study is unfinished and what is missing, None when it is complete
+    (``verified`` as for progress)."""
+    state = progress(directory, manifest, verified=verified)
     if state.complete:
         return None
     unfinished = [pairing for pairing in state.study.pairings() if state.missing_chunks(pairing)]

@@ -22,7 +22,7 @@ from pipeline.status import incomplete_warning
 def summary(directory: str | Path) -> str:
     """The summary; an unfinished study's opens with a line that says so and what is missing."""
     games = scan_games(directory)
-    warning = incomplete_warning(Path(directory))
+    warning = incomplete_warning(Path(directory), verified=True)  # scan_games checked every file
     by = _groups(games)
     pairings = outcomes(games, by).join(ludii(games, by).select(*by, "Duration"), on=by).sort(by)
     rules = "rules" in by

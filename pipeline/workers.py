@@ -43,8 +43,7 @@ def backend(name: str, scheduler: str | None, jobs: int) -> Iterator[None]:
     """joblib's loky backend, its workers ending with this process; or its dask backend on the
     scheduler given (checked, and given CONNECT_SECONDS to answer), else on a local cluster of
     ``jobs`` workers. Raises RecordError, having started nothing, when that cannot be."""
-    if name not in BACKENDS:
-        raise RecordError(f"unknown backend {name!r}; use one of {', '.join(BACKENDS)}")
+    check_backend(name)
     if name == "loky":
         with parallel_config(backend="loky", initializer=exit_with_parent):
             yield
@@ -52,6 +51,12 @@ def backend(name: str, scheduler: str | None, jobs: int) -> Iterator[None]:
     client = _local_cluster(jobs) if scheduler is None else connect(scheduler)
     with client, parallel_config(backend="dask", client=client):
         yield
+
+
+def check_backend(name: str) -> None:
+    """Refuse (RecordError) a backend joblib is not given here."""
+    if name not in BACKENDS:
+        raise RecordError(f"unknown backend {name!r}; use one of {', '.join(BACKENDS)}")
 
 
 def check_scheduler(address: str) -> None:

@@ -66,7 +66,7 @@ def build_report(directory: str | Path, out: str | Path | None = None, *, progre
     with staging(out) as folder:
         data = compute(games, manifest)
         _say(progress, f"tables computed in {time.perf_counter() - started:.1f} s")
-        report = compose(manifest, data, warning=incomplete_warning(directory, manifest))
+        report = compose(manifest, data, warning=incomplete_warning(directory, manifest, verified=True))
         publish(folder, out, report)
     _say(progress, f"report of {manifest['study']} in {time.perf_counter() - started:.1f} s: {out / 'index.html'}")
     return out
