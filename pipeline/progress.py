@@ -14,7 +14,6 @@ still; the bars redraw every second, so their elapsed time shows that work goes 
 
 from __future__ import annotations
 
-import re
 import sys
 import threading
 from collections.abc import Iterable, Sequence
@@ -25,6 +24,7 @@ from tqdm import tqdm
 
 import engine
 from engine.batch import batchable
+from engine.search import AlphaBetaStrategy, MctsStrategy
 from pipeline.study import Pairing
 
 BATCHED_GAME = 1e-6  # seconds a game engine.play_batch plays takes, its records written
@@ -34,8 +34,6 @@ SCALAR_GAME = 40e-6  # seconds a random game takes through engine.play_game
 STRATEGY_SECONDS = {"random": 0.0, "greedy": 0.0, "heuristic": 30e-6, "perfect": 90e-6}
 UNKNOWN_STRATEGY = 100e-6  # a strategy not named here
 TICK = 1.0  # seconds between redraws of a bar that has not moved
-
-_SPEC = re.compile(r"^(\w+)(?:\((.*)\))?$")
 
 
 @cache  # a study has up to 100,000 chunks and a few dozen pairings
@@ -142,18 +140,9 @@ class _Ticker:
 
 
 def _strategy_seconds(spec: str) -> float:
-    match = _SPEC.match(spec.replace(" ", ""))
-    name, parameters = (match.group(1), match.group(2) or "") if match else (spec, "")
-    values = dict(part.partition("=")[::2] for part in parameters.split(",") if "=" in part)
-    if name == "alphabeta":
-        return 25e-6 * 1.8 ** _number(values.get("depth"), 6)
-    if name == "mcts":
-        return 150e-6 * _number(values.get("playouts"), 400)
-    return STRATEGY_SECONDS.get(name, UNKNOWN_STRATEGY)
-
-
-def _number(text: str | None, default: int) -> float:
-    try:
-        return float(text) if text is not None else default
-    except ValueError:
-        return default
+    strategy = engine.make_strategy(spec)  # the engine's reading of the spec, parameters included
+    if isinstance(strategy, AlphaBetaStrategy):
+        return 25e-6 * 1.8**strategy.depth
+    if isinstance(strategy, MctsStrategy):
+        return 150e-6 * strategy.playouts
+    return STRATEGY_SECONDS.get(strategy.spec, UNKNOWN_STRATEGY)
