@@ -39,14 +39,16 @@ import numpy as np
 from engine.errors import IllegalMoveError
 from engine.events import EVENTS, POSITION_FLAGS, unpack_events
 from engine.game import GameRecord
+from engine.index import row_stones
 from engine.moves import start_board
+from engine.policy import PolicyTable, is_table_strategy, policy_table
 from engine.registry import make_strategy
 from engine.rng import GAMMA, MASK32, MIX1, MIX2, SEED_SALT, check_seed
-from engine.rules import PITS, ROW, Rules, check_rules
+from engine.rules import ROW, Rules, check_rules
 from engine.scoring import WINNERS, final_score
 from engine.strategies import GreedyStrategy, RandomStrategy
 from engine.strategy_base import Strategy
-from engine.tables import END_CODES, END_MASK, END_SHIFT, FLAGS, PositionTables, first_moves, load_tables
+from engine.tables import END_CODES, END_MASK, END_SHIFT, FLAGS, PositionTables, first_moves, load_tables, table_rules
 
 END_REASONS = ("no_moves", "ply_cap")  # GameBatch.end_reason holds the index of one of these
 GAME_COLUMNS = ("seeds", "winner", "score_south", "score_north", "plies", "end_reason")  # one entry a game
@@ -184,9 +186,10 @@ def play_batch(
     check_rules(rules)
     seed = check_seed(seed)
     players = (_player(south), _player(north))
-    tables = _loaded_tables(rules) if tables is None else tables
-    if tables.rules != rules:
+    tables = _loaded_tables(table_rules(rules)) if tables is None else tables
+    if table_rules(tables.rules) != table_rules(rules):
         raise ValueError(f"the tables are those of {tables.rules.name}, not of the rules asked for, {rules.name}")
+    players = (_with_tables(players[0], rules, tables), _with_tables(players[1], rules, tables))
     derived = _derived(tables)
     n_games = int(n_games)
     batch = _empty_batch(n_games, players, rules)
@@ -280,33 +283,43 @@ def _size(n_bytes: int) -> str:
 # Strategies
 
 
-_BUILT_IN = (RandomStrategy, GreedyStrategy)  # the engine's strategies play_batch plays itself
+_BUILT_IN = (RandomStrategy, GreedyStrategy)  # the engine's strategies play_batch plays by its own tables
 
 
 @dataclass(frozen=True)
 class _Player:
     spec: str
     greedy: bool  # built in: uniform among the greedy pits (True) or among the legal pits
-    policy: BatchStrategy | None  # any other vectorised strategy
+    policy: BatchStrategy | None  # a vectorised strategy of the caller's
+    table: PolicyTable | None = None  # or one of the engine's table strategies (engine.policy)
 
 
 def _player(strategy: str | Strategy | BatchStrategy) -> _Player:
+    """The player of a strategy; an engine table strategy gets its policy table in _with_tables."""
     if isinstance(strategy, BatchStrategy):
         return _Player(strategy.spec, False, strategy)
     if not isinstance(strategy, str | Strategy):
         raise ValueError(f"a strategy is a spec string, an engine strategy or a BatchStrategy, not {strategy!r}")
     resolved = make_strategy(strategy)  # an unknown spec string raises UnknownStrategyError here
-    if type(resolved) in _BUILT_IN:
+    if type(resolved) in _BUILT_IN or is_table_strategy(resolved):
         return _Player(resolved.spec, type(resolved) is GreedyStrategy, None)
     raise ValueError(
-        f"strategy {resolved.spec!r} has no batched version: give play_batch 'random', 'greedy' or an object "
-        "with .spec and .pick_batch(tables, positions, draws, legal), or play it with engine.play_game"
+        f"strategy {resolved.spec!r} has no batched version: its choice is no function of the position and one draw; "
+        "give play_batch an engine strategy but mcts or an object with .spec and .pick_batch(tables, positions, draws, "
+        "legal), or play it with engine.play_game"
     )
+
+
+def _with_tables(player: _Player, rules: Rules, tables: PositionTables) -> _Player:
+    """An engine table strategy other than random and greedy, with its policy table loaded."""
+    if player.policy is not None or player.spec in ("random", "greedy"):
+        return player
+    return dataclasses.replace(player, table=policy_table(player.spec, rules, tables=tables))
 
 
 def _batched(strategy: str | Strategy | BatchStrategy) -> bool:
     """Whether _player takes the strategy (make_strategy raises for what is no strategy at all)."""
-    return isinstance(strategy, BatchStrategy) or type(make_strategy(strategy)) in _BUILT_IN
+    return isinstance(strategy, BatchStrategy) or is_table_strategy(strategy)
 
 
 def _fits_counters(rules: Rules) -> bool:
@@ -384,7 +397,7 @@ def _derive(tables: PositionTables) -> _Derived:
         ((classes >> CLASS_FLAGS_SHIFT) & END_MASK) >> END_SHIFT,
         (_pick_table(classes & 7), _pick_table((classes >> 3) & 7)),
         _event_tables(classes, captures),
-        _mover_row_stones(tables),
+        row_stones(tables.index)[0],
         tables.index.rank(start_board(tables.rules)),
         np.array([pit for pit, _, _ in options], dtype=np.uint8),
         np.array([child for _, child, _ in options], dtype=np.int64),
@@ -459,24 +472,6 @@ def _event_tables(classes: np.ndarray, captures: np.ndarray) -> tuple[np.ndarray
         table[:, : len(classes)] = (capture_units + stones)[:, None] + turn_units[None, :]
         tables.append(table.reshape(-1))
     return tables[0], tables[1]
-
-
-def _mover_row_stones(tables: PositionTables) -> np.ndarray:
-    """The stones in the mover's row (pits 0, 1, 2) of every position, from its index alone.
-
-    engine.index ranks a board by its bar positions p_k = c_0 + ... + c_k + k: the mover's row
-    holds p_2 - 2 stones, and p_5, p_4, p_3, p_2 come back in turn as the largest n with
-    C(n, k + 1) at most what is left of the rank.
-    """
-    binomial = tables.index.binomial
-    rows = np.empty(tables.size, dtype=np.uint8)
-    for start in range(0, tables.size, 1 << 20):
-        rest = np.arange(start, min(start + (1 << 20), tables.size), dtype=np.int64)
-        for k in range(PITS - 1, 1, -1):
-            bar = np.searchsorted(binomial[:, k + 1], rest, side="right") - 1
-            rest -= binomial[bar, k + 1]
-        rows[start : start + len(rest)] = bar - 2
-    return rows
 
 
 # ---------------------------------------------------------------------------------------------
@@ -684,6 +679,10 @@ class _Chunk:
 
     def _pick(self, slots: _Slots, ply: int, half: int, out: np.ndarray) -> None:
         player = self.players[ply % 2]
+        if player.table is not None:
+            classes = player.table.classes_at(slots.position, self.derived.rules.ply_cap - ply)
+            out[:] = player.table.pits(classes, slots.draws(half))
+            return
         if player.policy is None:
             slots.pick(player.greedy, half, out)
             return
@@ -697,12 +696,14 @@ class _Chunk:
         """Each game's first move, as an index among the options, from the draws of ply 0."""
         d = self.derived
         player = self.players[0]
+        option = np.zeros(ROW, dtype=np.int64)
+        option[d.first_pits] = np.arange(len(d.first_pits))
+        if player.table is not None:
+            return option[player.table.pits(np.full(len(draws), player.table.first), draws)]
         if player.policy is not None:
             legal = np.zeros((len(draws), ROW), dtype=bool)
             legal[:, d.first_pits] = True
             positions = np.full(len(draws), d.start, dtype=np.int64)
-            option = np.zeros(ROW, dtype=np.int64)
-            option[d.first_pits] = np.arange(len(d.first_pits))
             return option[_checked_pits(player, self.tables, positions, np.ascontiguousarray(draws), legal)]
         options = np.arange(len(d.first_pits))
         if player.greedy:

@@ -76,6 +76,30 @@ def board_index(total: int) -> BoardIndex:
     return BoardIndex(total)
 
 
+@lru_cache(maxsize=2)
+def row_stones(index: BoardIndex) -> tuple[np.ndarray, np.ndarray]:
+    """The stones in the mover's row (pits 0, 1, 2) and in the opponent's (3, 4, 5) of every
+    board, in index order (uint8), from the ranks alone; kept for the last two indices asked.
+
+    A board's bars are p_k = c_0 + ... + c_k + k: the mover's row holds p_2 - 2 stones and the
+    opponent's p_5 - p_2 - 3. p_5, p_4, p_3, p_2 come back in turn as the largest n with
+    C(n, k + 1) at most what is left of the rank.
+    """
+    own = np.empty(index.size, dtype=np.uint8)
+    opponent = np.empty(index.size, dtype=np.uint8)
+    block = 1 << 20
+    for start in range(0, index.size, block):
+        rest = np.arange(start, min(start + block, index.size), dtype=np.int64)
+        last = np.searchsorted(index.binomial[:, PITS], rest, side="right") - 1
+        rest -= index.binomial[last, PITS]
+        for k in range(PITS - 2, 1, -1):
+            bar = np.searchsorted(index.binomial[:, k + 1], rest, side="right") - 1
+            rest -= index.binomial[bar, k + 1]
+        own[start : start + len(rest)] = bar - 2
+        opponent[start : start + len(rest)] = last - bar - 3
+    return own, opponent
+
+
 def codes_to_counts(codes: np.ndarray) -> np.ndarray:
     codes = np.asarray(codes, dtype=np.uint64)
     return ((codes[:, None] >> _SHIFTS) & np.uint64(PIT_LIMIT)).astype(np.uint8)

@@ -50,12 +50,12 @@ def canonical_spec(spec: str) -> str:
     """The one spelling of a strategy spec: two specs that name the same strategy with the same
     parameters are spelled alike, e.g. ``" alphabeta( depth = 02 )"`` is ``"alphabeta(depth=2)"``.
 
-    The spelling is the strategy's name, then every parameter its constructor takes, in the
-    order the constructor declares them, as ``name=value`` without spaces: a parameter left out
-    is written with its default (``"alphabeta"`` is ``"alphabeta(depth=6)"``); ints without
-    leading zeros, floats and strings by ``repr``. A strategy without parameters is its bare
-    name. It is the ``spec`` of ``make_strategy(spec)`` and goes into records. Raises
-    ``UnknownStrategyError`` wherever ``make_strategy`` does.
+    The spelling is the ``spec`` of the strategy made: its name, then the parameters that
+    define it, in the order the constructor declares them, as ``name=value`` without spaces. A
+    parameter with a default value is written out (``"alphabeta"`` is ``"alphabeta(depth=6)"``),
+    one that is off is left out (``"perfect"``, ``"perfect(epsilon=0.1)"``); ints without
+    leading zeros, floats by ``repr`` (``epsilon=1`` is ``epsilon=1.0``). It goes into records.
+    Raises ``UnknownStrategyError`` wherever ``make_strategy`` does.
     """
     if not isinstance(spec, str):
         raise TypeError(f"spec must be a strategy spec string such as 'random' or 'alphabeta(depth=4)', not {spec!r}")
@@ -68,15 +68,13 @@ def canonical_spec(spec: str) -> str:
 
 def _from_spec(spec: str) -> Strategy:
     name, arguments = _parsed(spec)
-    spelling = _spelled(name, arguments)
-    strategy = _CACHE.get(spelling)
-    if strategy is None:
-        try:
-            strategy = REGISTRY[name](**arguments)
-        except (TypeError, ValueError) as error:  # a value it refuses
-            raise UnknownStrategyError(f"bad parameters in strategy {spec!r}: {error}; {_parameters(name)}") from None
-    _CACHE[spec] = _CACHE[spelling] = strategy
-    _CANONICAL[spec] = _CANONICAL[spelling] = spelling
+    try:
+        made = REGISTRY[name](**arguments)
+    except (TypeError, ValueError) as error:  # a value it refuses
+        raise UnknownStrategyError(f"bad parameters in strategy {spec!r}: {error}; {_parameters(name)}") from None
+    strategy = _CACHE.setdefault(made.spec, made)
+    _CACHE[spec] = strategy
+    _CANONICAL[spec] = _CANONICAL[made.spec] = made.spec
     return strategy
 
 
@@ -86,7 +84,7 @@ _CANONICAL: dict[str, str] = {}
 
 
 def _parsed(spec: str) -> tuple[str, dict[str, object]]:
-    """The strategy's name and every parameter it takes (defaults filled in), in declared order."""
+    """The strategy's name and the parameters the spec gives it, checked against its constructor."""
     match = _SPEC.match(spec)
     known = ", ".join(sorted(REGISTRY))
     if match is None or match.group(1) not in REGISTRY:
@@ -96,26 +94,15 @@ def _parsed(spec: str) -> tuple[str, dict[str, object]]:
         bound = signature(REGISTRY[name]).bind(**_parse_arguments(text or "", spec))
     except TypeError:  # a parameter the strategy does not take
         raise UnknownStrategyError(f"bad parameters in strategy {spec!r}: {_parameters(name)}") from None
-    bound.apply_defaults()
     return name, dict(bound.arguments)
-
-
-def _spelled(name: str, arguments: dict[str, object]) -> str:
-    if not arguments:
-        return name
-    return f"{name}({','.join(f'{key}={_spelled_value(value)}' for key, value in arguments.items())})"
-
-
-def _spelled_value(value: object) -> str:
-    """A value as the spec writes it; _parse_value reads it back as the same value."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return repr(value)
 
 
 def _parameters(name: str) -> str:
     """What a strategy takes, e.g. ``alphabeta takes depth (default 6)``."""
-    taken = [f"{parameter.name} (default {parameter.default!r})" for parameter in signature(REGISTRY[name]).parameters.values()]
+    taken = [
+        f"{parameter.name} (optional)" if parameter.default is None else f"{parameter.name} (default {parameter.default!r})"
+        for parameter in signature(REGISTRY[name]).parameters.values()
+    ]
     return f"{name} takes " + (", ".join(taken) if taken else "no parameters")
 
 

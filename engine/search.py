@@ -13,9 +13,11 @@ one call, so a choice depends on the position and the random stream alone.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
 
 from engine.board import NORTH, Board, row_stones
+from engine.choice import ARGMAX, Epsilon, Rule, Softmax, key_of, pit_of
 from engine.moves import Option
 from engine.positions import Positions, positions
 from engine.rng import Rng
@@ -98,14 +100,39 @@ class MctsStrategy:
 
 class PerfectStrategy:
     """A best move of the strong solution (``engine.solve``), ties uniformly at random. The
-    solution of a rule set is loaded (or built) on the first move played under it."""
+    solution of a rule set is loaded (or built) on the first move played under it.
 
-    def __init__(self) -> None:
+    Two parameters, at most one of them given, make a player of graded strength from it:
+
+    - ``perfect(epsilon=e)``, 0 <= e <= 1: with probability e a uniformly random legal move,
+      otherwise a best move (e = 0 plays the games of ``perfect``, e = 1 those of ``random``);
+    - ``perfect(temperature=t)``, t > 0: each legal move with probability proportional to
+      exp(v / t), v the move's value under perfect play for the mover, in stones (a quantal
+      response player, McKelvey and Palfrey 1995: t -> 0 is ``perfect``, t -> infinity ``random``).
+
+    Every turn takes exactly one draw of the game's stream, which ``engine.choice`` turns into a
+    move: the games of these scalar players are those of their policy tables in batches.
+    """
+
+    def __init__(self, epsilon: float | None = None, temperature: float | None = None) -> None:
+        if epsilon is not None and temperature is not None:
+            raise ValueError("give epsilon or temperature, not both")
+        self.epsilon = None if epsilon is None else _number("epsilon", epsilon, "from 0 to 1", lambda e: 0 <= e <= 1)
+        self.temperature = None if temperature is None else _number("temperature", temperature, "above 0", lambda t: t > 0)
+        self.rule: Rule = ARGMAX
         self.spec = "perfect"
+        if self.epsilon is not None:
+            self.rule, self.spec = Epsilon(self.epsilon), f"perfect(epsilon={self.epsilon!r})"
+        elif self.temperature is not None:
+            self.rule, self.spec = Softmax(self.temperature), f"perfect(temperature={self.temperature!r})"
 
     def choose(self, position: Position, rng: Rng) -> int:
-        best = solution(position.rules).best_moves(position.board, position.mover, position.ply)
-        return rng.choice(best)
+        solved = solution(position.rules)
+        if self.rule is ARGMAX:
+            return rng.choice(solved.best_moves(position.board, position.mover, position.ply))
+        values = solved.move_values(position.board, position.mover, position.ply)
+        key = key_of({option.pit: value for option, value in zip(position.options, values, strict=True)})
+        return pit_of(self.rule.cuts(key), rng.next_u32()) + ROW * position.mover
 
     def __repr__(self) -> str:
         return f"<strategy {self.spec}>"
@@ -261,6 +288,13 @@ def _pick_best(position: Position, scores: list[int] | list[tuple[int, int]], rn
 
 def _capture_first(option: Option) -> int:
     return -option.captured
+
+
+def _number(parameter: str, value: object, allowed: str, accepts: Callable[[float], bool]) -> float:
+    """A real parameter as a float, refused (one line naming the range) unless finite and accepted."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value) or not accepts(value):
+        raise ValueError(f"{parameter} must be a number {allowed}, not {value!r}")
+    return float(value)
 
 
 def _whole_number(parameter: str, value: object) -> int:

@@ -36,7 +36,7 @@ import logging
 import time
 import zipfile
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from math import comb
 from pathlib import Path
 
@@ -60,6 +60,8 @@ _NO_MOVE = 127
 # Above size / this many changed positions, finding their parents by a pass over every move
 # is faster than through the reverse edges (measured on the default rules).
 _SCAN_FRACTION = 4
+# Positions a full sweep (sweep_values) takes at a time.
+_SWEEP_BLOCK = 1 << 20
 # Below size / this many parents, sorting them beats flagging them in an array of every position.
 _SORT_FRACTION = 64
 
@@ -106,6 +108,15 @@ class Solution:
         scores = [self._move_value(option, self.cap - ply) for option in options]
         best = max(scores, default=0)
         return tuple(option.pit + ROW * mover for option, score in zip(options, scores, strict=True) if score == best)
+
+    def move_values(self, board: Board, mover: int, ply: int) -> tuple[int, ...]:
+        """What each legal move is worth to ``mover`` under perfect play (its capture minus the
+        value of the position it leaves), in the order of the moves, pits ascending; () when
+        there is no move or the cap is reached."""
+        seen = self._seen(board, mover, ply)
+        if ply >= self.cap:
+            return ()
+        return tuple(self._move_value(option, self.cap - ply) for option in positions(self.rules).options(seen, ply))
 
     def start_value(self, cap: int | None = None) -> int:
         """The start's value (South's final total minus North's) in the game capped at ``cap``
@@ -260,6 +271,57 @@ def build_solution(rules: Rules, tables: PositionTables) -> Solution:
     solution.start_values[1:] = solution._first_move_values(positions(rules).start, np.arange(1, rules.ply_cap + 1))
     timings["solve"] = time.perf_counter() - started
     return solution
+
+
+@dataclass(frozen=True)
+class ValueLog:
+    """V_0 .. V_plies of every position, as the solver's log of changes (``Solution``'s layout)."""
+
+    plies: int
+    total: int  # the stones of the rule set (its index)
+    offsets: np.ndarray
+    change_plies: np.ndarray
+    change_values: np.ndarray
+    final: np.ndarray  # V_plies of every position, int8
+
+    def values_of(self, indices: np.ndarray, plies_left: int | np.ndarray) -> np.ndarray:
+        """V_k of the positions at ``indices`` with k = ``plies_left`` (at most ``plies``), as int8."""
+        indices = np.asarray(indices, dtype=np.int64)
+        if isinstance(plies_left, int | np.integer) and plies_left >= self.plies:
+            return self.final[indices]
+        plies = np.broadcast_to(np.asarray(plies_left, dtype=np.int64), indices.shape)
+        base = _cached_row_differences(self.total)[indices]
+        return _search_log(self.offsets, self.change_plies, self.change_values, indices, plies, base)
+
+
+def sweep_values(tables: PositionTables, plies: int) -> ValueLog:
+    """V_0 .. V_plies of every position of ``tables`` by ``plies`` sweeps of the recursion over
+    every position (no reverse edges: the way for a few dozen plies, where most positions change
+    at every k), in blocks of positions so that the temporaries stay small."""
+    size = tables.size
+    values = np.append(row_differences(tables.index.total), np.int8(_NO_MOVE))  # index -1: an illegal move
+    live = np.flatnonzero(tables.legal.any(axis=1))
+    changes = _Changes()
+    for plies_left in range(1, plies + 1):
+        changed, new_values = [], []
+        for start in range(0, len(live), _SWEEP_BLOCK):
+            todo = live[start : start + _SWEEP_BLOCK]
+            children = tables.child[todo]
+            best = (tables.captured[todo].astype(np.int16) - values[children]).max(axis=1)
+            differs = best != values[todo]
+            changed.append(todo[differs])
+            new_values.append(best[differs].astype(np.int8))
+        changes.plies.append(plies_left)
+        changes.positions.append(np.concatenate(changed))
+        changes.values.append(np.concatenate(new_values))
+        values[changes.positions[-1]] = changes.values[-1]
+    offsets, change_plies, change_values = _position_major(changes, size)
+    return ValueLog(plies, tables.index.total, offsets, change_plies, change_values, values[:size].copy())
+
+
+@lru_cache(maxsize=4)
+def _cached_row_differences(total: int) -> np.ndarray:
+    return row_differences(total)
 
 
 def row_differences(total: int) -> np.ndarray:

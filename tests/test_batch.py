@@ -273,8 +273,10 @@ def test_only_games_of_one_pairing_are_concatenated(default_tables):
         ("random", "greedy", True),
         (engine.make_strategy("greedy"), " random ", True),
         (Uniform(), LowestBatch(), True),
-        ("random", "alphabeta(depth=2)", False),
-        ("perfect", "random", False),
+        ("random", "alphabeta(depth=2)", True),  # every engine strategy but mcts has a policy table
+        ("perfect(epsilon=0.1)", "heuristic", True),
+        ("mcts(playouts=10)", "random", False),
+        ("random", "mcts(playouts=10)", False),
         (Lowest(), "random", False),  # a table strategy of its own: play_batch plays only the engine's
     ],
 )
@@ -284,7 +286,14 @@ def test_batchable_says_which_pairings_play_batch_plays(south, north, expected):
 
 
 def test_batchable_is_what_play_batch_does(default_tables):
-    for south, north in [("greedy", "random"), ("random", "heuristic"), (Lowest(), "greedy"), (LowestBatch(), "random")]:
+    pairs = [
+        ("greedy", "random"),
+        ("random", "heuristic"),
+        ("mcts(playouts=2)", "random"),
+        (Lowest(), "greedy"),
+        (LowestBatch(), "random"),
+    ]
+    for south, north in pairs:
         try:
             play_batch(5, south, north, tables=default_tables)
         except ValueError as error:

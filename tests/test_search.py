@@ -315,7 +315,7 @@ def test_the_default_specs_are_written_out_in_the_record():
         ("mcts(playouts=0)", "playouts must be a whole number >= 1, not 0; mcts takes playouts (default 400)"),
         ("mcts(depth=3)", "mcts takes playouts (default 400)"),
         ("heuristic(depth=2)", "heuristic takes no parameters"),
-        ("perfect(x=1)", "perfect takes no parameters"),
+        ("perfect(x=1)", "perfect takes epsilon (optional), temperature (optional)"),
         ("minimax", "known strategies: alphabeta, greedy, heuristic, mcts, perfect, random"),
     ],
 )

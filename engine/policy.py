@@ -1,0 +1,423 @@
+"""Policy tables: what a table strategy plays in every position of a rule set, and with what chances.
+
+Every strategy but ``mcts`` is a *table strategy*: it gives each legal move a value (its q),
+turns the values into cuts on one 32-bit draw by its rule (``engine.choice``), and takes one
+draw per turn. Its choice in a position depends only on the position's *key* (its legal pits
+and the gaps between the values of its moves) and, near the cap, on the plies left. The values:
+
+    random          0 for every move: uniform among the legal moves
+    greedy          the stones the move captures
+    heuristic       128 * (capture - the largest capture the opponent can answer with, none
+                    at the last ply) + the stones on the mover's row after the move (the
+                    scalar strategy's tie-break)
+    alphabeta(d)    capture - V_j(child), j = min(d, plies left) - 1: V_j is the value of the
+                    depth-limited negamax, whose horizon counts own row minus opponent's row
+                    as the cap does; so it is the solver's V_j (engine.solver), got here by
+                    d - 1 sweeps of its recursion over every position (``sweep_values``)
+    perfect(...)    capture - V_(k - 1)(child) with k plies left, from the strong solution;
+                    ``perfect(epsilon=e)`` and ``perfect(temperature=t)`` share these values
+                    and differ only in their rule
+
+A policy table holds, with positions numbered as ``engine.tables`` does (mover's view):
+
+    keys[c]            the key of class c (classes are numbered as they are met)
+    far[i]             the class of position i whenever at least ``far_from`` plies are left,
+                       or VARIES where that class changes with the plies left
+    varying[v]         the positions marked VARIES, ascending, and
+    varying_classes[v, k - far_from]    their class with k plies left (far_from <= k < cap)
+    first              the class of the first move (ply 0: its captures may be forfeited)
+    cuts1, cuts2, cuts3[c]   the cuts of class c under the strategy's rule (engine.choice)
+
+``far_from`` is 1 for random and greedy, 2 for heuristic, d for alphabeta(d) and cap // 2 for
+perfect, whose VARIES are the positions with a move to a position that never settles (its
+value cycles with the plies left; engine.solver). Closer to the cap the classes are computed
+from the values of the moves at that many plies left (``classes_at``): rare, as games seldom
+come near the cap, and exact all the same.
+
+The keys, ``far``, ``varying`` and (for alphabeta) the sweeps' log of values are kept in the
+``policies/`` folder of the caller's cache folder (``engine.cache``), one file per rule set and
+family of values (``perfect`` serves every ``perfect(...)``), keyed by the rule set's name, the
+values' spec and the engine version, and checked against a SHA-256 of their bytes (the pattern
+of ``engine.tables``). The cuts depend on the rule only and are made when a table is loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import time
+import weakref
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from engine.cache import cache_folder, write_atomic
+from engine.choice import ARGMAX, Rule, pack_keys
+from engine.index import row_stones
+from engine.positions import positions
+from engine.registry import make_strategy
+from engine.rules import ROW, Rules
+from engine.search import AlphaBetaStrategy, HeuristicStrategy, PerfectStrategy, solution
+from engine.solver import ValueLog, sweep_values
+from engine.strategies import GreedyStrategy, RandomStrategy
+from engine.strategy_base import Strategy
+from engine.tables import CONFIGURED, PositionTables, load_tables, table_rules
+from engine.version import ENGINE_VERSION
+
+log = logging.getLogger(__name__)
+BLOCK = 1 << 20  # positions keyed at a time, so that the temporaries stay small
+HEURISTIC_WEIGHT = 128  # above any row: a board holds at most 63 stones
+CLASS_TYPES = (np.uint16, np.uint32)  # far[] takes the first that numbers every class and VARIES
+
+
+class NotATableStrategyError(ValueError):
+    """A strategy whose choice is no function of the position: it has no policy table."""
+
+
+class _Values(Protocol):
+    """The value of each move of a set of positions with so many plies left."""
+
+    spec: str  # the family's name in cache files: the strategy spec without its rule
+    far_from: int
+
+    def q(self, captured: np.ndarray, child: np.ndarray, plies_left: int) -> np.ndarray: ...
+
+
+@dataclass(eq=False)
+class PolicyTable:
+    """The policy of one table strategy under one rule set (see the module docstring)."""
+
+    spec: str
+    rules: Rules
+    tables: PositionTables
+    values: _Values
+    rule: Rule
+    far: np.ndarray
+    far_from: int
+    varying: np.ndarray
+    varying_classes: np.ndarray
+    keys: list[int]
+    first: int = 0
+    cuts1: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    cuts2: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    cuts3: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    _numbers: dict[int, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._numbers = {key: number for number, key in enumerate(self.keys)}
+        self._cut(len(self.keys))
+        self.first = int(self.classes_of_keys(self._first_key())[0])
+
+    @property
+    def varies(self) -> int:
+        """The class number that marks a position of ``far`` as VARIES."""
+        return int(np.iinfo(self.far.dtype).max)
+
+    def classes_at(self, positions: np.ndarray, plies_left: int) -> np.ndarray:
+        """The class of each position (ply > 0, mover's view) with ``plies_left`` plies left (>= 1)."""
+        positions = np.asarray(positions, dtype=np.int64)
+        if plies_left < self.far_from:
+            return self.classes_of_keys(self._keys(positions, plies_left))
+        classes: np.ndarray = self.far[positions].astype(np.int64)
+        varies = np.flatnonzero(classes == self.varies)
+        if len(varies):
+            rows = np.searchsorted(self.varying, positions[varies])
+            classes[varies] = self.varying_classes[rows, plies_left - self.far_from]
+        return classes
+
+    def pits(self, classes: np.ndarray, draws: np.ndarray) -> np.ndarray:
+        """The pit (mover's view; engine.choice.NO_MOVE without a move) each draw chooses."""
+        draws = np.asarray(draws, dtype=np.int64)
+        pits: np.ndarray = (draws >= self.cuts1[classes]).view(np.uint8)
+        pits += draws >= self.cuts2[classes]
+        pits += 2 * (draws >= self.cuts3[classes]).view(np.uint8)
+        return pits
+
+    def chances(self, classes: np.ndarray) -> np.ndarray:
+        """The (m, 3) int64 widths of the cuts of each class: pit p's probability times 2**32."""
+        c1, c2, c3 = self.cuts1[classes], self.cuts2[classes], self.cuts3[classes]
+        return np.stack([c1, c2 - c1, c3 - c2], axis=1)
+
+    def classes_of_keys(self, keys: np.ndarray) -> np.ndarray:
+        """The class number of each key, numbering (and cutting) the keys not met before."""
+        unique, inverse = np.unique(keys, return_inverse=True)
+        numbers = np.empty(len(unique), dtype=np.int64)
+        for i, key in enumerate(unique.tolist()):
+            number = self._numbers.get(key)
+            if number is None:
+                number = self._numbers[key] = len(self.keys)
+                self.keys.append(key)
+            numbers[i] = number
+        self._cut(len(self.keys))
+        return numbers[inverse.reshape(-1)]
+
+    def _keys(self, positions: np.ndarray, plies_left: int) -> np.ndarray:
+        child = self.tables.child[positions]
+        q = self.values.q(self.tables.captured[positions].astype(np.int64), child, plies_left)
+        return pack_keys(child >= 0, q)
+
+    def _first_key(self) -> np.ndarray:
+        """The key of the first move, from the moves of ply 0 (engine.positions)."""
+        memo = positions(self.rules)
+        child = np.full((1, ROW), -1, dtype=np.int64)
+        captured = np.zeros((1, ROW), dtype=np.int64)
+        for option in memo.options(memo.start, 0):
+            child[0, option.pit] = self.tables.index.rank(option.child)
+            captured[0, option.pit] = option.captured
+        return pack_keys(child >= 0, self.values.q(captured, child, self.rules.ply_cap))
+
+    def _cut(self, count: int) -> None:
+        """Cut the classes from len(cuts1) up to ``count`` by the rule."""
+        have = len(self.cuts1)
+        if count <= have:
+            return
+        cuts = np.array([self.rule.cuts(key) for key in self.keys[have:count]], dtype=np.int64).reshape(-1, 3)
+        self.cuts1 = np.concatenate([self.cuts1, cuts[:, 0]])
+        self.cuts2 = np.concatenate([self.cuts2, cuts[:, 1]])
+        self.cuts3 = np.concatenate([self.cuts3, cuts[:, 2]])
+
+
+def is_table_strategy(strategy: str | Strategy) -> bool:
+    """Whether ``strategy`` (a spec or the engine's object) has a policy table: every strategy of
+    the engine but mcts. An unknown spec raises UnknownStrategyError."""
+    return isinstance(make_strategy(strategy), _TABLE_TYPES)
+
+
+def policy_table(
+    strategy: str | Strategy, rules: Rules, *, tables: PositionTables | None = None, cache: Path | None = CONFIGURED
+) -> PolicyTable:
+    """The policy table of ``strategy`` under ``rules``, from the cache when it holds a sound
+    copy, else built (seconds; ``perfect`` needs the solution) and cached.
+
+    ``tables`` are the position tables of ``rules`` (else loaded: engine.tables.load_tables);
+    ``cache`` a folder of policy tables, by default the ``policies/`` folder of the engine's
+    cache folder, None to build in memory. Tables stay in memory while their position tables
+    do: a second call with the same tables returns the same object.
+    """
+    resolved = make_strategy(strategy)
+    if not isinstance(resolved, _TABLE_TYPES):
+        raise NotATableStrategyError(
+            f"strategy {resolved.spec!r} has no policy table: its choice depends on more than the position and one draw"
+        )
+    if tables is None:
+        tables = load_tables(table_rules(rules), None if cache is None else CONFIGURED)
+    if table_rules(tables.rules) != table_rules(rules):
+        raise ValueError(f"the tables are those of {tables.rules.name}, not of the rules asked for, {rules.name}")
+    rule = resolved.rule if isinstance(resolved, PerfectStrategy) else ARGMAX
+    memo = _LOADED.setdefault(id(tables), {})
+    if not memo:
+        weakref.finalize(tables, _LOADED.pop, id(tables), None)
+    found = memo.get((resolved.spec, rules))
+    if found is None:
+        values = _values_of(resolved, rules, tables)
+        far, far_from, varying, varying_classes, keys = _load_or_build(values, rules, tables, cache)
+        found = PolicyTable(resolved.spec, rules, tables, values, rule, far, far_from, varying, varying_classes, keys)
+        memo[(resolved.spec, rules)] = found
+    return found
+
+
+def policies_folder() -> Path | None:
+    """The folder of policy tables in the engine's cache folder, None when the engine builds in memory."""
+    folder = cache_folder()
+    return None if folder is None else folder / "policies"
+
+
+def policy_path(spec: str, rules: Rules, cache: Path) -> Path:
+    """Where the table of the values ``spec`` (e.g. ``alphabeta(depth=4)``, ``perfect``) of ``rules`` is kept."""
+    slug = re.sub(r"[^a-z0-9]+", "-", spec.lower()).strip("-")
+    return cache / f"{rules.name}-{slug}-engine{ENGINE_VERSION}.npz"
+
+
+# ---------------------------------------------------------------------------------------------
+# The values of each strategy
+
+
+class _Zero:
+    spec, far_from = "random", 1
+
+    def q(self, captured: np.ndarray, child: np.ndarray, plies_left: int) -> np.ndarray:
+        return np.zeros(captured.shape, dtype=np.int64)
+
+
+class _Captures:
+    spec, far_from = "greedy", 1
+
+    def q(self, captured: np.ndarray, child: np.ndarray, plies_left: int) -> np.ndarray:
+        return captured
+
+
+class _Heuristic:
+    """engine.search.HeuristicStrategy's score as one number: the capture now minus the largest
+    capture the opponent can answer with (none at the last ply), then the mover's row after the move."""
+
+    spec, far_from = "heuristic", 2
+
+    def __init__(self, tables: PositionTables) -> None:
+        self.reply = tables.captured.max(axis=1).astype(np.int64)  # an illegal pit captures 0
+        self.rows_after = row_stones(tables.index)[1].astype(np.int64)  # the child's opponent row: the mover's
+
+    def q(self, captured: np.ndarray, child: np.ndarray, plies_left: int) -> np.ndarray:
+        reply = self.reply[child] if plies_left > 1 else 0  # child -1 (no move) is masked by the key
+        q: np.ndarray = HEURISTIC_WEIGHT * (captured - reply) + self.rows_after[child]
+        return q
+
+
+class _Solved:
+    """capture - V_j(child), j = min(plies left - 1, ``top``): alphabeta's values from its sweeps
+    (``sweeps``, made on first use unless a cache file brought them), perfect's from the solution."""
+
+    def __init__(self, spec: str, far_from: int, top: int, tables: PositionTables, rules: Rules) -> None:
+        self.spec, self.far_from, self.top = spec, far_from, top
+        self.tables, self.rules = tables, rules
+        self.sweeps: ValueLog | None = None
+        self.held: dict[int, np.ndarray] = {}  # V_j of every position, for a pass over all of them
+
+    @property
+    def swept(self) -> bool:
+        return self.spec != "perfect"
+
+    def q(self, captured: np.ndarray, child: np.ndarray, plies_left: int) -> np.ndarray:
+        j = min(plies_left - 1, self.top)
+        held = self.held.get(j)
+        values = held[child] if held is not None else self.values_of(np.maximum(child, 0), j)
+        return captured - values.astype(np.int64)
+
+    def values_of(self, indices: np.ndarray, j: int) -> np.ndarray:
+        if not self.swept:
+            return solution(self.rules).values_of(indices, j)
+        if self.sweeps is None:
+            self.sweeps = sweep_values(self.tables, self.top)
+        return self.sweeps.values_of(indices, j)
+
+
+def _values_of(strategy: Strategy, rules: Rules, tables: PositionTables) -> _Values:
+    if isinstance(strategy, RandomStrategy):
+        return _Zero()
+    if isinstance(strategy, GreedyStrategy):
+        return _Captures()
+    if isinstance(strategy, HeuristicStrategy):
+        return _Heuristic(tables)
+    if isinstance(strategy, AlphaBetaStrategy):
+        return _Solved(f"alphabeta(depth={strategy.depth})", strategy.depth, strategy.depth - 1, tables, rules)
+    return _Solved("perfect", max(1, rules.ply_cap // 2), rules.ply_cap, tables, rules)
+
+
+_TABLE_TYPES = (RandomStrategy, GreedyStrategy, HeuristicStrategy, AlphaBetaStrategy, PerfectStrategy)
+# Policy tables by id() of their position tables (dropped with them), then spec and rule set.
+_LOADED: dict[int, dict[tuple[str, Rules], PolicyTable]] = {}
+
+
+# ---------------------------------------------------------------------------------------------
+# Building and caching
+
+
+_Built = tuple[np.ndarray, int, np.ndarray, np.ndarray, list[int]]
+
+
+def _load_or_build(values: _Values, rules: Rules, tables: PositionTables, cache: Path | None) -> _Built:
+    cache = policies_folder() if cache is CONFIGURED else cache
+    path = None if cache is None else policy_path(values.spec, rules, cache)
+    found = None if path is None else _read(path, tables, values)
+    if found is not None:
+        return found
+    started = time.perf_counter()
+    built = _build(values, rules, tables)
+    if path is not None:
+        _write(path, built, values)
+        log.info(
+            "built the policy table of %s under %s in %.1f s: %s", values.spec, rules.name, time.perf_counter() - started, path
+        )
+    return built
+
+
+def _build(values: _Values, rules: Rules, tables: PositionTables) -> _Built:
+    """far[] at far_from plies left (perfect: at cap - 1, with the positions that vary marked)."""
+    far_from = min(values.far_from, rules.ply_cap)
+    plies_left = max(far_from, rules.ply_cap - 1)
+    if isinstance(values, _Solved):
+        j = min(plies_left - 1, values.top)
+        values.held = {j: np.append(values.values_of(np.arange(tables.size), j), np.int8(0))}
+    keys = np.empty(tables.size, dtype=np.int64)
+    for start in range(0, tables.size, BLOCK):
+        block = np.arange(start, min(start + BLOCK, tables.size))
+        child = tables.child[block]
+        keys[block] = pack_keys(child >= 0, values.q(tables.captured[block].astype(np.int64), child, plies_left))
+    if isinstance(values, _Solved):
+        values.held = {}
+    unique, far = np.unique(keys, return_inverse=True)
+    del keys
+    varying = _varying(values, rules, tables, far_from)
+    class_type = next(t for t in CLASS_TYPES if len(unique) + 1 <= np.iinfo(t).max)
+    far = far.reshape(-1).astype(class_type)
+    far[varying] = np.iinfo(class_type).max
+    numbered = list(unique.tolist())
+    varying_classes = np.empty((len(varying), max(0, rules.ply_cap - far_from)), dtype=class_type)
+    if len(varying):
+        numbers = {key: number for number, key in enumerate(numbered)}
+        child = tables.child[varying]
+        captured = tables.captured[varying].astype(np.int64)
+        for k in range(far_from, rules.ply_cap):
+            for row, key in enumerate(pack_keys(child >= 0, values.q(captured, child, k)).tolist()):
+                if key not in numbers:
+                    numbers[key] = len(numbered)
+                    numbered.append(key)
+                varying_classes[row, k - far_from] = numbers[key]
+    return far, far_from, varying, varying_classes, numbered
+
+
+def _varying(values: _Values, rules: Rules, tables: PositionTables, far_from: int) -> np.ndarray:
+    """The positions whose class may change between far_from and cap - 1 plies left: for
+    perfect, those with a move to a position whose value changes between far_from - 1 and
+    cap - 2 plies left. Other strategies' classes do not change there."""
+    if not isinstance(values, _Solved) or values.top < rules.ply_cap or far_from >= rules.ply_cap - 1:
+        return np.empty(0, dtype=np.int64)
+    solved = solution(rules)
+    changing = (solved.change_plies > far_from - 1) & (solved.change_plies <= rules.ply_cap - 2)
+    changes = np.logical_or.reduceat(np.append(changing, False), solved.offsets[:-1]) & (np.diff(solved.offsets) > 0)
+    changes = np.append(changes, False)  # child -1: no move
+    varies = changes[tables.child[:, 0]] | changes[tables.child[:, 1]] | changes[tables.child[:, 2]]
+    return np.flatnonzero(varies)
+
+
+ARRAYS = ("keys", "far", "varying", "varying_classes")
+LOG_ARRAYS = ("offsets", "change_plies", "change_values", "final")
+
+
+def _read(path: Path, tables: PositionTables, values: _Values) -> _Built | None:
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            arrays = {name: stored[name] for name in stored.files if name != "checksum"}
+            expected = str(stored["checksum"])
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+        log.warning("policy table %s is unreadable (%s); building it again", path, error)
+        return None
+    if _checksum(arrays) != expected or not set(ARRAYS) <= set(arrays) or len(arrays["far"]) != tables.size:
+        log.warning("policy table %s fails its checksum; building it again", path)
+        return None
+    if isinstance(values, _Solved) and values.swept and set(LOG_ARRAYS) <= set(arrays):
+        values.sweeps = ValueLog(values.top, tables.index.total, *(arrays[name] for name in LOG_ARRAYS))
+    return arrays["far"], int(arrays["far_from"]), arrays["varying"], arrays["varying_classes"], arrays["keys"].tolist()
+
+
+def _write(path: Path, built: _Built, values: _Values) -> None:
+    far, far_from, varying, varying_classes, keys = built
+    arrays = {"keys": np.array(keys, dtype=np.int64), "far": far, "varying": varying, "varying_classes": varying_classes}
+    arrays["far_from"] = np.array(far_from)
+    if isinstance(values, _Solved) and values.swept and values.sweeps is not None:
+        arrays.update({name: getattr(values.sweeps, name) for name in LOG_ARRAYS})
+    digest = np.array(_checksum(arrays))
+    write_atomic(path, lambda handle: np.savez(handle, checksum=digest, **arrays))  # type: ignore[arg-type]
+
+
+def _checksum(arrays: dict[str, np.ndarray]) -> str:
+    digest = hashlib.sha256()
+    for name in sorted(arrays):
+        digest.update(name.encode())
+        digest.update(np.ascontiguousarray(arrays[name]).tobytes())
+    return digest.hexdigest()
