@@ -199,10 +199,7 @@ def policy_table(
     do: a second call with the same tables returns the same object.
     """
     resolved = make_strategy(strategy)
-    if not isinstance(resolved, _TABLE_TYPES):
-        raise NotATableStrategyError(
-            f"strategy {resolved.spec!r} has no policy table: its choice depends on more than the position and one draw"
-        )
+    values_spec(resolved)  # refuses a strategy without a table
     if tables is None:
         tables = load_tables(table_rules(rules), None if cache is None else CONFIGURED)
     if table_rules(tables.rules) != table_rules(rules):
@@ -226,10 +223,21 @@ def policies_folder() -> Path | None:
     return None if folder is None else folder / "policies"
 
 
-def policy_path(spec: str, rules: Rules, cache: Path) -> Path:
-    """Where the table of the values ``spec`` (e.g. ``alphabeta(depth=4)``, ``perfect``) of ``rules`` is kept."""
-    slug = re.sub(r"[^a-z0-9]+", "-", spec.lower()).strip("-")
+def policy_path(strategy: str | Strategy, rules: Rules, cache: Path) -> Path:
+    """Where the policy table of a table strategy under ``rules`` is kept in a folder of policy
+    tables: one file per family of values (every ``perfect(...)`` shares the one of ``perfect``)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", values_spec(strategy).lower()).strip("-")
     return cache / f"{rules.name}-{slug}-engine{ENGINE_VERSION}.npz"
+
+
+def values_spec(strategy: str | Strategy) -> str:
+    """The spec of a table strategy without its rule: the family of values its table holds."""
+    resolved = make_strategy(strategy)
+    if not isinstance(resolved, _TABLE_TYPES):
+        raise NotATableStrategyError(
+            f"strategy {resolved.spec!r} has no policy table: its choice depends on more than the position and one draw"
+        )
+    return "perfect" if isinstance(resolved, PerfectStrategy) else resolved.spec
 
 
 # ---------------------------------------------------------------------------------------------
@@ -320,7 +328,7 @@ _Built = tuple[np.ndarray, int, np.ndarray, np.ndarray, list[int]]
 
 def _load_or_build(values: _Values, rules: Rules, tables: PositionTables, cache: Path | None) -> _Built:
     cache = policies_folder() if cache is CONFIGURED else cache
-    path = None if cache is None else policy_path(values.spec, rules, cache)
+    path = None if cache is None else policy_path(values.spec, rules, cache)  # values.spec is values_spec(strategy)
     found = None if path is None else _read(path, tables, values)
     if found is not None:
         return found
@@ -335,38 +343,48 @@ def _load_or_build(values: _Values, rules: Rules, tables: PositionTables, cache:
 
 
 def _build(values: _Values, rules: Rules, tables: PositionTables) -> _Built:
-    """far[] at far_from plies left (perfect: at cap - 1, with the positions that vary marked)."""
+    """far[] at far_from plies left (perfect: at cap - 1, with the positions that vary marked),
+    block by block, so that no array of a key per position is ever made."""
     far_from = min(values.far_from, rules.ply_cap)
     plies_left = max(far_from, rules.ply_cap - 1)
     if isinstance(values, _Solved):
         j = min(plies_left - 1, values.top)
         values.held = {j: np.append(values.values_of(np.arange(tables.size), j), np.int8(0))}
-    keys = np.empty(tables.size, dtype=np.int64)
+    numbering = _Numbering()
+    far = np.empty(tables.size, dtype=np.uint32)
     for start in range(0, tables.size, BLOCK):
-        block = np.arange(start, min(start + BLOCK, tables.size))
+        block = slice(start, min(start + BLOCK, tables.size))
         child = tables.child[block]
-        keys[block] = pack_keys(child >= 0, values.q(tables.captured[block].astype(np.int64), child, plies_left))
+        far[block] = numbering(pack_keys(child >= 0, values.q(tables.captured[block].astype(np.int64), child, plies_left)))
     if isinstance(values, _Solved):
         values.held = {}
-    unique, far = np.unique(keys, return_inverse=True)
-    del keys
     varying = _varying(values, rules, tables, far_from)
-    class_type = next(t for t in CLASS_TYPES if len(unique) + 1 <= np.iinfo(t).max)
-    far = far.reshape(-1).astype(class_type)
-    far[varying] = np.iinfo(class_type).max
-    numbered = list(unique.tolist())
-    varying_classes = np.empty((len(varying), max(0, rules.ply_cap - far_from)), dtype=class_type)
+    varying_classes = np.empty((len(varying), max(0, rules.ply_cap - far_from)), dtype=np.uint32)
     if len(varying):
-        numbers = {key: number for number, key in enumerate(numbered)}
         child = tables.child[varying]
         captured = tables.captured[varying].astype(np.int64)
         for k in range(far_from, rules.ply_cap):
-            for row, key in enumerate(pack_keys(child >= 0, values.q(captured, child, k)).tolist()):
-                if key not in numbers:
-                    numbers[key] = len(numbered)
-                    numbered.append(key)
-                varying_classes[row, k - far_from] = numbers[key]
-    return far, far_from, varying, varying_classes, numbered
+            varying_classes[:, k - far_from] = numbering(pack_keys(child >= 0, values.q(captured, child, k)))
+    class_type = next(t for t in CLASS_TYPES if len(numbering.keys) < np.iinfo(t).max)  # the maximum is VARIES
+    far = far.astype(class_type)
+    far[varying] = np.iinfo(class_type).max
+    return far, far_from, varying, varying_classes.astype(class_type), numbering.keys
+
+
+class _Numbering:
+    """Numbers keys in the order they are first met."""
+
+    def __init__(self) -> None:
+        self.numbers: dict[int, int] = {}
+
+    @property
+    def keys(self) -> list[int]:
+        return list(self.numbers)  # a dict keeps the order of insertion: key k is number k
+
+    def __call__(self, keys: np.ndarray) -> np.ndarray:
+        unique, inverse = np.unique(keys, return_inverse=True)
+        numbers = np.array([self.numbers.setdefault(key, len(self.numbers)) for key in unique.tolist()], dtype=np.uint32)
+        return numbers[inverse.reshape(-1)]
 
 
 def _varying(values: _Values, rules: Rules, tables: PositionTables, far_from: int) -> np.ndarray:

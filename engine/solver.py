@@ -300,7 +300,7 @@ def sweep_values(tables: PositionTables, plies: int) -> ValueLog:
     at every k), in blocks of positions so that the temporaries stay small."""
     size = tables.size
     values = np.append(row_differences(tables.index.total), np.int8(_NO_MOVE))  # index -1: an illegal move
-    live = np.flatnonzero(tables.legal.any(axis=1))
+    live = np.flatnonzero(tables.legal.any(axis=1)).astype(np.int32)
     changes = _Changes()
     for plies_left in range(1, plies + 1):
         changed, new_values = [], []
@@ -432,14 +432,14 @@ def _iterate(graph: _MoveGraph, initial: np.ndarray, cap: int) -> _Changes:
 
 def _position_major(changes: _Changes, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The log ordered by position, then plies left (a counting sort: each k's positions are distinct)."""
-    lengths = np.zeros(size, dtype=np.int64)
+    lengths = np.zeros(size, dtype=np.int32)  # a position changes at most once a ply
     for changed in changes.positions:
         lengths[changed] += 1
-    total = int(lengths.sum())
+    total = int(lengths.sum(dtype=np.int64))
     offsets = np.zeros(size + 1, dtype=np.int32 if total < 2**31 else np.int64)
     np.cumsum(lengths, out=offsets[1:])
     del lengths
-    cursor = offsets[:-1].astype(np.int64)
+    cursor = offsets[:-1].copy()
     change_plies = np.empty(total, dtype=np.int16)
     change_values = np.empty(total, dtype=np.int8)
     # Reversed, so that pop() gives increasing k and frees each k's arrays once they are used.

@@ -12,6 +12,7 @@ import platform
 import resource
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -19,7 +20,9 @@ from pathlib import Path
 from typing import TypeVar
 
 import engine
+from engine.policy import policy_table
 from engine.positions import positions
+from engine.search import solution
 from engine.tables import build_tables, load_tables, tables_folder
 from pipeline.paths import DATA, MANIFEST
 from pipeline.report import build_report
@@ -28,6 +31,24 @@ from pipeline.study import Study, parse_study
 
 PERFT_DEPTH = 14
 BATCH_GAMES = 1 << 20
+# Table strategies timed in batched self-play: each >= 1,000,000 games/s and >= half of random.
+BATCHED_STRATEGIES = (
+    "random",
+    "greedy",
+    "heuristic",
+    "alphabeta(depth=4)",
+    "perfect",
+    "perfect(epsilon=0.1)",
+    "perfect(temperature=1.0)",
+)
+# (spec, seconds, GiB beyond the position tables) a policy table's build may take; None: no target.
+POLICY_TARGETS = (
+    ("heuristic", None, None),
+    ("alphabeta(depth=4)", None, None),
+    ("alphabeta(depth=12)", 30.0, 1.0),
+    ("alphabeta(depth=40)", 120.0, None),
+    ("perfect", None, None),
+)
 T = TypeVar("T")
 
 
@@ -78,6 +99,10 @@ def main(seconds: float = 10.0) -> None:
     batched = _in_child(batched_games, seconds)
     print(f"  batched / scalar (cold): {batched / scalar:,.0f}x")
     _in_child(full_solve)
+    print("\npolicy tables of the default rules, each built in a fresh process from the cached tables and solution")
+    for spec, target_seconds, target_gib in POLICY_TARGETS:
+        _in_child(policy_build, spec, target_seconds, target_gib)
+    _in_child(batched_strategies, seconds)
     _in_child(study_runs)
 
 
@@ -130,6 +155,51 @@ def batched_games(seconds: float) -> float:
     return result.games_per_second
 
 
+def policy_build(spec: str, target_seconds: float | None, target_gib: float | None) -> None:
+    """Build one policy table in memory (the cache untouched) once the position tables (and, for
+    perfect, the solution) are loaded; memory is what NumPy allocates beyond them (tracemalloc)."""
+    rules = engine.Rules()
+    tables = load_tables(rules, verbose=False)
+    if spec.startswith("perfect"):
+        solution(rules)
+    tracemalloc.start()
+    start = time.perf_counter()
+    table = policy_table(spec, rules, tables=tables, cache=None)
+    took = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1] / 2**30
+    tracemalloc.stop()
+    targets = []
+    if target_seconds is not None:
+        targets.append(f"<= {target_seconds:.0f} s: {_verdict(took <= target_seconds)}")
+    if target_gib is not None:
+        targets.append(f"<= {target_gib:.0f} GiB: {_verdict(peak <= target_gib)}")
+    print(
+        f"  {spec:<22} {took:5.1f} s, {peak:.2f} GiB beyond the tables, {len(table.keys):,} classes, "
+        f"{len(table.varying):,} positions whose class varies; {_peak()}" + (f" [{'; '.join(targets)}]" if targets else "")
+    )
+
+
+def batched_strategies(seconds: float) -> None:
+    """Batched self-play of every table strategy, its policy table loaded (or built) first."""
+    print("\nbatched self-play of each table strategy, one process [>= 1,000,000 games/s and >= half of random]")
+    rules = engine.Rules()
+    tables = load_tables(rules, verbose=False)
+    speeds = {}
+    for spec in BATCHED_STRATEGIES:
+        engine.play_batch(1 << 10, spec, spec, tables=tables)  # the policy table and the batch tables, untimed
+        games = moves = batch = 0
+        start = time.perf_counter()
+        while time.perf_counter() - start < seconds / len(BATCHED_STRATEGIES):
+            played = engine.play_batch(BATCH_GAMES // 4, spec, spec, tables=tables, seed=batch)
+            games, moves, batch = games + len(played), moves + int(played.plies.sum()), batch + 1
+        speeds[spec] = Throughput(games, moves, time.perf_counter() - start)
+    for spec, result in speeds.items():
+        ratio = result.games_per_second / speeds["random"].games_per_second
+        met = result.games_per_second >= 1_000_000 and ratio >= 0.5
+        _print_throughput(f"{spec:<24}", result, f"({ratio:.2f}x random; {_verdict(met)})")
+    print(f"  {_peak()}")
+
+
 def full_solve() -> None:
     """Solve the default rules with cap 400 once the tables exist, without the solution cache."""
     print("\nstrong solution of the default rules, cap 400 [<= 60 s after the tables, peak <= 4 GiB]")
@@ -150,7 +220,8 @@ def study_runs() -> None:
         "its report <= 20 s; 2 jobs >= 1.8x 1 job]"
     )
     million = parse_study({"name": "million", "seed": 1, "games_per_seat": 1_000_000, "strategies": ["random"]})
-    searching = parse_study({"name": "search", "seed": 1, "games_per_seat": 4_000, "strategies": ["alphabeta(depth=4)"]})
+    # mcts is the one strategy still played game by game: CPU-bound work that the jobs share.
+    searching = parse_study({"name": "search", "seed": 1, "games_per_seat": 200, "strategies": ["mcts(playouts=50)"]})
     with tempfile.TemporaryDirectory() as scratch:
         took = _timed_run(million, Path(scratch) / "million", jobs=2)
         size = sum(path.stat().st_size for path in (Path(scratch) / "million" / "games").glob("*.parquet")) / 1e6
@@ -161,7 +232,7 @@ def study_runs() -> None:
             _timed_report(DATA / "default", Path(scratch) / "default-report", f"{DATA / 'default'} (every pairing of make study)")
         one = _timed_run(searching, Path(scratch) / "one", jobs=1)
         two = _timed_run(searching, Path(scratch) / "two", jobs=2)
-        print(f"  4,000 games of alphabeta(depth=4) self-play: 1 job {one:.1f} s, 2 jobs {two:.1f} s")
+        print(f"  200 games of mcts(playouts=50) self-play: 1 job {one:.1f} s, 2 jobs {two:.1f} s")
         print(f"  speed-up {one / two:.2f}x ({_verdict(one / two >= 1.8)})")
 
 

@@ -60,8 +60,11 @@ class GamesBar:
     """The bar of a run's chunks: it moves by each finished chunk's estimated seconds."""
 
     def __init__(self, chunks: Sequence[Chunk], name: str, *, disable: bool) -> None:
+        # In whole microseconds: a float total would end a little off the sum of its parts.
         self.work = {
-            chunk.name: len(chunk) * game_seconds(chunk.pairing.south, chunk.pairing.north, chunk.pairing.rules)
+            chunk.name: max(
+                1, round(1e6 * len(chunk) * game_seconds(chunk.pairing.south, chunk.pairing.north, chunk.pairing.rules))
+            )
             for chunk in chunks
         }
         self.played, self.total = 0, sum(len(chunk) for chunk in chunks)

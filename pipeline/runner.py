@@ -12,14 +12,15 @@ on the study's seed, the two specs and (for a variant) its rule set's name alone
 other strategies or variants of the study, nor on a variant's label or place in [variants],
 and not on the chunk size, the number of jobs or the backend. The study's own rule set keeps
 the entropy it had before variants existed, so its games are those of the same study without
-[variants]. Pairings of batchable strategies go through engine.play_batch, the others through
-engine.play_game; both play the same game for a seed. Each chunk is written as soon as it is
+[variants]. Pairings of table strategies (every strategy but mcts) go through engine.play_batch,
+the others through engine.play_game; both play the same game for a seed. Each chunk is written as soon as it is
 back, then the manifest: a killed run, started again, skips the chunks whose files match their
 checksums.
 
-Before the games, the workers build the position tables (and, for "perfect", the solution) of
-every rule set whose cache files are missing, one rule set a worker: the chunks come rule set
-by rule set, and two workers starting the same rule set would otherwise both build its tables.
+Before the games, the workers build the position tables, the policy tables of the table
+strategies (engine.policy) and, when a "perfect" plays, the solution of every rule set whose
+cache files are missing, one rule set a worker: the chunks come rule set by rule set, and two
+workers starting the same rule set would otherwise both build its tables.
 """
 
 from __future__ import annotations
@@ -35,9 +36,11 @@ from joblib import Parallel, delayed
 import engine
 from engine.batch import GameBatch, batchable, concatenate
 from engine.cache import write_atomic
+from engine.policy import is_table_strategy, policies_folder, policy_path, policy_table
 from engine.rng import game_seeds
+from engine.search import PerfectStrategy
 from engine.solver import solution_path, solutions_folder
-from engine.tables import TABLES_PLY_CAP, cache_path, load_tables, tables_folder
+from engine.tables import cache_path, load_tables, table_rules, tables_folder
 from pipeline.lock import FolderBusyError, folder_lock
 from pipeline.paths import GAMES, JOURNAL, LOCK, MANIFEST, PLIES, study_dir
 from pipeline.progress import CachesBar, GamesBar
@@ -67,7 +70,6 @@ SEED_BLOCK = 1 << 16  # games per seed block: engine.batch plays 2**16 games in 
 MIN_CHUNKS = 8  # a pairing is cut into at least this many chunks (when it has the games)
 MAX_CHUNKS = 100_000  # chunks of a study: its manifest holds one entry each
 CHUNK_BYTES = 1200  # memory a planned chunk takes (plan and manifest): 4.6 GB were measured for 3.8 million
-PERFECT = "perfect"  # the strategy that needs the rule set's solution
 
 
 @dataclass(frozen=True)
@@ -165,33 +167,45 @@ def play_chunk(study: Study, chunk: Chunk, *, batched: bool = True, cache: Path 
     return ChunkResult(chunk.name, len(batch), games, plies)
 
 
-def build_caches(rules: engine.Rules, perfect: bool, cache: Path) -> str:
-    """Build (or check) the position tables of a rule set and, with ``perfect``, its solution,
-    in the cache folder the workers load them from (runs in a worker); returns the rule set's name."""
+def build_caches(rules: engine.Rules, strategies: tuple[str, ...], cache: Path) -> str:
+    """Build (or check) what the strategies need under a rule set in the cache folder the workers
+    load it from: the position tables, the solution when a ``perfect`` plays, and the policy table
+    of every table strategy (runs in a worker); returns the rule set's name."""
     exit_with_parent()
     engine.set_cache_folder(cache)
-    tables = load_tables(rules, verbose=False)
-    if perfect:
-        engine.solve(rules, tables=tables if rules.ply_cap == TABLES_PLY_CAP else None, verbose=False)
+    tables = load_tables(table_rules(rules), verbose=False)
+    if any(_needs_solution(spec) for spec in strategies):
+        engine.solve(rules, tables=tables, verbose=False)
+    for spec in strategies:
+        if is_table_strategy(spec):
+            policy_table(spec, rules, tables=tables)
     return rules.name
 
 
-def missing_caches(chunks: list[Chunk]) -> dict[engine.Rules, bool]:
-    """The rule sets of the chunks whose tables (or, when "perfect" plays, solution) are not yet
-    cached, each with whether it needs the solution; largest rule sets first, as they take longest."""
-    needed: dict[engine.Rules, bool] = {}
+def missing_caches(chunks: list[Chunk]) -> dict[engine.Rules, tuple[str, ...]]:
+    """The rule sets of the chunks whose caches (build_caches) are not all there yet, each with the
+    strategies that play under it; largest rule sets first, as they take longest."""
+    needed: dict[engine.Rules, dict[str, None]] = {}
     for chunk in chunks:
         pairing = chunk.pairing
-        needed[pairing.rules] = needed.get(pairing.rules, False) or PERFECT in (pairing.south, pairing.north)
-    missing = {rules: perfect for rules, perfect in needed.items() if not _cached(rules, perfect)}
+        needed.setdefault(pairing.rules, {}).update(dict.fromkeys((pairing.south, pairing.north)))
+    missing = {rules: tuple(specs) for rules, specs in needed.items() if not _cached(rules, tuple(specs))}
     return dict(sorted(missing.items(), key=lambda item: -item[0].stones_per_pit))
 
 
-def _cached(rules: engine.Rules, perfect: bool) -> bool:
-    tables, solutions = tables_folder(), solutions_folder()
-    if tables is None or solutions is None:
+def _cached(rules: engine.Rules, strategies: tuple[str, ...]) -> bool:
+    tables, solutions, policies = tables_folder(), solutions_folder(), policies_folder()
+    if tables is None or solutions is None or policies is None:
         return True  # no cache folder: each worker builds what it needs in memory
-    return cache_path(rules, tables).exists() and (not perfect or solution_path(rules, solutions).exists())
+    files = [cache_path(table_rules(rules), tables)]
+    if any(_needs_solution(spec) for spec in strategies):
+        files.append(solution_path(rules, solutions))
+    files += [policy_path(spec, rules, policies) for spec in strategies if is_table_strategy(spec)]
+    return all(path.exists() for path in files)
+
+
+def _needs_solution(spec: str) -> bool:
+    return isinstance(engine.make_strategy(spec), PerfectStrategy)
 
 
 def _keep_caches_loaded() -> None:
@@ -334,7 +348,7 @@ def _build_missing_caches(chunks: list[Chunk], jobs: int, progress: bool) -> Non
     bar = CachesBar(missing, jobs, disable=not progress)
     try:
         for name in Parallel(n_jobs=jobs, return_as="generator_unordered")(
-            delayed(build_caches)(rules, perfect, engine.cache_folder()) for rules, perfect in missing.items()
+            delayed(build_caches)(rules, strategies, engine.cache_folder()) for rules, strategies in missing.items()
         ):
             bar.built(name)
     finally:

@@ -27,14 +27,17 @@ def summary(directory: str | Path) -> str:
     pairings = outcomes(games, by).join(ludii(games, by).select(*by, "Duration"), on=by).sort(by)
     rules = "rules" in by
     lines = [warning, ""] if warning else []
+    # Columns as wide as their longest name, and two spaces.
+    side = max([len("South"), *(len(spec) for column in ("south", "north") for spec in pairings[column].to_list())]) + 2
+    rules_width = max([len("rules"), *(len(name) for name in pairings["rules"].to_list())]) + 2 if rules else 0
     lines += [
-        (f"{'rules':<28}" if rules else "")
-        + f"{'South':<20}{'North':<20}{'games':>10}{'South wins':>23}{'draws':>23}{'first-player score':>25}{'plies':>8}",
+        (f"{'rules':<{rules_width}}" if rules else "")
+        + f"{'South':<{side}}{'North':<{side}}{'games':>10}{'South wins':>23}{'draws':>23}{'first-player score':>25}{'plies':>8}",
     ]
     for row in pairings.iter_rows(named=True):
         lines.append(
-            (f"{row['rules']:<28}" if rules else "")
-            + f"{row['south']:<20}{row['north']:<20}{row['games']:>10,}{_estimate(row, 'south').percent(1):>23}"
+            (f"{row['rules']:<{rules_width}}" if rules else "")
+            + f"{row['south']:<{side}}{row['north']:<{side}}{row['games']:>10,}{_estimate(row, 'south').percent(1):>23}"
             f"{_estimate(row, 'draw').percent(1):>23}{_estimate(row, 'advantage').plain(3):>25}{row['Duration']:>8.1f}"
         )
     largest = pairings.sort("games", descending=True).row(0, named=True)
