@@ -25,8 +25,13 @@ A policy table holds, with positions numbered as ``engine.tables`` does (mover's
                        or VARIES where that class changes with the plies left
     varying[v]         the positions marked VARIES, ascending, and
     varying_classes[v, k - far_from]    their class with k plies left (far_from <= k < cap)
-    first              the class of the first move (ply 0: its captures may be forfeited)
+    first              the class of the first move (ply 0: its captures may be forfeited, so
+                       its moves are those of engine.positions, not the start's row of the tables)
     cuts1, cuts2, cuts3[c]   the cuts of class c under the strategy's rule (engine.choice)
+
+``classes_at(positions, plies_left)`` gives the classes of positions, ``pits(classes, draws)``
+the pits the draws choose (what engine.play_batch plays) and ``chances(classes)`` the exact
+probability of each pit times 2**32.
 
 ``far_from`` is 1 for random and greedy, 2 for heuristic, d for alphabeta(d) and cap // 2 for
 perfect, whose VARIES are the positions with a move to a position that never settles (its
@@ -34,11 +39,12 @@ value cycles with the plies left; engine.solver). Closer to the cap the classes 
 from the values of the moves at that many plies left (``classes_at``): rare, as games seldom
 come near the cap, and exact all the same.
 
-The keys, ``far``, ``varying`` and (for alphabeta) the sweeps' log of values are kept in the
+Everything above but the cuts, and for alphabeta the sweeps' log of values, is kept in the
 ``policies/`` folder of the caller's cache folder (``engine.cache``), one file per rule set and
 family of values (``perfect`` serves every ``perfect(...)``), keyed by the rule set's name, the
 values' spec and the engine version, and checked against a SHA-256 of their bytes (the pattern
-of ``engine.tables``). The cuts depend on the rule only and are made when a table is loaded.
+of ``engine.tables``). The cuts depend on the rule only and are made when a table is loaded. A
+loaded ``perfect`` table needs the solution only near the cap, where it loads it.
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ import weakref
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -101,7 +107,7 @@ class PolicyTable:
     varying: np.ndarray
     varying_classes: np.ndarray
     keys: list[int]
-    first: int = 0
+    first: int
     cuts1: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     cuts2: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     cuts3: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
@@ -110,7 +116,6 @@ class PolicyTable:
     def __post_init__(self) -> None:
         self._numbers = {key: number for number, key in enumerate(self.keys)}
         self._cut(len(self.keys))
-        self.first = int(self.classes_of_keys(self._first_key())[0])
 
     @property
     def varies(self) -> int:
@@ -160,16 +165,6 @@ class PolicyTable:
         q = self.values.q(self.tables.captured[positions].astype(np.int64), child, plies_left)
         return pack_keys(child >= 0, q)
 
-    def _first_key(self) -> np.ndarray:
-        """The key of the first move, from the moves of ply 0 (engine.positions)."""
-        memo = positions(self.rules)
-        child = np.full((1, ROW), -1, dtype=np.int64)
-        captured = np.zeros((1, ROW), dtype=np.int64)
-        for option in memo.options(memo.start, 0):
-            child[0, option.pit] = self.tables.index.rank(option.child)
-            captured[0, option.pit] = option.captured
-        return pack_keys(child >= 0, self.values.q(captured, child, self.rules.ply_cap))
-
     def _cut(self, count: int) -> None:
         """Cut the classes from len(cuts1) up to ``count`` by the rule."""
         have = len(self.cuts1)
@@ -211,8 +206,8 @@ def policy_table(
     found = memo.get((resolved.spec, rules))
     if found is None:
         values = _values_of(resolved, rules, tables)
-        far, far_from, varying, varying_classes, keys = _load_or_build(values, rules, tables, cache)
-        found = PolicyTable(resolved.spec, rules, tables, values, rule, far, far_from, varying, varying_classes, keys)
+        stored = _load_or_build(values, rules, tables, cache)
+        found = PolicyTable(resolved.spec, rules, tables, values, rule, *stored)
         memo[(resolved.spec, rules)] = found
     return found
 
@@ -323,10 +318,22 @@ _LOADED: dict[int, dict[tuple[str, Rules], PolicyTable]] = {}
 # Building and caching
 
 
-_Built = tuple[np.ndarray, int, np.ndarray, np.ndarray, list[int]]
+class _Stored(NamedTuple):
+    """What a cache file holds (besides alphabeta's sweeps): the fields of PolicyTable of that name."""
+
+    far: np.ndarray
+    far_from: int
+    varying: np.ndarray
+    varying_classes: np.ndarray
+    keys: list[int]
+    first: int
 
 
-def _load_or_build(values: _Values, rules: Rules, tables: PositionTables, cache: Path | None) -> _Built:
+ARRAYS = _Stored._fields
+LOG_ARRAYS = ("offsets", "change_plies", "change_values", "final")
+
+
+def _load_or_build(values: _Values, rules: Rules, tables: PositionTables, cache: Path | None) -> _Stored:
     cache = policies_folder() if cache is CONFIGURED else cache
     path = None if cache is None else policy_path(values.spec, rules, cache)  # values.spec is values_spec(strategy)
     found = None if path is None else _read(path, tables, values)
@@ -342,7 +349,7 @@ def _load_or_build(values: _Values, rules: Rules, tables: PositionTables, cache:
     return built
 
 
-def _build(values: _Values, rules: Rules, tables: PositionTables) -> _Built:
+def _build(values: _Values, rules: Rules, tables: PositionTables) -> _Stored:
     """far[] at far_from plies left (perfect: at cap - 1, with the positions that vary marked),
     block by block, so that no array of a key per position is ever made."""
     far_from = min(values.far_from, rules.ply_cap)
@@ -365,10 +372,23 @@ def _build(values: _Values, rules: Rules, tables: PositionTables) -> _Built:
         captured = tables.captured[varying].astype(np.int64)
         for k in range(far_from, rules.ply_cap):
             varying_classes[:, k - far_from] = numbering(pack_keys(child >= 0, values.q(captured, child, k)))
+    first = int(numbering(_first_key(values, rules, tables))[0])
     class_type = next(t for t in CLASS_TYPES if len(numbering.keys) < np.iinfo(t).max)  # the maximum is VARIES
     far = far.astype(class_type)
     far[varying] = np.iinfo(class_type).max
-    return far, far_from, varying, varying_classes.astype(class_type), numbering.keys
+    return _Stored(far, far_from, varying, varying_classes.astype(class_type), numbering.keys, first)
+
+
+def _first_key(values: _Values, rules: Rules, tables: PositionTables) -> np.ndarray:
+    """The key of the first move, from the moves of ply 0 (engine.positions): their captures may
+    be forfeited, so they are not the start's row of the tables."""
+    memo = positions(rules)
+    child = np.full((1, ROW), -1, dtype=np.int64)
+    captured = np.zeros((1, ROW), dtype=np.int64)
+    for option in memo.options(memo.start, 0):
+        child[0, option.pit] = tables.index.rank(option.child)
+        captured[0, option.pit] = option.captured
+    return pack_keys(child >= 0, values.q(captured, child, rules.ply_cap))
 
 
 class _Numbering:
@@ -401,11 +421,7 @@ def _varying(values: _Values, rules: Rules, tables: PositionTables, far_from: in
     return np.flatnonzero(varies)
 
 
-ARRAYS = ("keys", "far", "varying", "varying_classes")
-LOG_ARRAYS = ("offsets", "change_plies", "change_values", "final")
-
-
-def _read(path: Path, tables: PositionTables, values: _Values) -> _Built | None:
+def _read(path: Path, tables: PositionTables, values: _Values) -> _Stored | None:
     if not path.exists():
         return None
     try:
@@ -420,13 +436,21 @@ def _read(path: Path, tables: PositionTables, values: _Values) -> _Built | None:
         return None
     if isinstance(values, _Solved) and values.swept and set(LOG_ARRAYS) <= set(arrays):
         values.sweeps = ValueLog(values.top, tables.index.total, *(arrays[name] for name in LOG_ARRAYS))
-    return arrays["far"], int(arrays["far_from"]), arrays["varying"], arrays["varying_classes"], arrays["keys"].tolist()
+    return _Stored(
+        arrays["far"],
+        int(arrays["far_from"]),
+        arrays["varying"],
+        arrays["varying_classes"],
+        arrays["keys"].tolist(),
+        int(arrays["first"]),
+    )
 
 
-def _write(path: Path, built: _Built, values: _Values) -> None:
-    far, far_from, varying, varying_classes, keys = built
-    arrays = {"keys": np.array(keys, dtype=np.int64), "far": far, "varying": varying, "varying_classes": varying_classes}
-    arrays["far_from"] = np.array(far_from)
+def _write(path: Path, built: _Stored, values: _Values) -> None:
+    arrays = {
+        name: np.asarray(value, dtype=np.int64) if name == "keys" else np.asarray(value)
+        for name, value in built._asdict().items()
+    }
     if isinstance(values, _Solved) and values.swept and values.sweeps is not None:
         arrays.update({name: getattr(values.sweeps, name) for name in LOG_ARRAYS})
     digest = np.array(_checksum(arrays))
