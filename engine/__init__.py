@@ -13,6 +13,7 @@ from engine.cache import cache_folder, set_cache_folder
 from engine.errors import IllegalMoveError
 from engine.events import END_EVENTS, EVENTS, TURN_EVENTS
 from engine.game import GameRecord, play_game
+from engine.policy import PolicyTable, is_table_strategy, policy_table
 from engine.registry import UnknownStrategyError, canonical_spec, make_strategy
 from engine.rng import Rng
 from engine.rules import Rules
@@ -30,6 +31,7 @@ __all__ = [
     "GameRecord",
     "IllegalMoveError",
     "MoveResult",
+    "PolicyTable",
     "Position",
     "Rng",
     "Rules",
@@ -41,6 +43,7 @@ __all__ = [
     "cache_folder",
     "canonical_spec",
     "end_event",
+    "is_table_strategy",
     "legal_moves",
     "make_strategy",
     "pack",
@@ -49,6 +52,7 @@ __all__ = [
     "perft_counts",
     "play_batch",
     "play_game",
+    "policy_table",
     "position",
     "render",
     "rotate",

@@ -9,7 +9,9 @@ word p // 2 + 1 at even plies, its low half at odd plies.
 
 Games are played in chunks of CHUNK_GAMES. At each ply every unfinished game of a chunk
 moves, by a few whole-array operations and four gathers from tables derived once per rule
-set (engine.tables gives the positions, each seen by its mover):
+set (engine.tables gives the positions, each seen by its mover). random and greedy pick by
+the first two; every other table strategy picks by its policy table instead (engine.policy:
+the class of the mover's position, then the cuts of that class on the draw):
 
     info[position]            the position's class: its legal pits, the pits a greedy
                               player may take (the largest captures), its flags
@@ -174,11 +176,13 @@ def play_batch(
     """Play ``n_games`` complete games. Game i has the seed ``engine.rng.game_seeds(seed, n_games)[i]``
     and is the game engine.play_game plays with that seed, move for move.
 
-    Strategies: "random" and "greedy" (spec strings or the engine's objects), or any
-    BatchStrategy. ``tables`` are the position tables of ``rules``; without them the cached
-    ones are loaded (engine.tables.load_tables) and kept for the next call. The first call
-    with given tables derives the batch tables from them (about 2 s and 170 MB for the
-    default rules), kept as long as the position tables are.
+    Strategies: every engine strategy but mcts (spec strings or the engine's objects), each
+    played from its policy table (engine.policy: loaded from the cache, or built there the
+    first time), or any BatchStrategy. ``tables`` are the position tables of ``rules``;
+    without them the cached ones are loaded (engine.tables.load_tables) and kept for the next
+    call. The first call with given tables derives the batch tables from them (about 2 s and
+    170 MB for the default rules), kept as long as the position tables are, as are the
+    policy tables.
     """
     if isinstance(n_games, bool) or not isinstance(n_games, int | np.integer) or n_games < 1:
         raise ValueError(f"n_games must be a whole number of at least 1, not {n_games!r}")
@@ -202,10 +206,10 @@ def play_batch(
 
 
 def batchable(south: str | Strategy | BatchStrategy, north: str | Strategy | BatchStrategy, rules: Rules = DEFAULT_RULES) -> bool:
-    """Whether play_batch plays these two strategies under ``rules``: each is "random" or
-    "greedy" (a spec string or the engine's object) or a BatchStrategy, and the rule set's
-    stones fit the batch's counters (every valid rule set does). engine.play_game plays the
-    others. An unknown spec raises UnknownStrategyError and a bad rule set its error, as
+    """Whether play_batch plays these two strategies under ``rules``: each is an engine table
+    strategy (every strategy but mcts; a spec string or the engine's object) or a
+    BatchStrategy, and the rule set's stones fit the batch's counters (every valid rule set
+    does). engine.play_game plays the others. An unknown spec raises UnknownStrategyError and a bad rule set its error, as
     play_batch would: they are mistakes, not strategies without a batched version.
     """
     check_rules(rules)
