@@ -24,10 +24,10 @@ from tqdm import tqdm
 
 import engine
 from engine.batch import batchable
-from engine.search import AlphaBetaStrategy, MctsStrategy
+from engine.search import AlphaBetaStrategy, MctsStrategy, PerfectStrategy
 from pipeline.study import Pairing
 
-BATCHED_GAME = 1e-6  # seconds a game engine.play_batch plays takes, its records written
+BATCHED_GAME = 1e-6  # seconds a game engine.play_batch plays takes (any table strategy), its records written
 SCALAR_GAME = 40e-6  # seconds a random game takes through engine.play_game
 # Seconds a strategy adds to a game through engine.play_game against random, measured; alphabeta
 # (depth=2, 4, 6: ~60, 260, 680 us) and mcts (playouts=100: ~15 ms) are functions of their parameter.
@@ -148,4 +148,6 @@ def _strategy_seconds(spec: str) -> float:
         return 25e-6 * 1.8**strategy.depth
     if isinstance(strategy, MctsStrategy):
         return 150e-6 * strategy.playouts
+    if isinstance(strategy, PerfectStrategy):  # the skill dial looks up the same solution
+        return STRATEGY_SECONDS["perfect"]
     return STRATEGY_SECONDS.get(strategy.spec, UNKNOWN_STRATEGY)
