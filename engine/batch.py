@@ -199,7 +199,7 @@ def play_batch(
     batch = _empty_batch(n_games, players, rules)
     moves = []
     for start in range(0, n_games, CHUNK_GAMES):
-        chunk = _Chunk(derived, tables, players, _game_seeds(seed, start, min(start + CHUNK_GAMES, n_games)))
+        chunk = _Chunk(derived, tables, rules.ply_cap, players, _game_seeds(seed, start, min(start + CHUNK_GAMES, n_games)))
         moves.append(chunk.play(batch, start))
     np.cumsum(batch.plies, out=batch.move_offsets[1:])
     return dataclasses.replace(batch, moves=np.concatenate(moves))
@@ -620,9 +620,12 @@ class _Chunk:
     between two drops of finished games form a segment: a (plies, slots) block, kept with
     the slots' game ids and its first ply."""
 
-    def __init__(self, derived: _Derived, tables: PositionTables, players: tuple[_Player, _Player], seeds: np.ndarray) -> None:
+    def __init__(
+        self, derived: _Derived, tables: PositionTables, ply_cap: int, players: tuple[_Player, _Player], seeds: np.ndarray
+    ) -> None:
         self.derived = derived
         self.tables = tables
+        self.ply_cap = ply_cap  # the game's: the tables serve every cap
         self.players = players
         self.seeds = seeds
         n = len(seeds)
@@ -653,7 +656,7 @@ class _Chunk:
     def _play(self, slots: _Slots) -> None:
         """Every later ply. A game that has finished picks NO_MOVE; once they are a third of the
         slots (or a segment is full), their results are kept and their slots dropped."""
-        ply_cap = self.derived.rules.ply_cap
+        ply_cap = self.ply_cap
         segment = np.empty((SEGMENT_PLIES, len(slots)), dtype=np.uint8)
         segment_start = ply = 1
         while ply < ply_cap:
@@ -684,7 +687,7 @@ class _Chunk:
     def _pick(self, slots: _Slots, ply: int, half: int, out: np.ndarray) -> None:
         player = self.players[ply % 2]
         if player.table is not None:
-            classes = player.table.classes_at(slots.position, self.derived.rules.ply_cap - ply)
+            classes = player.table.classes_at(slots.position, self.ply_cap - ply)
             out[:] = player.table.pits(classes, slots.draws(half))
             return
         if player.policy is None:
@@ -737,7 +740,7 @@ class _Chunk:
 
     def _write(self, batch: GameBatch, games: slice, plies: np.ndarray) -> None:
         """The chunk's columns: events, scores, winner, end reason."""
-        ended = plies < self.derived.rules.ply_cap
+        ended = plies < self.ply_cap
         for name, counts in self._events(ended).items():
             batch.events[name][games] = counts
         winner, score_south, score_north = self._scores(plies)
@@ -788,7 +791,7 @@ class _Chunk:
         """
         offsets = np.zeros(len(plies) + 1, dtype=np.int64)
         np.cumsum(plies, out=offsets[1:])
-        moves = np.zeros(offsets[-1] + self.derived.rules.ply_cap + 1, dtype=np.uint8)
+        moves = np.zeros(offsets[-1] + self.ply_cap + 1, dtype=np.uint8)
         index = np.empty(len(plies), dtype=np.int64)
         for start, ids, pits in reversed(self.segments):
             base = offsets[ids]

@@ -428,7 +428,7 @@ def _read(path: Path, tables: PositionTables, values: _Values) -> _Stored | None
         with np.load(path, allow_pickle=False) as stored:
             arrays = {name: stored[name] for name in stored.files if name != "checksum"}
             expected = str(stored["checksum"])
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+    except (OSError, ValueError, KeyError, EOFError, NotImplementedError, zipfile.BadZipFile) as error:  # a damaged zip
         log.warning("policy table %s is unreadable (%s); building it again", path, error)
         return None
     if _checksum(arrays) != expected or not set(ARRAYS) <= set(arrays) or len(arrays["far"]) != tables.size:

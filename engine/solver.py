@@ -485,7 +485,7 @@ def _read(path: Path, rules: Rules) -> Solution | None:
             arrays = {name: stored[name] for name in ARRAYS}
             expected = str(stored["checksum"])
             timings = json.loads(str(stored["timings"]))
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+    except (OSError, ValueError, KeyError, EOFError, NotImplementedError, zipfile.BadZipFile) as error:  # a damaged zip
         log.warning("solution %s is unreadable (%s); solving again", path, error)
         return None
     if checksum(arrays, rules.name) != expected:

@@ -248,7 +248,7 @@ def _read(path: Path, rules: Rules) -> PositionTables | None:
         with np.load(path, allow_pickle=False) as stored:
             arrays = {name: stored[name] for name in ARRAYS}
             expected = str(stored["checksum"])
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+    except (OSError, ValueError, KeyError, EOFError, NotImplementedError, zipfile.BadZipFile) as error:  # a damaged zip
         log.warning("position tables %s are unreadable (%s); rebuilding them", path, error)
         return None
     if checksum(arrays) != expected:

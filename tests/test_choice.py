@@ -31,12 +31,24 @@ def every_key() -> list[tuple[int, dict[int, int]]]:
     for legal in LEGAL_SETS:
         for gaps in itertools.product(GAPS, repeat=len(legal)):
             if min(gaps) == 0:
-                found.append((key_of({pit: -gap for pit, gap in zip(legal, gaps, strict=True)}), dict(zip(legal, gaps, strict=True))))
+                found.append(
+                    (key_of({pit: -gap for pit, gap in zip(legal, gaps, strict=True)}), dict(zip(legal, gaps, strict=True)))
+                )
     return found
 
 
 KEYS = every_key()
-RULES = [ARGMAX, Epsilon(0.0), Epsilon(0.1), Epsilon(0.25), Epsilon(1 / 3), Epsilon(1.0), Softmax(0.3), Softmax(1.0), Softmax(1e9)]
+RULES = [
+    ARGMAX,
+    Epsilon(0.0),
+    Epsilon(0.1),
+    Epsilon(0.25),
+    Epsilon(1 / 3),
+    Epsilon(1.0),
+    Softmax(0.3),
+    Softmax(1.0),
+    Softmax(1e9),
+]
 
 
 def boundary_draws(cuts: tuple[int, int, int], n: int) -> list[int]:

@@ -12,7 +12,8 @@ from pipeline.study import parse_study
 
 def test_a_game_costs_more_the_stronger_the_search():
     rules = Rules()
-    batched = {game_seconds("random", spec, rules) for spec in ("greedy", "heuristic", "alphabeta(depth=6)", "perfect(epsilon=0.1)")}
+    table_strategies = ("greedy", "heuristic", "alphabeta(depth=6)", "perfect(epsilon=0.1)")
+    batched = {game_seconds("random", spec, rules) for spec in table_strategies}
     assert len(batched) == 1  # every table strategy plays from its policy table in engine.play_batch
     costs = [
         batched.pop(),
