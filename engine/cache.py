@@ -1,11 +1,12 @@
 """Where the engine keeps what it computes once per rule set: a folder its caller chooses.
 
 The engine picks no folder of its own and reads no environment variable. Until a caller says
-where (``set_cache_folder``), position tables and solutions are built in memory, each time a
-process first needs them; once a folder is set they are kept in it:
+where (``set_cache_folder``), position tables, solutions and policy tables are built in
+memory, each time a process first needs them; once a folder is set they are kept in it:
 
     <folder>/tables/<rule set>-engine<version>.npz        engine.tables
     <folder>/solutions/<rule set>-cap<cap>-engine<version>.npz   engine.solver
+    <folder>/policies/<rule set>-<values>-engine<version>.npz    engine.policy
 
 ``pipeline`` sets the folder (``--cache DIR``, ``$MODIAR_CACHE`` or the user's cache folder).
 Files are written whole or not at all (``write_atomic``), so processes sharing a folder see

@@ -325,7 +325,9 @@ def _add_game_options(parser: argparse.ArgumentParser) -> None:
 
 def _add_cache_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--cache", metavar="DIR", help="the folder of position tables and solutions (default $MODIAR_CACHE, else the user cache)"
+        "--cache",
+        metavar="DIR",
+        help="the folder of position tables, solutions and policy tables (default $MODIAR_CACHE, else the user cache)",
     )
 
 

@@ -2,7 +2,7 @@
 
     MODIAR_DATA      where studies are written          default ./data (the current folder's)
     MODIAR_REPORTS   where reports are written          default ./reports
-    MODIAR_CACHE     position tables and solutions,     default the user's cache folder
+    MODIAR_CACHE     tables, solutions, policies,       default the user's cache folder
                      shared by every study              (platformdirs: ~/.cache/modiar on Linux)
 
 ``modiar ... --cache DIR`` overrides MODIAR_CACHE. The bundled study configs (STUDIES) ship

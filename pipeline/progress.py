@@ -93,14 +93,14 @@ class GamesBar:
 
 
 class CachesBar:
-    """The bar of the rule sets whose tables (and solutions) are being built; it names the ones
+    """The bar of the rule sets whose caches (pipeline.runner.build_caches) are being built; it names the ones
     in progress, taken to be the first ``jobs`` not yet built, as the workers take them in order."""
 
     def __init__(self, rule_sets: Iterable[engine.Rules], jobs: int, *, disable: bool) -> None:
         self.waiting, self.jobs = [rules.name for rules in rule_sets], max(1, jobs)
         self.bar = tqdm(
             total=len(self.waiting),
-            desc="tables and solutions",
+            desc="tables, solutions and policies",
             bar_format="{desc}: {n_fmt}/{total_fmt} rule sets [{elapsed}{postfix}]",
             file=sys.stderr,
             disable=disable,
