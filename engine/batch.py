@@ -50,7 +50,7 @@ from engine.rules import ROW, Rules, check_rules
 from engine.scoring import WINNERS, final_score
 from engine.strategies import GreedyStrategy, RandomStrategy
 from engine.strategy_base import Strategy
-from engine.tables import END_CODES, END_MASK, END_SHIFT, FLAGS, PositionTables, first_moves, load_tables, table_rules
+from engine.tables import END_CODES, END_MASK, END_SHIFT, FLAGS, PositionTables, first_moves, kept_tables, table_rules
 
 END_REASONS = ("no_moves", "ply_cap")  # GameBatch.end_reason holds the index of one of these
 GAME_COLUMNS = ("seeds", "winner", "score_south", "score_north", "plies", "end_reason")  # one entry a game
@@ -190,7 +190,7 @@ def play_batch(
     check_rules(rules)
     seed = check_seed(seed)
     players = (_player(south), _player(north))
-    tables = _loaded_tables(table_rules(rules)) if tables is None else tables
+    tables = kept_tables(rules) if tables is None else tables
     if table_rules(tables.rules) != table_rules(rules):
         raise ValueError(f"the tables are those of {tables.rules.name}, not of the rules asked for, {rules.name}")
     players = (_with_tables(players[0], rules, tables), _with_tables(players[1], rules, tables))
@@ -361,11 +361,6 @@ def _derived(tables: PositionTables) -> _Derived:
         found = _DERIVED[id(tables)] = _derive(tables)
         weakref.finalize(tables, _DERIVED.pop, id(tables), None)
     return found
-
-
-@lru_cache(maxsize=1)
-def _loaded_tables(rules: Rules) -> PositionTables:
-    return load_tables(rules)
 
 
 def _derive(tables: PositionTables) -> _Derived:

@@ -53,7 +53,6 @@ import hashlib
 import logging
 import re
 import time
-import weakref
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,7 +70,7 @@ from engine.search import AlphaBetaStrategy, HeuristicStrategy, PerfectStrategy,
 from engine.solver import ValueLog, sweep_values
 from engine.strategies import GreedyStrategy, RandomStrategy
 from engine.strategy_base import Strategy
-from engine.tables import CONFIGURED, PositionTables, load_tables, table_rules
+from engine.tables import CONFIGURED, PositionTables, kept_tables, load_tables, table_rules
 from engine.version import ENGINE_VERSION
 
 log = logging.getLogger(__name__)
@@ -188,21 +187,23 @@ def policy_table(
     """The policy table of ``strategy`` under ``rules``, from the cache when it holds a sound
     copy, else built (seconds; ``perfect`` needs the solution) and cached.
 
-    ``tables`` are the position tables of ``rules`` (else loaded: engine.tables.load_tables);
+    ``tables`` are the position tables of ``rules`` (else those of engine.tables.kept_tables,
+    or built in memory when ``cache`` is None);
     ``cache`` a folder of policy tables, by default the ``policies/`` folder of the engine's
-    cache folder, None to build in memory. Tables stay in memory while their position tables
-    do: a second call with the same tables returns the same object.
+    cache folder, None to build in memory. A second call with the same position tables returns
+    the same object; the tables of another rule set start afresh.
     """
     resolved = make_strategy(strategy)
     values_spec(resolved)  # refuses a strategy without a table
     if tables is None:
-        tables = load_tables(table_rules(rules), None if cache is None else CONFIGURED)
+        tables = load_tables(table_rules(rules), None) if cache is None else kept_tables(rules)
     if table_rules(tables.rules) != table_rules(rules):
         raise ValueError(f"the tables are those of {tables.rules.name}, not of the rules asked for, {rules.name}")
     rule = resolved.rule if isinstance(resolved, PerfectStrategy) else ARGMAX
-    memo = _LOADED.setdefault(id(tables), {})
-    if not memo:
-        weakref.finalize(tables, _LOADED.pop, id(tables), None)
+    kept, memo = _LOADED.get("tables", (None, {}))
+    if kept is not tables:  # keep the tables of one rule set, as engine.play_batch does
+        memo = {}
+        _LOADED["tables"] = (tables, memo)
     found = memo.get((resolved.spec, rules))
     if found is None:
         values = _values_of(resolved, rules, tables)
@@ -310,8 +311,9 @@ def _values_of(strategy: Strategy, rules: Rules, tables: PositionTables) -> _Val
 
 
 _TABLE_TYPES = (RandomStrategy, GreedyStrategy, HeuristicStrategy, AlphaBetaStrategy, PerfectStrategy)
-# Policy tables by id() of their position tables (dropped with them), then spec and rule set.
-_LOADED: dict[int, dict[tuple[str, Rules], PolicyTable]] = {}
+# The position tables last asked about, and their policy tables by spec and rule set: the tables
+# of another rule set replace them, so that a process going through rule sets holds one at a time.
+_LOADED: dict[str, tuple[PositionTables, dict[tuple[str, Rules], PolicyTable]]] = {}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import logging
 import time
 import zipfile
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -140,6 +141,18 @@ def load_tables(rules: Rules, cache: Path | None = CONFIGURED, *, verbose: bool 
     level = logging.INFO if verbose else logging.DEBUG
     log.log(level, "built position tables of %s in %.1f s: %s", rules.name, time.perf_counter() - start, path)
     return built
+
+
+def kept_tables(rules: Rules) -> PositionTables:
+    """The tables that serve ``rules`` (``table_rules``) from the engine's cache folder, kept for
+    the next call: what engine.play_batch and engine.policy use when given no tables. One rule
+    set at a time, so that a process going through many holds one set of tables."""
+    return _kept(table_rules(rules))
+
+
+@lru_cache(maxsize=1)
+def _kept(rules: Rules) -> PositionTables:
+    return load_tables(rules)
 
 
 def tables_folder() -> Path | None:
