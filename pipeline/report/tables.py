@@ -134,13 +134,14 @@ def _sorted_by(table: pl.DataFrame, first: pl.DataFrame) -> pl.DataFrame:
 
 
 def _per_ply(games: pl.LazyFrame, keys: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Ludii's per-ply metrics and the events by ply, one rule set at a time, so that only one
-    rule set's plies are in memory at once (a sweep can hold hundreds of millions)."""
+    """Ludii's per-ply metrics and the events by ply, pairing by pairing (both are per pairing),
+    so that only one pairing's plies are in memory at once: the default study holds 116 million
+    plies, a sweep hundreds of millions."""
     from pipeline.turns import events_by_ply, ludii_plies, replay_games
 
     metrics, by_ply = [], []
-    for rules in games.select(pl.col("rules").unique(maintain_order=True)).collect()["rules"].to_list():
-        plies = replay_games(games.filter(pl.col("rules") == rules), by=keys)
+    for pairing in games.select(keys).unique(maintain_order=True).collect().iter_rows(named=True):
+        plies = replay_games(games.filter(*(pl.col(name) == value for name, value in pairing.items())), by=keys)
         metrics.append(ludii_plies(plies, by=keys))
         by_ply.append(events_by_ply(plies, by=keys))
         del plies
