@@ -54,9 +54,9 @@ import logging
 import re
 import time
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -93,7 +93,19 @@ class _Values(Protocol):
 
 
 @dataclass(eq=False)
-class PolicyTable:
+class PolicyArrays:
+    """What a cache file holds (besides alphabeta's sweeps); see the module docstring."""
+
+    far: np.ndarray
+    far_from: int
+    varying: np.ndarray
+    varying_classes: np.ndarray
+    keys: list[int]
+    first: int
+
+
+@dataclass(eq=False)
+class PolicyTable(PolicyArrays):
     """The policy of one table strategy under one rule set (see the module docstring)."""
 
     spec: str
@@ -101,12 +113,6 @@ class PolicyTable:
     tables: PositionTables
     values: _Values
     rule: Rule
-    far: np.ndarray
-    far_from: int
-    varying: np.ndarray
-    varying_classes: np.ndarray
-    keys: list[int]
-    first: int
     cuts1: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     cuts2: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     cuts3: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
@@ -208,7 +214,7 @@ def policy_table(
     if found is None:
         values = _values_of(resolved, rules, tables)
         stored = _load_or_build(values, rules, tables, cache)
-        found = PolicyTable(resolved.spec, rules, tables, values, rule, *stored)
+        found = PolicyTable(**_fields_of(stored), spec=resolved.spec, rules=rules, tables=tables, values=values, rule=rule)
         memo[(resolved.spec, rules)] = found
     return found
 
@@ -320,22 +326,11 @@ _LOADED: dict[str, tuple[PositionTables, dict[tuple[str, Rules], PolicyTable]]] 
 # Building and caching
 
 
-class _Stored(NamedTuple):
-    """What a cache file holds (besides alphabeta's sweeps): the fields of PolicyTable of that name."""
-
-    far: np.ndarray
-    far_from: int
-    varying: np.ndarray
-    varying_classes: np.ndarray
-    keys: list[int]
-    first: int
-
-
-ARRAYS = _Stored._fields
+ARRAYS = tuple(field.name for field in fields(PolicyArrays))
 LOG_ARRAYS = ("offsets", "change_plies", "change_values", "final")
 
 
-def _load_or_build(values: _Values, rules: Rules, tables: PositionTables, cache: Path | None) -> _Stored:
+def _load_or_build(values: _Values, rules: Rules, tables: PositionTables, cache: Path | None) -> PolicyArrays:
     cache = policies_folder() if cache is CONFIGURED else cache
     path = None if cache is None else policy_path(values.spec, rules, cache)  # values.spec is values_spec(strategy)
     found = None if path is None else _read(path, tables, values)
@@ -351,7 +346,7 @@ def _load_or_build(values: _Values, rules: Rules, tables: PositionTables, cache:
     return built
 
 
-def _build(values: _Values, rules: Rules, tables: PositionTables) -> _Stored:
+def _build(values: _Values, rules: Rules, tables: PositionTables) -> PolicyArrays:
     """far[] at far_from plies left (perfect: at cap - 1, with the positions that vary marked),
     block by block, so that no array of a key per position is ever made."""
     far_from = min(values.far_from, rules.ply_cap)
@@ -378,7 +373,7 @@ def _build(values: _Values, rules: Rules, tables: PositionTables) -> _Stored:
     class_type = next(t for t in CLASS_TYPES if len(numbering.keys) < np.iinfo(t).max)  # the maximum is VARIES
     far = far.astype(class_type)
     far[varying] = np.iinfo(class_type).max
-    return _Stored(far, far_from, varying, varying_classes.astype(class_type), numbering.keys, first)
+    return PolicyArrays(far, far_from, varying, varying_classes.astype(class_type), numbering.keys, first)
 
 
 def _first_key(values: _Values, rules: Rules, tables: PositionTables) -> np.ndarray:
@@ -423,7 +418,7 @@ def _varying(values: _Values, rules: Rules, tables: PositionTables, far_from: in
     return np.flatnonzero(varies)
 
 
-def _read(path: Path, tables: PositionTables, values: _Values) -> _Stored | None:
+def _read(path: Path, tables: PositionTables, values: _Values) -> PolicyArrays | None:
     if not path.exists():
         return None
     try:
@@ -438,7 +433,7 @@ def _read(path: Path, tables: PositionTables, values: _Values) -> _Stored | None
         return None
     if isinstance(values, _Solved) and values.swept and set(LOG_ARRAYS) <= set(arrays):
         values.sweeps = ValueLog(values.top, tables.index.total, *(arrays[name] for name in LOG_ARRAYS))
-    return _Stored(
+    return PolicyArrays(
         arrays["far"],
         int(arrays["far_from"]),
         arrays["varying"],
@@ -448,15 +443,20 @@ def _read(path: Path, tables: PositionTables, values: _Values) -> _Stored | None
     )
 
 
-def _write(path: Path, built: _Stored, values: _Values) -> None:
+def _write(path: Path, built: PolicyArrays, values: _Values) -> None:
     arrays = {
         name: np.asarray(value, dtype=np.int64) if name == "keys" else np.asarray(value)
-        for name, value in built._asdict().items()
+        for name, value in _fields_of(built).items()
     }
     if isinstance(values, _Solved) and values.swept and values.sweeps is not None:
         arrays.update({name: getattr(values.sweeps, name) for name in LOG_ARRAYS})
     digest = np.array(_checksum(arrays))
     write_atomic(path, lambda handle: np.savez(handle, checksum=digest, **arrays))  # type: ignore[arg-type]
+
+
+def _fields_of(arrays: PolicyArrays) -> dict[str, Any]:
+    """The fields of PolicyArrays by name (dataclasses.asdict would copy the arrays)."""
+    return {name: getattr(arrays, name) for name in ARRAYS}
 
 
 def _checksum(arrays: dict[str, np.ndarray]) -> str:
