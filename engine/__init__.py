@@ -12,6 +12,7 @@ from engine.board import Board, pack, parse_board, render, rotate, unpack
 from engine.cache import cache_folder, set_cache_folder
 from engine.errors import IllegalMoveError
 from engine.events import END_EVENTS, EVENTS, TURN_EVENTS
+from engine.exact import ExactOutcome, exact_outcome
 from engine.game import GameRecord, play_game
 from engine.policy import PolicyTable, is_table_strategy, policy_table
 from engine.registry import UnknownStrategyError, canonical_spec, make_strategy
@@ -27,6 +28,7 @@ __all__ = [
     "EVENTS",
     "TURN_EVENTS",
     "Board",
+    "ExactOutcome",
     "GameBatch",
     "GameRecord",
     "IllegalMoveError",
@@ -43,6 +45,7 @@ __all__ = [
     "cache_folder",
     "canonical_spec",
     "end_event",
+    "exact_outcome",
     "is_table_strategy",
     "legal_moves",
     "make_strategy",

@@ -1,0 +1,120 @@
+"""engine.exact_outcome against a brute force over every game, and against sampled games.
+
+The brute force walks every game of a small rule set move by move through the scalar engine
+(engine.positions), with each move's probability from the scalar strategy's values (the
+scalar search's scores, the solution's move values) turned into cuts by engine.choice, in
+exact fractions. It shares neither the policy tables nor the propagation with exact_outcome.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from engine import Rules, play_batch
+from engine.board import NORTH, SOUTH, row_stones
+from engine.choice import ARGMAX, Epsilon, key_of, probabilities
+from engine.events import EVENTS, unpack_events
+from engine.exact import exact_outcome
+from engine.moves import end_event
+from engine.policy import NotATableStrategyError
+from engine.positions import positions
+from engine.search import solution
+
+SMALL = [Rules(stones_per_pit=3, ply_cap=10), Rules(stones_per_pit=4, feeding=False, ply_cap=8)]
+PAIRS = [("random", "random"), ("greedy", "perfect"), ("perfect(epsilon=0.25)", "random")]
+
+
+def _chances(spec: str, rules: Rules, board: int, ply: int) -> dict[int, Fraction]:
+    """The probability of each legal pit (mover's view) for the scalar strategy ``spec``."""
+    options = positions(rules).options(board, ply)
+    if spec == "random":
+        values = [0] * len(options)
+    elif spec == "greedy":
+        values = [option.captured for option in options]
+    else:
+        values = list(solution(rules).move_values(board, SOUTH, ply))
+    rule = Epsilon(0.25) if spec == "perfect(epsilon=0.25)" else ARGMAX
+    key = key_of({option.pit: value for option, value in zip(options, values, strict=True)})
+    return dict(enumerate(probabilities(rule.cuts(key))))
+
+
+def _brute_force(south: str, north: str, rules: Rules) -> dict[str, object]:
+    margins: dict[int, Fraction] = {}
+    plies: dict[int, Fraction] = {}
+    means = dict.fromkeys(EVENTS, Fraction(0))
+    fires = dict.fromkeys(EVENTS, Fraction(0))
+    memo = positions(rules)
+
+    def walk(board: int, ply: int, margin: int, chance: Fraction, fired: frozenset[str]) -> None:
+        options = memo.options(board, ply) if ply < rules.ply_cap else ()
+        if not options:
+            final = margin + (1 if ply % 2 == 0 else -1) * (row_stones(board, SOUTH) - row_stones(board, NORTH))
+            margins[final] = margins.get(final, Fraction(0)) + chance
+            plies[ply] = plies.get(ply, Fraction(0)) + chance
+            ended = fired
+            if ply < rules.ply_cap:
+                name = end_event(board, rules)
+                means[name] += chance
+                ended = fired | {name}
+            for name in ended:
+                fires[name] += chance
+            return
+        mover_chances = _chances(south if ply % 2 == 0 else north, rules, board, ply)
+        for option in options:
+            p = mover_chances[option.pit]
+            if not p:
+                continue
+            counts = unpack_events(option.events)
+            for name, count in counts.items():
+                means[name] += chance * p * count
+            now = fired | {name for name, count in counts.items() if count}
+            sign = 1 if ply % 2 == 0 else -1
+            walk(option.child, ply + 1, margin + sign * option.captured, chance * p, frozenset(now))
+
+    walk(memo.start, 0, 0, Fraction(1), frozenset())
+    return {"margins": margins, "plies": plies, "means": means, "fires": fires}
+
+
+@pytest.mark.parametrize(("south", "north"), PAIRS)
+@pytest.mark.parametrize("rules", SMALL, ids=lambda rules: rules.name)
+def test_exact_outcome_is_the_brute_force_over_every_game(rules, south, north):
+    exact = exact_outcome(south, north, rules=rules, tolerance=0)
+    brute = _brute_force(south, north, rules)
+    assert exact.unresolved == 0
+    assert set(exact.margin) == set(brute["margins"])
+    for margin, chance in brute["margins"].items():
+        assert exact.margin[margin] == pytest.approx(float(chance), abs=1e-12)
+    lengths = np.zeros(rules.ply_cap + 1)
+    for ply, chance in brute["plies"].items():
+        lengths[ply] = float(chance)
+    np.testing.assert_allclose(exact.plies, lengths, atol=1e-12, rtol=0)
+    for name in EVENTS:
+        assert exact.event_mean[name] == pytest.approx(float(brute["means"][name]), abs=1e-12), name
+        assert exact.event_fires[name] == pytest.approx(float(brute["fires"][name]), abs=1e-12), name
+    assert exact.south_win + exact.draw + exact.north_win == pytest.approx(1, abs=1e-12)
+
+
+@pytest.mark.parametrize(("south", "north"), [("random", "random"), ("greedy", "perfect(epsilon=0.25)"), ("heuristic", "random")])
+def test_sampled_games_agree_with_the_exact_outcome(south, north):
+    """Every quantity of 200,000 sampled games within 4 standard errors of its exact value."""
+    rules = Rules(stones_per_pit=4, feeding=False, ply_cap=30)
+    exact = exact_outcome(south, north, rules=rules)
+    games = play_batch(200_000, south, north, rules=rules, seed=11)
+    n = len(games)
+    checks = [((games.winner == 0).mean(), exact.south_win), ((games.winner == 2).mean(), exact.draw)]
+    checks += [((games.events[name] > 0).mean(), exact.event_fires[name]) for name in EVENTS]
+    for sampled, p in checks:
+        assert abs(sampled - p) <= 4 * np.sqrt(p * (1 - p) / n) + 1e-12
+    for name in EVENTS:
+        counts = games.events[name].astype(float)
+        assert abs(counts.mean() - exact.event_mean[name]) <= 4 * counts.std() / np.sqrt(n) + 1e-12, name
+    assert abs(games.plies.mean() - exact.mean_plies) <= 4 * games.plies.std() / np.sqrt(n)
+
+
+def test_a_pairing_with_mcts_is_refused_in_one_line():
+    with pytest.raises(NotATableStrategyError, match="mcts") as error:
+        exact_outcome("mcts(playouts=10)", "random", rules=SMALL[0])
+    assert "\n" not in str(error.value)
