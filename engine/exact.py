@@ -93,15 +93,16 @@ def exact_outcome(
         raise ValueError(f"the tables are those of {tables.rules.name}, not of the rules asked for, {rules.name}")
     players = (policy_table(south, rules, tables=tables), policy_table(north, rules, tables=tables))
     run = _Run(rules, tables, players)
-    states = run.first_move()
+    margins, events = run.first_move()
     for ply in range(1, rules.ply_cap):
-        states = run.end_or_move(states, ply)
-        if not len(states.position) or states.total.sum() < tolerance:
+        margins = run.end_or_move(margins, ply, events=False)
+        events = run.end_or_move(events, ply, events=True)
+        if not len(events.position) or events.total.sum() < tolerance:
             break
     else:
-        run.stop_at_cap(states, rules.ply_cap)
-        states = _States.empty(len(TRACKED))
-    return run.outcome(players, float(states.total.sum()), states)
+        run.stop_at_cap(margins, events, rules.ply_cap)
+        events = _States.empty(len(TRACKED))
+    return run.outcome(players, float(events.total.sum()), events)
 
 
 @dataclass
@@ -124,7 +125,10 @@ class _Run:
 
     def __init__(self, rules: Rules, tables: PositionTables, players: tuple[PolicyTable, PolicyTable]) -> None:
         self.rules, self.tables, self.players = rules, tables, players
-        self.own_row, self.other_row = (rows.astype(np.int64) for rows in row_stones(tables.index))
+        self.own_row, self.other_row = row_stones(tables.index)
+        captured = rules.total_stones - self.own_row - self.other_row
+        self.merge = _Merger(captured)  # by position and margin
+        self.merge_positions = _Merger(np.zeros_like(captured))  # by position
         self.margins: dict[int, float] = {}
         self.plies = np.zeros(rules.ply_cap + 1)
         self.event_mean = dict.fromkeys(EVENTS, 0.0)
@@ -133,14 +137,17 @@ class _Run:
         self.end_fires = dict.fromkeys(END_EVENTS, 0.0)
         self.flag_bits = np.array([FLAGS[name] for name in POSITION_FLAGS])
 
-    def first_move(self) -> _States:
-        """Ply 0 from the moves of engine.positions, with South's first-move chances."""
+    def first_move(self) -> tuple[_States, _States]:
+        """Ply 0 from the moves of engine.positions, with South's first-move chances: the states
+        by position and margin, and by position with the mass each tracked event left untouched."""
         memo = positions(self.rules)
         options = memo.options(memo.start, 0)
         start = self.tables.index.rank(memo.start)
         if not options:  # no first move: the game ends at once
-            self._end(_States(np.array([start]), np.zeros(1, np.int64), np.ones(1), np.ones((1, len(TRACKED)))), 0)
-            return _States.empty(len(TRACKED))
+            ended = _States(np.array([start]), np.zeros(1, np.int64), np.ones(1), np.ones((1, len(TRACKED))))
+            self._end(ended, 0)
+            self._score(_select(ended, np.array([0]), columns=False), 0)
+            return _States.empty(0), _States.empty(len(TRACKED))
         chances = self.players[0].chances(np.array([self.players[0].first]))[0] / SCALE
         position, margin, total, untouched = [], [], [], []
         for option in options:
@@ -156,14 +163,18 @@ class _Run:
             margin.append(option.captured)
             total.append(chance)
             untouched.append([chance * (counts[name] == 0) for name in TRACKED])
-        return _merged(np.array(position), np.array(margin), np.array(total), np.array(untouched))
+        position_, margin_, total_ = np.array(position), np.array(margin), np.array(total)
+        by_margin = self.merge(position_, margin_, total_, np.empty((len(total_), 0)))
+        by_position = self.merge_positions(position_, np.zeros_like(margin_), total_, np.array(untouched))
+        return by_margin, by_position
 
-    def end_or_move(self, states: _States, ply: int) -> _States:
-        """End the states without a legal move; move the others by the mover's policy."""
+    def end_or_move(self, states: _States, ply: int, *, events: bool) -> _States:
+        """End the states without a legal move; move the others by the mover's policy. The
+        states by position (``events``) count the events; those by margin only move."""
         legal = self.tables.child[states.position] >= 0
         over = ~legal.any(axis=1)
         if over.any():
-            self._end(_select(states, over), ply)
+            (self._end if events else self._score)(_select(states, over), ply)
             states = _select(states, ~over)
         player = self.players[ply % 2]
         chances = player.chances(player.classes_at(states.position, self.rules.ply_cap - ply)) / SCALE
@@ -178,6 +189,10 @@ class _Run:
             position = states.position[moving]
             weight = states.total[moving] * chances[moving, pit]
             captured = self.tables.captured[position, pit].astype(np.int64)
+            child = self.tables.child[position, pit].astype(np.int64)
+            if not events:
+                children.append((child, states.margin[moving] + sign * captured, weight, np.empty((len(child), 0))))
+                continue
             own = self.tables.own_captured[position, pit].astype(np.int64)
             counts = {
                 "capture": (captured > 0).astype(np.int64),
@@ -192,16 +207,17 @@ class _Run:
                 self.event_mean[name] += float(weight @ count)
             keeps = np.stack([counts[name] == 0 for name in TRACKED], axis=1)
             untouched = states.untouched[moving] * chances[moving, pit][:, None] * keeps
-            child = self.tables.child[position, pit].astype(np.int64)
-            children.append((child, states.margin[moving] + sign * captured, weight, untouched))
+            children.append((child, np.zeros_like(child), weight, untouched))
         if not children:
-            return _States.empty(len(TRACKED))
-        return _merged(*(np.concatenate(parts) for parts in zip(*children, strict=True)))
+            return _States.empty(states.untouched.shape[1])
+        merge = self.merge_positions if events else self.merge
+        return merge(*(np.concatenate(parts) for parts in zip(*children, strict=True)))
 
-    def stop_at_cap(self, states: _States, ply: int) -> None:
+    def stop_at_cap(self, margins: _States, events: _States, ply: int) -> None:
         """Every state still in play at the cap: the game ends there, without an end event (as
         engine.play_game counts end events only in games that end before the cap)."""
-        self._score(states, ply)
+        self._score(margins, ply)
+        self._count_ends(events, ply)
 
     def outcome(self, players: tuple[PolicyTable, PolicyTable], unresolved: float, left: _States) -> ExactOutcome:
         margins = dict(sorted(self.margins.items()))
@@ -232,38 +248,65 @@ class _Run:
         )
 
     def _end(self, states: _States, ply: int) -> None:
-        """Games that end at ``ply`` because the mover has no legal move: their end events."""
+        """Games (by position) that end at ``ply`` because the mover has no legal move: their
+        end events, length and untouched masses."""
         codes = (self.tables.flags[states.position] & END_MASK) >> END_SHIFT
         for code, name in enumerate(END_EVENTS, 1):
             mass = float(states.total[codes == code].sum())
             self.end_fires[name] += mass
             self.event_mean[name] += mass
-        self._score(states, ply)
+        self._count_ends(states, ply)
+
+    def _count_ends(self, states: _States, ply: int) -> None:
+        self.plies[ply] += float(states.total.sum())
+        self.untouched_at_end += states.untouched.sum(axis=0)
 
     def _score(self, states: _States, ply: int) -> None:
-        """The final margins of games ending at ``ply``: the margin so far plus South's row minus North's."""
-        rows = self.own_row[states.position] - self.other_row[states.position]
+        """The final margins of games (by margin) ending at ``ply``: the margin so far plus South's
+        row minus North's."""
+        rows = self.own_row[states.position].astype(np.int64) - self.other_row[states.position]
         final = states.margin + (rows if ply % 2 == 0 else -rows)  # at even plies South is the mover
         values, inverse = np.unique(final, return_inverse=True)
         for value, mass in zip(values.tolist(), np.bincount(inverse.reshape(-1), weights=states.total).tolist(), strict=True):
             self.margins[value] = self.margins.get(value, 0.0) + mass
-        self.plies[ply] += float(states.total.sum())
-        self.untouched_at_end += states.untouched.sum(axis=0)
 
 
-def _select(states: _States, rows: np.ndarray) -> _States:
-    return _States(states.position[rows], states.margin[rows], states.total[rows], states.untouched[rows])
+def _select(states: _States, rows: np.ndarray, *, columns: bool = True) -> _States:
+    untouched = states.untouched[rows] if columns else np.empty((len(states.position[rows]), 0))
+    return _States(states.position[rows], states.margin[rows], states.total[rows], untouched)
 
 
-def _merged(position: np.ndarray, margin: np.ndarray, total: np.ndarray, untouched: np.ndarray) -> _States:
-    """States with the same position and margin, merged by adding their masses."""
-    offset = int(-margin.min()) if len(margin) else 0
-    span = int(margin.max()) + offset + 1 if len(margin) else 1
-    keys = position.astype(np.int64) * span + (margin + offset)
-    unique, inverse = np.unique(keys, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    merged_total = np.bincount(inverse, weights=total, minlength=len(unique))
-    merged_untouched = np.stack(
-        [np.bincount(inverse, weights=untouched[:, k], minlength=len(unique)) for k in range(untouched.shape[1])], axis=1
-    )
-    return _States(unique // span, unique % span - offset, merged_total, merged_untouched)
+class _Merger:
+    """Merges states with the same position and margin by adding their masses, without a sort.
+
+    The stones captured so far, C, are fixed by the position (the stones missing from the
+    board), so a state's margin m = 2 s - C is fixed by South's captures s in 0 .. C: each
+    position in play gets C + 1 consecutive slots, and the masses are summed into them by
+    np.bincount. The positions in play are numbered through a mark per position, made and
+    cleared each ply.
+    """
+
+    def __init__(self, captured: np.ndarray) -> None:
+        self.captured = captured  # (positions,) uint8: stones captured so far at each position
+        self.mark = np.zeros(len(captured), dtype=bool)
+        self.number = np.zeros(len(captured), dtype=np.int64)
+
+    def __call__(self, position: np.ndarray, margin: np.ndarray, total: np.ndarray, untouched: np.ndarray) -> _States:
+        self.mark[position] = True
+        alive = np.flatnonzero(self.mark)
+        self.mark[alive] = False
+        self.number[alive] = np.arange(len(alive))
+        width = self.captured[alive].astype(np.int64) + 1
+        base = np.cumsum(width) - width
+        number = self.number[position]
+        slot = base[number] + (margin + self.captured[position]) // 2
+        size = int(width.sum())
+        merged = np.bincount(slot, weights=total, minlength=size)
+        kept = np.flatnonzero(merged)
+        owner = np.repeat(np.arange(len(alive)), width)[kept]
+        columns = np.empty((len(kept), untouched.shape[1]))
+        for k in range(untouched.shape[1]):
+            columns[:, k] = np.bincount(slot, weights=untouched[:, k], minlength=size)[kept]
+        merged_position = alive[owner]
+        merged_margin = 2 * (kept - base[owner]) - self.captured[merged_position]
+        return _States(merged_position, merged_margin, merged[kept], columns)
