@@ -316,7 +316,7 @@ def _player(strategy: str | Strategy | BatchStrategy) -> _Player:
 
 def _with_tables(player: _Player, rules: Rules, tables: PositionTables) -> _Player:
     """An engine table strategy other than random and greedy, with its policy table loaded."""
-    if player.policy is not None or player.spec in ("random", "greedy"):
+    if player.policy is not None or type(make_strategy(player.spec)) in _BUILT_IN:
         return player
     return dataclasses.replace(player, table=policy_table(player.spec, rules, tables=tables))
 

@@ -36,7 +36,7 @@ import logging
 import time
 import zipfile
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from math import comb
 from pathlib import Path
 
@@ -166,9 +166,9 @@ class Solution:
     def nbytes(self) -> int:
         return sum(getattr(self, name).nbytes for name in ARRAYS)
 
-    @cached_property
+    @property
     def _row_differences(self) -> np.ndarray:
-        return row_differences(self.rules.total_stones)
+        return _cached_row_differences(self.rules.total_stones)  # one array per stone count, shared with ValueLog
 
     def _seen(self, board: Board, mover: int, ply: int) -> Board:
         check_board(board)

@@ -22,7 +22,7 @@ from typing import TypeVar
 import engine
 from engine.policy import policy_table
 from engine.positions import positions
-from engine.search import solution
+from engine.search import PerfectStrategy, solution
 from engine.tables import build_tables, load_tables, tables_folder
 from pipeline.paths import DATA, MANIFEST
 from pipeline.report import build_report
@@ -160,7 +160,7 @@ def policy_build(spec: str, target_seconds: float | None, target_gib: float | No
     perfect, the solution) are loaded; memory is what NumPy allocates beyond them (tracemalloc)."""
     rules = engine.Rules()
     tables = load_tables(rules, verbose=False)
-    if spec.startswith("perfect"):
+    if isinstance(engine.make_strategy(spec), PerfectStrategy):
         solution(rules)
     tracemalloc.start()
     start = time.perf_counter()
