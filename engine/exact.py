@@ -13,9 +13,16 @@ where s_p is +1 at South's turns (p even) and -1 at North's, and chance_p the mo
 with cap - p plies left (so choices that change near the cap are followed exactly). A state
 whose position has no legal move, or every state at the cap, ends the game: its final margin
 is m plus South's row minus North's. Each step is exact in the sense of the recurrence: the
-only error is the rounding of float64 sums, far below 1e-12. Its cost is one pass over the
-states alive at each ply: at most three children a state, merged by (position, margin) with a
-sort; the states number a few million at the widest ply for random play.
+only error is the rounding of float64 sums, far below 1e-12.
+
+Its cost is one pass over the states in play at each ply, at most three children a state.
+Far from the cap every policy is the same from ply to ply (engine.policy: a position's far
+class), so the chain of a ply depends only on its parity. Those plies are propagated by sparse
+matrix products over every state reachable from those in play, found once, breadth first
+(engine.exact._Steady); the plies near the cap, where a choice may change with the plies left,
+merge the children of the states in play (engine.exact._Merger). Random play reaches 8.25
+million (position, margin) states and 2.08 million positions at each parity from ply 30 on,
+and takes about 125 plies to bring the mass in play below 1e-15.
 
 Beside the total mass every state carries, for each tracked turn event, the mass of the paths
 to it on which the event has not yet fired: zeroed by a move that fires it, that mass gives the
@@ -29,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import sparse
 
 from engine.choice import SCALE
 from engine.events import END_EVENTS, EVENTS, POSITION_FLAGS, unpack_events
@@ -94,12 +102,16 @@ def exact_outcome(
     players = (policy_table(south, rules, tables=tables), policy_table(north, rules, tables=tables))
     run = _Run(rules, tables, players)
     margins, events = run.first_move()
-    for ply in range(1, rules.ply_cap):
+    ply, stopped = 1, not len(events.position)
+    while not stopped and ply < rules.ply_cap:
+        if ply < run.steady_until:  # the stationary plies: one sparse product a ply
+            margins, events, ply, stopped = _Steady(run, margins, events, ply).propagate(tolerance)
+            continue
         margins = run.end_or_move(margins, ply, events=False)
         events = run.end_or_move(events, ply, events=True)
-        if not len(events.position) or events.total.sum() < tolerance:
-            break
-    else:
+        ply += 1
+        stopped = not len(events.position) or events.total.sum() < tolerance
+    if not stopped:
         run.stop_at_cap(margins, events, rules.ply_cap)
         events = _States.empty(len(TRACKED))
     return run.outcome(players, float(events.total.sum()), events)
@@ -126,10 +138,15 @@ class _Run:
     def __init__(self, rules: Rules, tables: PositionTables, players: tuple[PolicyTable, PolicyTable]) -> None:
         self.rules, self.tables, self.players = rules, tables, players
         self.own_row, self.other_row = row_stones(tables.index)
-        captured = rules.total_stones - self.own_row - self.other_row
-        self.merge = _Merger(captured)  # by position and margin
-        self.merge_positions = _Merger(np.zeros_like(captured))  # by position
-        self.margins: dict[int, float] = {}
+        self.captured = rules.total_stones - self.own_row - self.other_row  # stones off the board
+        self.merge = _Merger(self.captured)  # by position and margin
+        self.merge_positions = _Merger(np.zeros_like(self.captured))  # by position
+        # The first ply whose mover has fewer plies left than its policy's far_from: from there on
+        # its choices may change from ply to ply; before it every ply's chain is the same.
+        self.steady_until = next(
+            (ply for ply in range(1, rules.ply_cap) if rules.ply_cap - ply < players[ply % 2].far_from), rules.ply_cap
+        )
+        self.margin_mass = np.zeros(2 * rules.total_stones + 1)  # by final margin + total stones
         self.plies = np.zeros(rules.ply_cap + 1)
         self.event_mean = dict.fromkeys(EVENTS, 0.0)
         self.untouched_at_end = np.zeros(len(TRACKED))
@@ -220,7 +237,7 @@ class _Run:
         self._count_ends(events, ply)
 
     def outcome(self, players: tuple[PolicyTable, PolicyTable], unresolved: float, left: _States) -> ExactOutcome:
-        margins = dict(sorted(self.margins.items()))
+        margins = {int(m) - self.rules.total_stones: float(self.margin_mass[m]) for m in np.flatnonzero(self.margin_mass)}
         south = sum(p for m, p in margins.items() if m > 0)
         north = sum(p for m, p in margins.items() if m < 0)
         still = left.untouched.sum(axis=0) if len(left.position) else np.zeros(len(TRACKED))
@@ -266,9 +283,7 @@ class _Run:
         row minus North's."""
         rows = self.own_row[states.position].astype(np.int64) - self.other_row[states.position]
         final = states.margin + (rows if ply % 2 == 0 else -rows)  # at even plies South is the mover
-        values, inverse = np.unique(final, return_inverse=True)
-        for value, mass in zip(values.tolist(), np.bincount(inverse.reshape(-1), weights=states.total).tolist(), strict=True):
-            self.margins[value] = self.margins.get(value, 0.0) + mass
+        self.margin_mass += np.bincount(final + self.rules.total_stones, weights=states.total, minlength=len(self.margin_mass))
 
 
 def _select(states: _States, rows: np.ndarray, *, columns: bool = True) -> _States:
@@ -310,3 +325,291 @@ class _Merger:
         merged_position = alive[owner]
         merged_margin = 2 * (kept - base[owner]) - self.captured[merged_position]
         return _States(merged_position, merged_margin, merged[kept], columns)
+
+
+class _Steady:
+    """The plies before run.steady_until, where a state's moves and their chances do not depend
+    on the ply but only on its parity (South moves at even plies): one sparse matrix product a
+    ply and chain.
+
+    The states reachable from those in play are found once, breadth first (engine.exact._Graph);
+    a ply then maps the masses of one parity's states to the other's through a matrix with a row
+    per child state, a column per state and the move's chance as entry. The positions marked
+    VARIES in a policy (perfect's positions whose choice changes with the plies left) keep their
+    moves out of the matrices: those are weighted each ply with the chances of that ply.
+    """
+
+    def __init__(self, run: _Run, margins: _States, events: _States, ply: int) -> None:
+        self.run, self.ply = run, ply
+        parity = ply % 2
+        s = (margins.margin + run.captured[margins.position]) // 2
+        self.by_margin = _Graph(run, margins.position, s, parity, by_margin=True)
+        self.by_position = _Graph(run, events.position, np.zeros_like(events.position), parity, by_margin=False)
+        self.x = np.bincount(self.by_margin.start, weights=margins.total, minlength=self.by_margin.count[parity])
+        # The chain by position holds a row per column: the total, then each TRACKED event's untouched mass.
+        self.masses = np.zeros((1 + len(TRACKED), self.by_position.count[parity]))
+        self.masses[:, self.by_position.start] = np.column_stack([events.total, events.untouched]).T
+
+    def propagate(self, tolerance: float) -> tuple[_States, _States, int, bool]:
+        """Propagate up to run.steady_until or until the mass in play is below ``tolerance``:
+        the states then in play, by margin and by position, the ply reached and whether it stopped."""
+        ply, x, masses = self.ply, self.x, self.masses
+        while True:
+            x = self.by_margin.step_margins(x, ply)
+            masses = self.by_position.step_events(masses, ply)
+            ply += 1
+            mass = float(masses[0].sum())
+            stopped = mass == 0 or mass < tolerance
+            if stopped or ply >= self.run.steady_until:
+                self.by_position.count_events()
+                return self.by_margin.states(x, ply % 2), self.by_position.states(masses, ply % 2), ply, stopped
+
+
+class _Graph:
+    """The states reachable from given states through the far classes of both policies, with
+    their moves as sparse matrices: by (position, South's captures so far) for the outcome, or
+    by position with the events.
+
+    A state is a key: its position in the chain by position, base[position] + s in the chain by
+    margin, where s (0 ... the stones off the board) is South's captures so far. A table of
+    numbers over the keys finds the new states of each breadth-first step; at the end the states
+    of each parity are numbered in the order of their keys, which keeps a position's states, and
+    the positions the sparse products read together, close in memory.
+    """
+
+    def __init__(self, run: _Run, position: np.ndarray, s: np.ndarray, parity: int, *, by_margin: bool) -> None:
+        self.run, self.by_margin = run, by_margin
+        self.base = np.zeros(len(run.captured) + 1, dtype=np.int64)
+        np.cumsum(run.captured.astype(np.int64) + 1, out=self.base[1:])
+        size = int(self.base[-1]) if by_margin else len(run.captured)
+        self._numbers = [np.full(size, -1, dtype=np.int32) for _ in (0, 1)]
+        self.count = [0, 0]
+        self._found: list[list[tuple[np.ndarray, np.ndarray]]] = [[], []]
+        self._frontier: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[], []]
+        start = self._add(parity, position.astype(np.int64), s.astype(np.int64))
+        edges: list[list[_Edges]] = [[], []]
+        while self._frontier[0] or self._frontier[1]:
+            for mover in (0, 1):
+                if not self._frontier[mover]:
+                    continue
+                at, south, number = (np.concatenate(parts) for parts in zip(*self._frontier[mover], strict=True))
+                self._frontier[mover] = []
+                chances, varies = _far_chances(run.players[mover], run.tables, at)
+                for pit in range(ROW):
+                    moving = np.flatnonzero(chances[:, pit] > 0)
+                    child = run.tables.child[at[moving], pit].astype(np.int64)
+                    later = south[moving]
+                    if by_margin and mover == 0:
+                        later = later + run.tables.captured[at[moving], pit]
+                    found = self._add(1 - mover, child, later)
+                    edges[mover].append(_Edges(number[moving], found, pit, chances[moving, pit], varies[moving]))
+        del self._numbers
+        # Renumber each parity's states in the order of their keys.
+        self.position, self.s, rank = [], [], []
+        for batches in self._found:
+            position_ = np.concatenate([p for p, _ in batches] or [np.empty(0, np.int64)])
+            s_ = np.concatenate([s for _, s in batches] or [np.empty(0, np.int64)])
+            order = np.argsort(self.base[position_] + s_ if by_margin else position_, kind="stable")
+            self.position.append(position_[order])
+            self.s.append(s_[order])
+            rank_ = np.empty(len(order), dtype=np.int32)
+            rank_[order] = np.arange(len(order), dtype=np.int32)
+            rank.append(rank_)
+        del self._found
+        self.start = rank[parity][start]
+        self.moves = []
+        for mover in (0, 1):
+            for part in edges[mover]:
+                part.start, part.to = rank[mover][part.start], rank[1 - mover][part.to]
+            self.moves.append(_Moves(self, mover, edges[mover]))
+            edges[mover] = []
+
+    def _add(self, parity: int, position: np.ndarray, s: np.ndarray) -> np.ndarray:
+        """The numbers of the states (``position``, ``s``) at ``parity``, numbering the new ones."""
+        key = self.base[position] + s if self.by_margin else position
+        numbers = self._numbers[parity]
+        found: np.ndarray = numbers[key]
+        new = np.flatnonzero(found < 0)
+        if len(new):
+            keys, first = np.unique(key[new], return_index=True)
+            at = new[first]
+            fresh = np.arange(self.count[parity], self.count[parity] + len(keys), dtype=np.int32)
+            numbers[keys] = fresh
+            self.count[parity] += len(keys)
+            self._found[parity].append((position[at], s[at]))
+            self._frontier[parity].append((position[at], s[at], fresh))
+            found = numbers[key]
+        return found
+
+    def step_margins(self, x: np.ndarray, ply: int) -> np.ndarray:
+        """Score the states without a move at ``ply`` and move the others: the masses a ply on."""
+        moves = self.moves[ply % 2]
+        if len(moves.ended):
+            self.run.margin_mass += np.bincount(moves.final, weights=x[moves.ended], minlength=len(self.run.margin_mass))
+        y: np.ndarray = moves.all @ x
+        if len(moves.v_from):
+            np.add.at(y, moves.v_to, x[moves.v_from] * moves.varying_chances(ply))
+        return y
+
+    def step_events(self, masses: np.ndarray, ply: int) -> np.ndarray:
+        """End the states without a move at ``ply`` and move the others, counting the events:
+        ``masses`` has a row for the total and one for each TRACKED event's untouched mass."""
+        run, moves = self.run, self.moves[ply % 2]
+        if len(moves.ended):
+            ended = masses[:, moves.ended]
+            for code, name in enumerate(END_EVENTS, 1):
+                mass = float(ended[0, moves.codes == code].sum())
+                run.end_fires[name] += mass
+                run.event_mean[name] += mass
+            run.plies[ply] += float(ended[0].sum())
+            run.untouched_at_end += ended[1:].sum(axis=1)
+        total = masses[0]
+        moves.occupancy += total  # the expected counts of the far moves are summed at the end
+        after = np.empty((masses.shape[0], moves.all.shape[0]))
+        flags = len(moves.keep_flags)
+        for row in range(flags):
+            after[row] = moves.all @ (masses[row] * moves.keep_flags[row])
+        for row, matrix in zip(range(flags, masses.shape[0]), moves.keeping, strict=True):
+            after[row] = matrix @ masses[row]
+        if len(moves.v_from):
+            chances = moves.varying_chances(ply)
+            weight = total[moves.v_from] * chances
+            for name, mean in zip(COUNTED, weight @ moves.v_counts, strict=False):
+                run.event_mean[name] += float(mean)
+            keeps = np.vstack([moves.keep_flags[:, moves.v_from], moves.v_keeps])
+            moved = masses[:, moves.v_from] * keeps * chances
+            for row in range(masses.shape[0]):
+                np.add.at(after[row], moves.v_to, moved[row])
+        return after
+
+    def count_events(self) -> None:
+        """Add the expected counts of the far moves, from how often each state was visited."""
+        for moves in self.moves:
+            for name, mean in zip(COUNTED, moves.occupancy @ moves.counts, strict=True):
+                self.run.event_mean[name] += float(mean)
+            moves.occupancy[:] = 0
+
+    def states(self, masses: np.ndarray, parity: int) -> _States:
+        """The states of ``parity`` with mass, as engine.exact._States."""
+        totals = masses if masses.ndim == 1 else masses[0]
+        alive = np.flatnonzero(totals)
+        position = self.position[parity][alive]
+        if self.by_margin:
+            margin = 2 * self.s[parity][alive] - self.run.captured[position]
+            return _States(position, margin, totals[alive], np.empty((len(alive), 0)))
+        return _States(position, np.zeros_like(position), totals[alive], masses[1:, alive].T.copy())
+
+
+# The per-move event counts summed into event_mean: those of a capture, then the position flags.
+COUNTED = ("capture", "capture_stones", "capture_pits", "capture_own_row_stones", "capture_opponent_row_stones", *POSITION_FLAGS)
+
+
+def _far_chances(player: PolicyTable, tables: PositionTables, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The chance (states, 3) of each pit that ``player`` plays at the positions ``at`` while far
+    from the cap, and which of them are marked VARIES: those get a chance of 1 at every legal
+    pit here, and their true chances ply by ply (engine.exact._Moves.varying_chances)."""
+    classes = player.far[at].astype(np.int64)
+    varies = classes == player.varies
+    classes[varies] = 0
+    chances: np.ndarray = player.chances(classes) / SCALE
+    chances[varies] = tables.child[at[varies]] >= 0
+    return chances, varies
+
+
+@dataclass
+class _Edges:
+    """A batch of moves found breadth first: from state ``start`` to state ``to`` by ``pit``."""
+
+    start: np.ndarray
+    to: np.ndarray
+    pit: int
+    chance: np.ndarray
+    varies: np.ndarray
+
+
+class _Moves:
+    """The moves of one parity's states (``mover`` 0 for South), as sparse matrices."""
+
+    def __init__(self, graph: _Graph, mover: int, edges: list[_Edges]) -> None:
+        run, tables = graph.run, graph.run.tables
+        self.player = run.players[mover]
+        count, children = graph.count[mover], graph.count[1 - mover]
+        shape = (children, count)
+        fixed = [part.chance * ~part.varies for part in edges]
+        self.all = _matrix(edges, fixed, shape)
+        # The moves from VARIES positions: their chances are taken each ply.
+        varying = [part for part in edges if part.varies.any()]
+        self.v_from = _join([part.start[part.varies] for part in varying], np.int32)
+        self.v_to = _join([part.to[part.varies] for part in varying], np.int32)
+        self.v_pit = _join([np.full(int(part.varies.sum()), part.pit) for part in varying], np.int64)
+        positions_ = graph.position[mover]
+        v_at = positions_[self.v_from]
+        self.v_rows = np.searchsorted(self.player.varying, v_at)
+        self.ended = np.flatnonzero((tables.child[positions_] < 0).all(axis=1))
+        ended_at = positions_[self.ended]
+        if graph.by_margin:
+            rows = run.own_row[ended_at].astype(np.int64) - run.other_row[ended_at]
+            margin = 2 * graph.s[mover][self.ended] - run.captured[ended_at]
+            self.final = margin + (rows if mover == 0 else -rows) + run.rules.total_stones
+            return
+        self.codes = (tables.flags[ended_at] & END_MASK) >> END_SHIFT
+        self.keeping = []  # the moves that leave capture, own-row and opponent-row captures untouched
+        counts = np.zeros((count, len(COUNTED)))
+        for k in range(3):
+            kept = []
+            for part, chance in zip(edges, fixed, strict=True):
+                at = positions_[part.start]
+                captured = tables.captured[at, part.pit].astype(np.int64)
+                own = tables.own_captured[at, part.pit].astype(np.int64)
+                kept.append(chance * ((captured == 0, own == 0, captured == own)[k]))
+            self.keeping.append(_matrix(edges, kept, shape))
+        for part, chance in zip(edges, fixed, strict=True):
+            for k, count_ in enumerate(_move_counts(tables, positions_[part.start], part.pit).T):
+                counts[:, k] += np.bincount(part.start, weights=chance * count_, minlength=count)
+        self.v_counts = np.zeros((len(self.v_from), len(COUNTED) - len(POSITION_FLAGS)))
+        for pit in range(ROW):
+            chosen = self.v_pit == pit
+            self.v_counts[chosen] = _move_counts(tables, v_at[chosen], pit)
+        captured = self.v_counts[:, 1]
+        own = self.v_counts[:, 3]
+        self.v_keeps = np.vstack([captured == 0, own == 0, captured == own]).astype(float)
+        flags = tables.flags[positions_].astype(np.int64)
+        fired = np.column_stack([(flags & FLAGS[name]) > 0 for name in POSITION_FLAGS]).astype(float)
+        fired[self.ended] = 0  # a game over plays no turn
+        self.keep_flags = np.vstack([np.ones(count), 1 - fired.T])
+        counts[:, len(COUNTED) - len(POSITION_FLAGS) :] = fired
+        self.counts = counts
+        self.occupancy = np.zeros(count)  # the mass that was at each state, summed over the plies
+
+    def varying_chances(self, ply: int) -> np.ndarray:
+        """The chances of the moves from VARIES positions at ``ply``."""
+        player = self.player
+        plies_left = player.rules.ply_cap - ply
+        classes = player.varying_classes[self.v_rows, plies_left - player.far_from].astype(np.int64)
+        return _chance(player, classes, self.v_pit)
+
+
+def _chance(player: PolicyTable, classes: np.ndarray, pit: np.ndarray) -> np.ndarray:
+    """The probability of playing ``pit`` in each class: the width of its cut over 2**32."""
+    c1, c2, c3 = player.cuts1[classes], player.cuts2[classes], player.cuts3[classes]
+    width = np.where(pit == 0, c1, np.where(pit == 1, c2 - c1, c3 - c2))
+    chance: np.ndarray = width / SCALE
+    return chance
+
+
+def _move_counts(tables: PositionTables, at: np.ndarray, pit: int) -> np.ndarray:
+    """The capture counts (moves, 5) of playing ``pit`` at the positions ``at``, in COUNTED's order."""
+    captured = tables.captured[at, pit].astype(np.int64)
+    own = tables.own_captured[at, pit].astype(np.int64)
+    return np.column_stack([captured > 0, captured, tables.capture_pits[at, pit], own, captured - own]).astype(float)
+
+
+def _join(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+    return np.concatenate(parts).astype(dtype) if parts else np.empty(0, dtype=dtype)
+
+
+def _matrix(edges: list[_Edges], data: list[np.ndarray], shape: tuple[int, int]) -> sparse.csr_array:
+    """The sparse matrix of the moves ``edges`` with the entries ``data``: a row per child state."""
+    rows = _join([part.to for part in edges], np.int32)
+    columns = _join([part.start for part in edges], np.int32)
+    return sparse.csr_array((_join(data, np.float64), (rows, columns)), shape=shape)
