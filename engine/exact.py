@@ -354,6 +354,7 @@ class _Steady:
         """Propagate up to run.steady_until or until the mass in play is below ``tolerance``:
         the states then in play, by margin and by position, the ply reached and whether it stopped."""
         ply, x, masses = self.ply, self.x, self.masses
+        del self.x, self.masses  # each ply's masses replace the last
         while True:
             x = self.by_margin.step_margins(x, ply)
             masses = self.by_position.step_events(masses, ply)
@@ -382,7 +383,7 @@ class _Graph:
         self.base = np.zeros(len(run.captured) + 1, dtype=np.int64)
         np.cumsum(run.captured.astype(np.int64) + 1, out=self.base[1:])
         size = int(self.base[-1]) if by_margin else len(run.captured)
-        self._numbers = [np.full(size, -1, dtype=np.int32) for _ in (0, 1)]
+        self._numbers = [np.zeros(size, dtype=np.int32) for _ in (0, 1)]  # a state's number + 1
         self.count = [0, 0]
         self._found: list[list[tuple[np.ndarray, np.ndarray]]] = [[], []]
         self._frontier: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[], []]
@@ -394,15 +395,15 @@ class _Graph:
                     continue
                 at, south, number = (np.concatenate(parts) for parts in zip(*self._frontier[mover], strict=True))
                 self._frontier[mover] = []
-                chances, varies = _far_chances(run.players[mover], run.tables, at)
+                support, widths = _far_widths(run.players[mover], run.tables, at)
                 for pit in range(ROW):
-                    moving = np.flatnonzero(chances[:, pit] > 0)
+                    moving = np.flatnonzero(support[:, pit])
                     child = run.tables.child[at[moving], pit].astype(np.int64)
                     later = south[moving]
                     if by_margin and mover == 0:
                         later = later + run.tables.captured[at[moving], pit]
                     found = self._add(1 - mover, child, later)
-                    edges[mover].append(_Edges(number[moving], found, pit, chances[moving, pit], varies[moving]))
+                    edges[mover].append(_Edges(number[moving], found, pit, widths[moving, pit]))
         del self._numbers
         # Renumber each parity's states in the order of their keys.
         self.position, self.s, rank = [], [], []
@@ -410,8 +411,8 @@ class _Graph:
             position_ = np.concatenate([p for p, _ in batches] or [np.empty(0, np.int64)])
             s_ = np.concatenate([s for _, s in batches] or [np.empty(0, np.int64)])
             order = np.argsort(self.base[position_] + s_ if by_margin else position_, kind="stable")
-            self.position.append(position_[order])
-            self.s.append(s_[order])
+            self.position.append(position_[order].astype(np.int32))
+            self.s.append(s_[order].astype(np.uint8))
             rank_ = np.empty(len(order), dtype=np.int32)
             rank_[order] = np.arange(len(order), dtype=np.int32)
             rank.append(rank_)
@@ -429,17 +430,17 @@ class _Graph:
         key = self.base[position] + s if self.by_margin else position
         numbers = self._numbers[parity]
         found: np.ndarray = numbers[key]
-        new = np.flatnonzero(found < 0)
+        new = np.flatnonzero(found == 0)
         if len(new):
             keys, first = np.unique(key[new], return_index=True)
             at = new[first]
             fresh = np.arange(self.count[parity], self.count[parity] + len(keys), dtype=np.int32)
-            numbers[keys] = fresh
+            numbers[keys] = fresh + 1
             self.count[parity] += len(keys)
             self._found[parity].append((position[at], s[at]))
             self._frontier[parity].append((position[at], s[at], fresh))
             found = numbers[key]
-        return found
+        return found - 1
 
     def step_margins(self, x: np.ndarray, ply: int) -> np.ndarray:
         """Score the states without a move at ``ply`` and move the others: the masses a ply on."""
@@ -485,7 +486,7 @@ class _Graph:
     def count_events(self) -> None:
         """Add the expected counts of the far moves, from how often each state was visited."""
         for moves in self.moves:
-            for name, mean in zip(COUNTED, moves.occupancy @ moves.counts, strict=True):
+            for name, mean in zip(COUNTED, moves.counted(), strict=True):
                 self.run.event_mean[name] += float(mean)
             moves.occupancy[:] = 0
 
@@ -493,9 +494,9 @@ class _Graph:
         """The states of ``parity`` with mass, as engine.exact._States."""
         totals = masses if masses.ndim == 1 else masses[0]
         alive = np.flatnonzero(totals)
-        position = self.position[parity][alive]
+        position = self.position[parity][alive].astype(np.int64)
         if self.by_margin:
-            margin = 2 * self.s[parity][alive] - self.run.captured[position]
+            margin = 2 * self.s[parity][alive].astype(np.int64) - self.run.captured[position]
             return _States(position, margin, totals[alive], np.empty((len(alive), 0)))
         return _States(position, np.zeros_like(position), totals[alive], masses[1:, alive].T.copy())
 
@@ -504,27 +505,30 @@ class _Graph:
 COUNTED = ("capture", "capture_stones", "capture_pits", "capture_own_row_stones", "capture_opponent_row_stones", *POSITION_FLAGS)
 
 
-def _far_chances(player: PolicyTable, tables: PositionTables, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The chance (states, 3) of each pit that ``player`` plays at the positions ``at`` while far
-    from the cap, and which of them are marked VARIES: those get a chance of 1 at every legal
-    pit here, and their true chances ply by ply (engine.exact._Moves.varying_chances)."""
+def _far_widths(player: PolicyTable, tables: PositionTables, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pits (states, 3) that ``player`` may play at the positions ``at`` while far from the
+    cap, and the width of each one's cut (its chance times 2**32). At a position marked VARIES
+    every legal pit may be played and the width is 0 here: those chances are taken ply by ply
+    (engine.exact._Moves.varying_chances)."""
     classes = player.far[at].astype(np.int64)
     varies = classes == player.varies
     classes[varies] = 0
-    chances: np.ndarray = player.chances(classes) / SCALE
-    chances[varies] = tables.child[at[varies]] >= 0
-    return chances, varies
+    widths: np.ndarray = player.chances(classes)
+    widths[varies] = 0
+    support = widths > 0
+    support[varies] = tables.child[at[varies]] >= 0
+    return support, widths
 
 
 @dataclass
 class _Edges:
-    """A batch of moves found breadth first: from state ``start`` to state ``to`` by ``pit``."""
+    """A batch of moves found breadth first: from state ``start`` to state ``to`` by ``pit``,
+    with the width of its cut (0 from a position marked VARIES)."""
 
     start: np.ndarray
     to: np.ndarray
     pit: int
-    chance: np.ndarray
-    varies: np.ndarray
+    width: np.ndarray
 
 
 class _Moves:
@@ -534,52 +538,56 @@ class _Moves:
         run, tables = graph.run, graph.run.tables
         self.player = run.players[mover]
         count, children = graph.count[mover], graph.count[1 - mover]
-        shape = (children, count)
-        fixed = [part.chance * ~part.varies for part in edges]
-        self.all = _matrix(edges, fixed, shape)
-        # The moves from VARIES positions: their chances are taken each ply.
-        varying = [part for part in edges if part.varies.any()]
-        self.v_from = _join([part.start[part.varies] for part in varying], np.int32)
-        self.v_to = _join([part.to[part.varies] for part in varying], np.int32)
-        self.v_pit = _join([np.full(int(part.varies.sum()), part.pit) for part in varying], np.int64)
+        start = _join([part.start for part in edges], np.int32)
+        to = _join([part.to for part in edges], np.int32)
+        pit = _join([np.full(len(part.start), part.pit, dtype=np.uint8) for part in edges], np.uint8)
+        chance = _join([part.width for part in edges], np.int64) / SCALE  # a width may be 2**32
+        del edges[:]
         positions_ = graph.position[mover]
+        varies = self.player.far[positions_[start]] == self.player.varies
+        # The moves from VARIES positions: their chances are taken each ply.
+        self.v_from, self.v_to, self.v_pit = start[varies], to[varies], pit[varies].astype(np.int64)
         v_at = positions_[self.v_from]
         self.v_rows = np.searchsorted(self.player.varying, v_at)
         self.ended = np.flatnonzero((tables.child[positions_] < 0).all(axis=1))
         ended_at = positions_[self.ended]
         if graph.by_margin:
+            self.all = sparse.csr_array((chance, (to, start)), shape=(children, count))
             rows = run.own_row[ended_at].astype(np.int64) - run.other_row[ended_at]
-            margin = 2 * graph.s[mover][self.ended] - run.captured[ended_at]
+            margin = 2 * graph.s[mover][self.ended].astype(np.int64) - run.captured[ended_at]
             self.final = margin + (rows if mover == 0 else -rows) + run.rules.total_stones
             return
         self.codes = (tables.flags[ended_at] & END_MASK) >> END_SHIFT
-        self.keeping = []  # the moves that leave capture, own-row and opponent-row captures untouched
-        counts = np.zeros((count, len(COUNTED)))
-        for k in range(3):
-            kept = []
-            for part, chance in zip(edges, fixed, strict=True):
-                at = positions_[part.start]
-                captured = tables.captured[at, part.pit].astype(np.int64)
-                own = tables.own_captured[at, part.pit].astype(np.int64)
-                kept.append(chance * ((captured == 0, own == 0, captured == own)[k]))
-            self.keeping.append(_matrix(edges, kept, shape))
-        for part, chance in zip(edges, fixed, strict=True):
-            for k, count_ in enumerate(_move_counts(tables, positions_[part.start], part.pit).T):
-                counts[:, k] += np.bincount(part.start, weights=chance * count_, minlength=count)
-        self.v_counts = np.zeros((len(self.v_from), len(COUNTED) - len(POSITION_FLAGS)))
-        for pit in range(ROW):
-            chosen = self.v_pit == pit
-            self.v_counts[chosen] = _move_counts(tables, v_at[chosen], pit)
-        captured = self.v_counts[:, 1]
-        own = self.v_counts[:, 3]
+        counts = _move_counts(tables, positions_[start], pit.astype(np.int64))
+        captured, own = counts[:, 1], counts[:, 3]
+        # One sparse structure, a row per child state, for the moves and for the moves that leave
+        # a capture, an own-row capture and an opponent-row capture untouched.
+        order = np.argsort(to, kind="stable")
+        indptr = np.zeros(children + 1, dtype=np.int64)
+        np.cumsum(np.bincount(to, minlength=children), out=indptr[1:])
+        columns = start[order]
+
+        def matrix(data: np.ndarray) -> sparse.csr_array:
+            return sparse.csr_array((data[order], columns, indptr), shape=(children, count))
+
+        self.all = matrix(chance)
+        self.keeping = [matrix(chance * keep) for keep in (captured == 0, own == 0, captured == own)]
+        self.move_counts = counts[order].astype(np.uint8)  # each entry's capture counts, in COUNTED's order
+        self.v_counts = counts[varies]
+        captured, own = self.v_counts[:, 1], self.v_counts[:, 3]
         self.v_keeps = np.vstack([captured == 0, own == 0, captured == own]).astype(float)
         flags = tables.flags[positions_].astype(np.int64)
-        fired = np.column_stack([(flags & FLAGS[name]) > 0 for name in POSITION_FLAGS]).astype(float)
-        fired[self.ended] = 0  # a game over plays no turn
-        self.keep_flags = np.vstack([np.ones(count), 1 - fired.T])
-        counts[:, len(COUNTED) - len(POSITION_FLAGS) :] = fired
-        self.counts = counts
+        fired = np.vstack([(flags & FLAGS[name]) > 0 for name in POSITION_FLAGS]).astype(float)
+        fired[:, self.ended] = 0  # a game over plays no turn
+        self.keep_flags = np.vstack([np.ones(count), 1 - fired])
         self.occupancy = np.zeros(count)  # the mass that was at each state, summed over the plies
+
+    def counted(self) -> np.ndarray:
+        """The expected counts of the events COUNTED over the far moves: the mass at each state,
+        summed over the plies, times each move's chance and counts, and its position flags."""
+        weight = self.all.data * self.occupancy[self.all.indices]
+        fired = 1 - self.keep_flags[1:]
+        return np.concatenate([weight @ self.move_counts, fired @ self.occupancy])
 
     def varying_chances(self, ply: int) -> np.ndarray:
         """The chances of the moves from VARIES positions at ``ply``."""
@@ -597,7 +605,7 @@ def _chance(player: PolicyTable, classes: np.ndarray, pit: np.ndarray) -> np.nda
     return chance
 
 
-def _move_counts(tables: PositionTables, at: np.ndarray, pit: int) -> np.ndarray:
+def _move_counts(tables: PositionTables, at: np.ndarray, pit: np.ndarray) -> np.ndarray:
     """The capture counts (moves, 5) of playing ``pit`` at the positions ``at``, in COUNTED's order."""
     captured = tables.captured[at, pit].astype(np.int64)
     own = tables.own_captured[at, pit].astype(np.int64)
@@ -606,10 +614,3 @@ def _move_counts(tables: PositionTables, at: np.ndarray, pit: int) -> np.ndarray
 
 def _join(parts: list[np.ndarray], dtype: type) -> np.ndarray:
     return np.concatenate(parts).astype(dtype) if parts else np.empty(0, dtype=dtype)
-
-
-def _matrix(edges: list[_Edges], data: list[np.ndarray], shape: tuple[int, int]) -> sparse.csr_array:
-    """The sparse matrix of the moves ``edges`` with the entries ``data``: a row per child state."""
-    rows = _join([part.to for part in edges], np.int32)
-    columns = _join([part.start for part in edges], np.int32)
-    return sparse.csr_array((_join(data, np.float64), (rows, columns)), shape=shape)
