@@ -10,13 +10,19 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+
+import numpy as np
 
 import engine
 from pipeline.paths import bundled_studies, cache_folder, study_config
 
 USAGE_ERROR = 2
+# modiar exact: the float sums of a length distribution may fall short of a cumulative probability
+# they reach exactly (engine.exact: its rounding stays far below 1e-12).
+ROUNDING = 1e-12
 
 
 class UsageError(Exception):
@@ -234,6 +240,144 @@ def _play(arguments: argparse.Namespace) -> int:
     return 0  # a finished game or one the person left: neither is an error
 
 
+def _exact(arguments: argparse.Namespace) -> None:
+    import json
+    import time
+
+    from engine.tables import kept_tables
+
+    rules = rules_from(arguments)
+    south, north = (_table_strategy(spec) for spec in (arguments.south, arguments.north))
+    started = time.perf_counter()
+    kept_tables(rules)  # from the cache, or built, cached and logged (as are a solution and the policy tables)
+    for spec in (south, north):
+        engine.policy_table(spec, rules)
+    ready = time.perf_counter()
+    with _elapsed(f"exact outcome of {south} against {north}", disable=arguments.quiet):
+        outcome = engine.exact_outcome(south, north, rules=rules)
+    seconds = {"tables": ready - started, "propagation": time.perf_counter() - ready}
+    print(json.dumps(_exact_record(outcome, seconds)) if arguments.json else _exact_text(outcome, seconds))
+
+
+def _table_strategy(spec: str) -> str:
+    """The canonical spec of a strategy with a policy table: exact outcomes need one on each side."""
+    from engine.policy import NotATableStrategyError, values_spec
+
+    try:
+        values_spec(spec)
+    except NotATableStrategyError as error:
+        raise UsageError(f"{error}; modiar exact takes table strategies only (all but mcts), modiar sample plays it") from None
+    return engine.canonical_spec(spec)
+
+
+def _exact_record(outcome: engine.ExactOutcome, seconds: dict[str, float]) -> dict[str, object]:
+    """Everything ``modiar exact --json`` prints, in a fixed order."""
+    rules = outcome.rules
+    return {
+        "south": outcome.south,
+        "north": outcome.north,
+        "rules": {"name": rules.name, "fields": {name: getattr(rules, name) for name in engine.Rules.__dataclass_fields__}},
+        "engine_version": engine.ENGINE_VERSION,
+        "south_win": float(outcome.south_win),
+        "draw": float(outcome.draw),
+        "north_win": float(outcome.north_win),
+        "first_player_score": float(outcome.first_player_score),
+        "margin_mean": _margin_mean(outcome),
+        "margin": {str(margin): float(p) for margin, p in sorted(outcome.margin.items())},
+        "length": _length_summary(outcome),
+        "plies": [float(p) for p in outcome.plies],
+        "event_fires": {name: float(outcome.event_fires[name]) for name in engine.EVENTS},
+        "event_mean": {name: float(outcome.event_mean[name]) for name in engine.EVENTS},
+        "unresolved": float(outcome.unresolved),
+        "seconds": seconds,
+    }
+
+
+def _exact_text(outcome: engine.ExactOutcome, seconds: dict[str, float]) -> str:
+    length, cap = _length_summary(outcome), outcome.rules.ply_cap
+    likely = sorted(outcome.margin.items(), key=lambda item: (-item[1], item[0]))[:3]
+    lines = [
+        f"exact outcome: {outcome.south} (South) against {outcome.north} (North), rules {outcome.rules.name}",
+        "",
+        f"{'result':<32}{'probability':>14}",
+        f"{'South wins':<32}{outcome.south_win:>14.9f}",
+        f"{'draws':<32}{outcome.draw:>14.9f}",
+        f"{'North wins':<32}{outcome.north_win:>14.9f}",
+        f"{'first-player score':<32}{outcome.first_player_score:>14.9f}   (South's expected score, a draw counting 1/2)",
+        "",
+        "game length (plies)",
+        f"{'  mean':<32}{length['mean']:>14.3f}",
+        f"{'  standard deviation':<32}{length['standard_deviation']:>14.3f}",
+        f"{'  median':<32}{_ply_text(length['median']):>14}",
+        f"{'  1st percentile':<32}{_ply_text(length['percentile_1']):>14}",
+        f"{'  99th percentile':<32}{_ply_text(length['percentile_99']):>14}",
+        f"{f'  reaches the cap of {cap}':<32}{length['at_cap']:>14.9f}",
+        "",
+        "final margin (South's score minus North's)",
+        f"{'  mean':<32}{_margin_mean(outcome):>14.3f}",
+        f"{'  most likely':<32}{'   '.join(f'{margin:+d} ({p:.4f})' for margin, p in likely)}",
+        "",
+        f"{'rule event':<32}{'fires at least once':>22}{'mean per game':>18}",
+    ]
+    for name in engine.EVENTS:
+        lines.append(f"{name:<32}{outcome.event_fires[name]:>22.9f}{outcome.event_mean[name]:>18.9f}")
+    total = seconds["tables"] + seconds["propagation"]
+    lines += [
+        "",
+        f"unresolved: {outcome.unresolved:.3g} (the mass of games still in play when the propagation stopped)",
+        f"time: {total:.2f} s (tables, read or built: {seconds['tables']:.2f} s; propagation: {seconds['propagation']:.2f} s)",
+    ]
+    return "\n".join(lines)
+
+
+def _length_summary(outcome: engine.ExactOutcome) -> dict[str, float | int | None]:
+    """Mean, standard deviation, median, 1st and 99th percentiles and the probability of reaching the
+    cap of the game's length; a percentile is the smallest k with P(length <= k) >= q (None when
+    the mass resolved never reaches q)."""
+    plies = outcome.plies
+    k = np.arange(len(plies))
+    mean = float(k @ plies)
+    cumulative = np.cumsum(plies)
+
+    def percentile(q: float) -> int | None:
+        reached = np.flatnonzero(cumulative >= q - ROUNDING)
+        return int(reached[0]) if len(reached) else None
+
+    return {
+        "mean": mean,
+        "standard_deviation": float(np.sqrt(((k - mean) ** 2) @ plies)),
+        "median": percentile(0.5),
+        "percentile_1": percentile(0.01),
+        "percentile_99": percentile(0.99),
+        "at_cap": float(plies[outcome.rules.ply_cap]),
+    }
+
+
+def _margin_mean(outcome: engine.ExactOutcome) -> float:
+    return float(sum(margin * p for margin, p in outcome.margin.items()))
+
+
+def _ply_text(value: float | int | None) -> str:
+    return "beyond" if value is None else str(value)
+
+
+@contextmanager
+def _elapsed(description: str, *, disable: bool) -> Iterator[None]:
+    """A line on stderr whose elapsed time keeps moving while a step with no progress of its own
+    runs (pipeline.progress redraws it every second); cleared when the step ends."""
+    from tqdm import tqdm
+
+    from pipeline.progress import Ticker
+
+    bar = tqdm(desc=description, bar_format="{desc} [{elapsed}]", file=sys.stderr, leave=False, disable=disable)
+    ticker = Ticker(bar)
+    try:
+        yield
+    finally:
+        ticker.stop()
+        bar.close()
+
+
 def _out_folder(text: str | None) -> Path | None:
     """The folder of --out; an empty one would mean the current folder, which is never meant."""
     if text is None:
@@ -278,6 +422,20 @@ def _parser() -> argparse.ArgumentParser:
     _add_cache_option(solve)
     solve.set_defaults(run=_solve)
 
+    exact = commands.add_parser(
+        "exact",
+        help="the exact outcome of two table strategies: win, draw and loss, game length and rule events, no sampling",
+        description="The exact outcome distribution of SOUTH against NORTH (engine.exact_outcome): every game weighted "
+        "by its probability, so no sampling error. Every strategy but mcts has the policy table this needs.",
+    )
+    exact.add_argument("south", metavar="SOUTH", help="South's strategy, e.g. random, greedy, perfect(epsilon=0.1)")
+    exact.add_argument("north", metavar="NORTH", help="North's strategy")
+    _add_rule_options(exact)
+    exact.add_argument("--json", action="store_true", help="print one JSON object with everything, and nothing else on stdout")
+    exact.add_argument("--quiet", action="store_true", help="no progress line")
+    _add_cache_option(exact)
+    exact.set_defaults(run=_exact)
+
     _add_study_commands(commands)
     play = commands.add_parser("play", help="play a game in the terminal: a person (human) against any strategy")
     play.add_argument("--south", default="human", help="South's strategy, or human (default human)")
@@ -306,7 +464,7 @@ def _add_study_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     status = actions.add_parser("status", help="chunks done, games and per-pairing counts of a study folder")
     status.add_argument("folder", help="the study's folder, e.g. data/smoke")
     status.set_defaults(run=_study_status)
-    summary = actions.add_parser("summary", help="first-player advantage per pairing and rule-event rates, with 95% intervals")
+    summary = actions.add_parser("summary", help="first-player advantage per pairing and rule-event rates, with 95%% intervals")
     summary.add_argument("folder", help="the study's folder, e.g. data/default")
     summary.set_defaults(run=_study_summary)
     report = actions.add_parser("report", help="write the study's report: HTML, Markdown, CSV tables and SVG/PDF/PNG figures")

@@ -77,7 +77,7 @@ class GamesBar:
             disable=disable,
             postfix=self._games(),
         )
-        self.ticker = _Ticker(self.bar)
+        self.ticker = Ticker(self.bar)
 
     def done(self, chunk: str, games: int) -> None:
         self.played += games
@@ -106,7 +106,7 @@ class CachesBar:
             disable=disable,
             postfix=self._building(),
         )
-        self.ticker = _Ticker(self.bar)
+        self.ticker = Ticker(self.bar)
 
     def built(self, name: str) -> None:
         if name in self.waiting:
@@ -123,7 +123,7 @@ class CachesBar:
         return f"building {building}" if building else ""
 
 
-class _Ticker:
+class Ticker:
     """Redraws a bar every TICK seconds from a daemon thread, so its elapsed time keeps moving."""
 
     def __init__(self, bar: tqdm) -> None:  # type: ignore[type-arg]
