@@ -49,6 +49,9 @@ POLICY_TARGETS = (
     ("alphabeta(depth=40)", 120.0, None),
     ("perfect", None, None),
 )
+# Exact self-play outcomes timed by the bench, with the target in seconds where the issue sets one.
+EXACT_TARGETS = (("random", 60.0), ("greedy", None), ("heuristic", None), ("alphabeta(depth=4)", None), ("perfect", None))
+
 T = TypeVar("T")
 
 
@@ -103,6 +106,9 @@ def main(seconds: float = 10.0) -> None:
     for spec, target_seconds, target_gib in POLICY_TARGETS:
         _in_child(policy_build, spec, target_seconds, target_gib)
     _in_child(batched_strategies, seconds)
+    print("\nexact outcomes of the default rules, each in a fresh process once the tables are loaded")
+    for spec, target in EXACT_TARGETS:
+        _in_child(exact_self_play, spec, target)
     _in_child(study_runs)
 
 
@@ -198,6 +204,28 @@ def batched_strategies(seconds: float) -> None:
         met = result.games_per_second >= 1_000_000 and ratio >= 0.5
         _print_throughput(f"{spec:<24}", result, f"({ratio:.2f}x random; {_verdict(met)})")
     print(f"  {_peak()}")
+
+
+def exact_self_play(spec: str, target_seconds: float | None) -> None:
+    """engine.exact_outcome of ``spec`` against itself once the tables (and policy tables) are
+    loaded; memory is what NumPy allocates beyond them (tracemalloc) and the process's peak."""
+    rules = engine.Rules()
+    tables = load_tables(rules, verbose=False)
+    policy_table(spec, rules, tables=tables)
+    tracemalloc.start()
+    start = time.perf_counter()
+    outcome = engine.exact_outcome(spec, spec, rules=rules, tables=tables)
+    took = time.perf_counter() - start
+    beyond = tracemalloc.get_traced_memory()[1] / 2**30
+    tracemalloc.stop()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    met = target_seconds is not None and took <= target_seconds and peak <= 4
+    verdict = f" [<= {target_seconds:.0f} s and 4 GiB: {_verdict(met)}]" if target_seconds else ""
+    print(
+        f"  {spec:<20} {took:5.1f} s, first-player score {outcome.first_player_score:.9f}, mean length "
+        f"{outcome.mean_plies:.3f} plies, unresolved {outcome.unresolved:.1e}; {beyond:.2f} GiB beyond the tables, "
+        f"{_peak()}{verdict}"
+    )
 
 
 def full_solve() -> None:
