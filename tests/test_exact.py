@@ -13,7 +13,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from engine import Rules, play_batch
+from engine import Rules, exact, play_batch
 from engine.board import NORTH, SOUTH, row_stones
 from engine.choice import ARGMAX, Epsilon, key_of, probabilities
 from engine.events import EVENTS, unpack_events
@@ -24,6 +24,7 @@ from engine.positions import positions
 from engine.search import solution
 
 SMALL = [Rules(stones_per_pit=3, ply_cap=10), Rules(stones_per_pit=4, feeding=False, ply_cap=8)]
+LONGER = Rules(stones_per_pit=5, ply_cap=60)  # games of 13 plies on average under random play
 PAIRS = [("random", "random"), ("greedy", "perfect"), ("perfect(epsilon=0.25)", "random")]
 
 
@@ -98,9 +99,9 @@ def test_exact_outcome_is_the_brute_force_over_every_game(rules, south, north):
 
 
 @pytest.mark.parametrize(("south", "north"), [("random", "random"), ("greedy", "perfect(epsilon=0.25)"), ("heuristic", "random")])
-def test_sampled_games_agree_with_the_exact_outcome(south, north):
+@pytest.mark.parametrize("rules", [Rules(stones_per_pit=4, feeding=False, ply_cap=30), LONGER], ids=lambda rules: rules.name)
+def test_sampled_games_agree_with_the_exact_outcome(rules, south, north):
     """Every quantity of 200,000 sampled games within 4 standard errors of its exact value."""
-    rules = Rules(stones_per_pit=4, feeding=False, ply_cap=30)
     exact = exact_outcome(south, north, rules=rules)
     games = play_batch(200_000, south, north, rules=rules, seed=11)
     n = len(games)
@@ -118,3 +119,31 @@ def test_a_pairing_with_mcts_is_refused_in_one_line():
     with pytest.raises(NotATableStrategyError, match="mcts") as error:
         exact_outcome("mcts(playouts=10)", "random", rules=SMALL[0])
     assert "\n" not in str(error.value)
+
+
+LONGER_PAIRS = [("random", "random"), ("perfect(epsilon=0.25)", "heuristic"), ("alphabeta(depth=3)", "perfect(temperature=1.0)")]
+
+
+@pytest.mark.parametrize(("south", "north"), LONGER_PAIRS)
+def test_sparse_products_and_merged_children_give_the_same_outcome(monkeypatch, south, north):
+    """The plies far from the cap go through sparse matrices over every reachable state; the
+    plies near it merge the children of the states in play. Run all the way by merging, the
+    outcome is the same (the states of 5 stones a pit, over 60 plies with perfect's varying
+    positions included)."""
+    steady = exact_outcome(south, north, rules=LONGER, tolerance=0)
+    original = exact._Run.__init__
+
+    def merging_only(self, *arguments):
+        original(self, *arguments)
+        self.steady_until = 1
+
+    monkeypatch.setattr(exact._Run, "__init__", merging_only)
+    merged = exact_outcome(south, north, rules=LONGER, tolerance=0)
+    assert steady.unresolved == merged.unresolved == 0
+    assert set(steady.margin) == set(merged.margin)
+    for margin, chance in merged.margin.items():
+        assert steady.margin[margin] == pytest.approx(chance, abs=1e-13)
+    np.testing.assert_allclose(steady.plies, merged.plies, atol=1e-13, rtol=0)
+    for name in EVENTS:
+        assert steady.event_mean[name] == pytest.approx(merged.event_mean[name], abs=1e-12), name
+        assert steady.event_fires[name] == pytest.approx(merged.event_fires[name], abs=1e-13), name
