@@ -27,6 +27,7 @@ JOURNAL = ".chunks.jsonl"  # chunks finished since the manifest was last written
 LOCK = ".modiar.lock"  # held by the one 'modiar study run' writing the folder
 GAMES = "games"
 PLIES = "plies"
+EXACT = "exact.parquet"  # the exact outcomes of a study with exact = true or "self-play"
 
 # A study's name (and a variant's label) becomes a folder name: no separators, no dots, no
 # newline. Always matched with fullmatch: "$" would also match before a final newline.

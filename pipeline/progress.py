@@ -123,6 +123,27 @@ class CachesBar:
         return f"building {building}" if building else ""
 
 
+class ExactBar:
+    """The bar of the exact outcomes being computed (engine.exact_outcome), one pairing a step."""
+
+    def __init__(self, pairings: int, *, disable: bool) -> None:
+        self.bar = tqdm(
+            total=pairings,
+            desc="exact outcomes",
+            bar_format="{desc}: {n_fmt}/{total_fmt} pairings [{elapsed}]",
+            file=sys.stderr,
+            disable=disable,
+        )
+        self.ticker = Ticker(self.bar)
+
+    def done(self) -> None:
+        self.bar.update()
+
+    def close(self) -> None:
+        self.ticker.stop()
+        self.bar.close()
+
+
 class Ticker:
     """Redraws a bar every TICK seconds from a daemon thread, so its elapsed time keeps moving."""
 

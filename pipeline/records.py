@@ -6,6 +6,8 @@
     data/<study>/.modiar.lock            held by the run writing the folder (its pid inside)
     data/<study>/games/pPPP-cCCCCC.parquet   one row per game of chunk C of pairing P
     data/<study>/plies/pPPP-cCCCCC.parquet   one row per ply (keep_plies = true)
+    data/<study>/exact.parquet           one row per pairing with an exact outcome (exact = true or
+                                           "self-play"), listed in the manifest as "exact": file, rows, SHA-256
 
 Records are written once and never edited: each file goes to a temporary name and is then
 renamed into place; each finished chunk is then appended to the journal, and the manifest is
@@ -23,7 +25,7 @@ import platform
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Required, TypedDict, cast
+from typing import Any, NotRequired, Required, TypedDict, cast
 
 import numpy as np
 import polars as pl
@@ -35,7 +37,7 @@ from engine.batch import END_REASONS, GameBatch
 from engine.cache import write_atomic  # records, tables and solutions: one way to write a file whole
 from engine.events import TURN_FLAGS
 from engine.scoring import WINNERS
-from pipeline.paths import GAMES, JOURNAL, MANIFEST, PLIES, is_name
+from pipeline.paths import EXACT, GAMES, JOURNAL, MANIFEST, PLIES, is_name
 
 COMPRESSION = "zstd"
 COMPRESSION_LEVEL = 3
@@ -62,13 +64,21 @@ class ChunkEntry(TypedDict, total=False):
     plies: FileEntry
 
 
+class ExactEntry(FileEntry):
+    """exact.parquet in the manifest: its file, size, SHA-256 and rows (one per pairing)."""
+
+    rows: int
+
+
 class Manifest(TypedDict):
-    """manifest.json: the study's name, its config (Study.as_dict), the versions that played it, its chunks."""
+    """manifest.json: the study's name, its config (Study.as_dict), the versions that played it, its
+    chunks, and its exact outcomes once they are written."""
 
     study: str
     config: dict[str, Any]
     versions: dict[str, str]
     chunks: dict[str, ChunkEntry]
+    exact: NotRequired[ExactEntry]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -148,6 +158,34 @@ def plies_table(batch: GameBatch, rules: engine.Rules, first_id: int) -> pa.Tabl
         "captured": pa.uint8(),
     }
     return pa.table({name: pa.array(values, type=types.get(name, pa.bool_())) for name, values in columns.items()})
+
+
+def exact_table(
+    outcomes: Sequence[tuple[str, engine.ExactOutcome]], *, study: str, engine_version: str = engine.ENGINE_VERSION
+) -> pa.Table:
+    """Exact outcomes as one Arrow table, one row per (variant label, outcome) in the order given
+    (the exact.parquet schema): the outcome, its length distribution (plies[k]: the probability of
+    a game of k plies), its margins (South's score minus North's, with their probability, by
+    margin) and, for every event, the probability that it fires in a game and its mean count."""
+    columns: dict[str, pa.Array] = {
+        "study": pa.array([study] * len(outcomes), pa.string()),
+        "engine_version": pa.array([engine_version] * len(outcomes), pa.string()),
+        "variant": pa.array([label for label, _ in outcomes], pa.string()),
+        "rules": pa.array([outcome.rules.name for _, outcome in outcomes], pa.string()),
+        "south": pa.array([outcome.south for _, outcome in outcomes], pa.string()),
+        "north": pa.array([outcome.north for _, outcome in outcomes], pa.string()),
+    }
+    for name in ("south_win", "draw", "north_win", "first_player_score", "mean_plies", "unresolved"):
+        columns[name] = pa.array([float(getattr(outcome, name)) for _, outcome in outcomes], pa.float64())
+    columns["plies"] = pa.array([outcome.plies.astype(np.float64) for _, outcome in outcomes], pa.list_(pa.float64()))
+    margin = pa.list_(pa.struct([("margin", pa.int16()), ("probability", pa.float64())]))
+    columns["margin"] = pa.array(
+        [[{"margin": m, "probability": p} for m, p in sorted(outcome.margin.items())] for _, outcome in outcomes], margin
+    )
+    for name in engine.EVENTS:
+        columns[f"fires_{name}"] = pa.array([outcome.event_fires[name] for _, outcome in outcomes], pa.float64())
+        columns[f"mean_{name}"] = pa.array([outcome.event_mean[name] for _, outcome in outcomes], pa.float64())
+    return pa.table(columns)
 
 
 def parquet_bytes(table: pa.Table) -> bytes:
@@ -272,6 +310,17 @@ def _check_manifest(path: Path, manifest: object) -> None:
         raise RecordError(f"{path}: the study name {manifest['study']!r:.80} is not a folder name or not its config's name")
     for name, entry in manifest["chunks"].items():
         _check_chunk(path, name, entry)
+    if "exact" in manifest:
+        _check_exact(path, manifest["exact"])
+
+
+def _check_exact(path: Path, entry: object) -> None:
+    """The exact entry names exact.parquet, with a SHA-256 and its rows."""
+    if not isinstance(entry, dict) or entry.get("file") != EXACT:
+        raise RecordError(f"{path}: 'exact' names a file other than {EXACT}")
+    digest, rows = entry.get("sha256"), entry.get("rows")
+    if not isinstance(digest, str) or not _SHA256.fullmatch(digest) or not isinstance(rows, int) or isinstance(rows, bool):
+        raise RecordError(f"{path}: 'exact' has no SHA-256 or row count for {EXACT}")
 
 
 def _check_chunk(path: Path, name: object, entry: object) -> None:
@@ -351,6 +400,33 @@ def scan_games(directory: str | Path, folder: str = GAMES) -> pl.LazyFrame:
     if not files:
         raise RecordError(f"{directory} holds no finished chunk in {folder}/; run the study first")
     return pl.scan_parquet(files)
+
+
+def exact_done(directory: Path, manifest: Manifest, rows: int) -> bool:
+    """Whether exact.parquet is on disk as the manifest vouches for it, with ``rows`` outcomes."""
+    entry = manifest.get("exact")
+    return (
+        entry is not None
+        and entry["rows"] == rows
+        and file_sha256(directory / EXACT) == entry["sha256"]
+        and parquet_rows(directory / EXACT) == rows
+    )
+
+
+def scan_exact(directory: str | Path) -> pl.LazyFrame:
+    """The exact outcomes of a study (exact.parquet) as a polars LazyFrame, after checking the
+    file against the manifest."""
+    directory = Path(directory)
+    manifest = read_manifest(directory)
+    entry = manifest.get("exact")
+    if entry is None:
+        raise RecordError(f"{directory} holds no exact outcomes: its config says no exact, or its run did not finish")
+    if not exact_done(directory, manifest, entry["rows"]):
+        raise RecordError(
+            f"{directory / EXACT} is missing or does not match its checksum in the manifest; "
+            "run the study again to rewrite it from the cache"
+        )
+    return pl.scan_parquet(directory / EXACT)
 
 
 def read_games(directory: str | Path) -> Any:

@@ -21,6 +21,14 @@ Before the games, the workers build the position tables, the policy tables of th
 strategies (engine.policy) and, when a "perfect" plays, the solution of every rule set whose
 cache files are missing, one rule set a worker: the chunks come rule set by rule set, and two
 workers starting the same rule set would otherwise both build its tables.
+
+After the games, a study with ``exact = true`` (or ``"self-play"``) gets the exact outcome of
+each of its pairings of table strategies (Study.exact_pairings): each one is taken from the
+cache folder's ``exact/`` (pipeline.exact_cache) or computed by a worker and cached there, and
+all of them are written as one file, ``exact.parquet``, in the order of the pairings (so the
+same bytes for any number of jobs), listed in the manifest with its SHA-256. It is written only
+once every chunk is done, whole or not at all; a missing or changed one is written again from
+the cache by the next run.
 """
 
 from __future__ import annotations
@@ -41,17 +49,21 @@ from engine.rng import game_seeds
 from engine.search import PerfectStrategy
 from engine.solver import solution_path, solutions_folder
 from engine.tables import cache_path, load_tables, table_rules, tables_folder
+from pipeline.exact_cache import cached_exact_outcome, read_cached
 from pipeline.lock import FolderBusyError, folder_lock
-from pipeline.paths import GAMES, JOURNAL, LOCK, MANIFEST, PLIES, study_dir
-from pipeline.progress import CachesBar, GamesBar
+from pipeline.paths import EXACT, GAMES, JOURNAL, LOCK, MANIFEST, PLIES, study_dir
+from pipeline.progress import CachesBar, ExactBar, GamesBar
 from pipeline.records import (
     ChunkEntry,
+    ExactEntry,
     FileEntry,
     Manifest,
     RecordError,
     append_chunk,
     batch_of_records,
     chunk_file,
+    exact_done,
+    exact_table,
     file_sha256,
     games_table,
     new_manifest,
@@ -185,12 +197,23 @@ def build_caches(rules: engine.Rules, strategies: tuple[str, ...], cache: Path) 
 def missing_caches(chunks: list[Chunk]) -> dict[engine.Rules, tuple[str, ...]]:
     """The rule sets of the chunks whose caches (build_caches) are not all there yet, each with the
     strategies that play under it; largest rule sets first, as they take longest."""
+    return _missing_caches([chunk.pairing for chunk in chunks])
+
+
+def _missing_caches(pairings: list[Pairing]) -> dict[engine.Rules, tuple[str, ...]]:
     needed: dict[engine.Rules, dict[str, None]] = {}
-    for chunk in chunks:
-        pairing = chunk.pairing
+    for pairing in pairings:
         needed.setdefault(pairing.rules, {}).update(dict.fromkeys((pairing.south, pairing.north)))
     missing = {rules: tuple(specs) for rules, specs in needed.items() if not _cached(rules, tuple(specs))}
     return dict(sorted(missing.items(), key=lambda item: -item[0].stones_per_pit))
+
+
+def exact_of(south: str, north: str, rules: engine.Rules, cache: Path | None = None) -> engine.ExactOutcome:
+    """The exact outcome of one pairing, from the cache folder or computed and cached (runs in a worker)."""
+    exit_with_parent()
+    engine.set_cache_folder(cache)
+    _keep_caches_loaded()
+    return cached_exact_outcome(south, north, rules)
 
 
 def _cached(rules: engine.Rules, strategies: tuple[str, ...]) -> bool:
@@ -289,6 +312,7 @@ def _run_locked(run: _Run) -> None:
     study, directory = run.study, run.directory
     manifest = _open_manifest(directory, study)
     chunks = [chunk for chunk in plan(study) if not chunk_done(directory, manifest, chunk, study.keep_plies)]
+    complete = run.stop_after is None or run.stop_after >= len(chunks)  # every chunk done by the end of this run
     if run.stop_after is not None:
         chunks = chunks[: run.stop_after]
     with _backend(run.backend, run.scheduler, run.jobs):
@@ -308,14 +332,18 @@ def _run_locked(run: _Run) -> None:
             finally:
                 results.close()
                 bar.close()
+        if complete and not exact_done(directory, manifest, len(study.exact_pairings())):
+            _record_exact(run, manifest)
         write_manifest(directory, manifest)  # the journal folded into the manifest
 
 
 def _finished(directory: Path, study: Study) -> bool:
     """Whether every chunk of the study is on disk, checked, and in the manifest itself."""
     manifest = _open_manifest(directory, study)
-    return not (directory / JOURNAL).exists() and all(
-        chunk_done(directory, manifest, chunk, study.keep_plies) for chunk in plan(study)
+    return (
+        not (directory / JOURNAL).exists()
+        and all(chunk_done(directory, manifest, chunk, study.keep_plies) for chunk in plan(study))
+        and (not study.exact_pairings() or exact_done(directory, manifest, len(study.exact_pairings())))
     )
 
 
@@ -341,8 +369,52 @@ def _remove_if_unused(directory: Path, made: list[Path]) -> None:
         pass  # the folder holds something else, or was never made
 
 
+def _record_exact(run: _Run, manifest: Manifest) -> None:
+    """Write exact.parquet (see the module docstring) and list it in the manifest; the
+    outcomes not in the cache are computed by the workers."""
+    pairings = run.study.exact_pairings()
+    if not pairings:
+        return
+    found: dict[_ExactKey, engine.ExactOutcome] = {}
+    for pairing in pairings:
+        cached = read_cached(pairing.south, pairing.north, pairing.rules)
+        if cached is not None:
+            found[_exact_key(pairing)] = cached
+    missing = [pairing for pairing in pairings if _exact_key(pairing) not in found]
+    if missing:
+        _build_caches(_missing_caches(missing), run.jobs, run.progress)
+        bar = ExactBar(len(missing), disable=not run.progress)
+        try:
+            for key, outcome in Parallel(n_jobs=run.jobs, return_as="generator_unordered")(
+                delayed(_exact_job)(_exact_key(pairing), engine.cache_folder()) for pairing in missing
+            ):
+                found[key] = outcome
+                bar.done()
+        finally:
+            bar.close()
+    rows = [(pairing.variant, found[_exact_key(pairing)]) for pairing in pairings]
+    data = parquet_bytes(exact_table(rows, study=run.study.name))
+    write_atomic(run.directory / EXACT, data)
+    manifest["exact"] = ExactEntry(file=EXACT, bytes=len(data), sha256=sha256(data), rows=len(rows))
+
+
+_ExactKey = tuple[engine.Rules, str, str]
+
+
+def _exact_key(pairing: Pairing) -> _ExactKey:
+    return pairing.rules, pairing.south, pairing.north
+
+
+def _exact_job(key: _ExactKey, cache: Path | None) -> tuple[_ExactKey, engine.ExactOutcome]:
+    rules, south, north = key
+    return key, exact_of(south, north, rules, cache)
+
+
 def _build_missing_caches(chunks: list[Chunk], jobs: int, progress: bool) -> None:
-    missing = missing_caches(chunks)
+    _build_caches(missing_caches(chunks), jobs, progress)
+
+
+def _build_caches(missing: dict[engine.Rules, tuple[str, ...]], jobs: int, progress: bool) -> None:
     if not missing:
         return
     bar = CachesBar(missing, jobs, disable=not progress)

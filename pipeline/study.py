@@ -7,6 +7,10 @@
     keep_plies = false             # also write one row per ply (plies/)
     chunk_games = 262144           # at most this many games per chunk (a unit of work, a file, a
                                    #   resume point); each pairing is cut into at least 8 chunks
+    exact = false                  # true: also the exact outcome (engine.exact_outcome) of every
+                                   #   pairing of two table strategies, in every rule set (mcts
+                                   #   pairings are only sampled); "self-play": of those of a
+                                   #   strategy with itself; written to exact.parquet
 
     [rules]                        # any field of engine.Rules; RULES.md when empty
     feeding = false
@@ -42,11 +46,13 @@ MAX_CHUNK_GAMES = 1 << 22  # a chunk is held in a worker's memory whole: about 1
 MAX_PAIRINGS = 10_000  # ordered pairings in all rule sets: 100 strategies in one round robin
 MAX_CONFIG_BYTES = 1 << 20
 MAX_SEED = (1 << 64) - 1
-KEYS = ("name", "seed", "games_per_seat", "strategies", "rules", "keep_plies", "chunk_games", "games", "variants")
+KEYS = ("name", "seed", "games_per_seat", "strategies", "rules", "keep_plies", "chunk_games", "exact", "games", "variants")
 VARIANT_KEYS = ("rules", "strategies", "games")
 REQUIRED = ("name", "seed", "games_per_seat", "strategies")
 VERSUS = " vs "
 BASE = "default"  # the label of the study's own rule set, [rules]
+SELF_PLAY = "self-play"
+EXACT = (False, True, SELF_PLAY)  # the values of the exact key
 RULES_MD = engine.Rules()
 
 
@@ -105,6 +111,7 @@ class Study:
     chunk_games: int = CHUNK_GAMES
     games: tuple[tuple[str, int], ...] = ()  # the [games] table, in the config's order
     variants: tuple[Variant, ...] = ()  # the [variants] tables, in the config's order
+    exact: bool | str = False  # one of EXACT
 
     def rule_sets(self) -> list[Variant]:
         """The study's own rule set (labelled BASE), then its variants."""
@@ -117,6 +124,19 @@ class Study:
         for rule_set in self.rule_sets():
             pairings += rule_set.pairings(self.games_per_seat, first=len(pairings))
         return pairings
+
+    def exact_pairings(self) -> list[Pairing]:
+        """The pairings whose exact outcome the study records (the exact key): of two table
+        strategies, and with ``exact = "self-play"`` of a strategy with itself; in study order."""
+        if self.exact is False:
+            return []
+        return [
+            pairing
+            for pairing in self.pairings()
+            if (self.exact is True or pairing.south == pairing.north)
+            and engine.is_table_strategy(pairing.south)
+            and engine.is_table_strategy(pairing.north)
+        ]
 
     def total_games(self) -> int:
         return sum(pairing.games for pairing in self.pairings())
@@ -132,6 +152,8 @@ class Study:
             "keep_plies": self.keep_plies,
             "chunk_games": self.chunk_games,
             "games": dict(self.games),
+            # Only when asked for: the config of a study without exact outcomes stays what it was.
+            **({"exact": self.exact} if self.exact is not False else {}),
             # Only when there are variants: the config of a study without them stays what it was.
             **({"variants": {variant.label: variant.as_dict() for variant in self.variants}} if self.variants else {}),
         }
@@ -187,6 +209,7 @@ def parse_study(data: dict[str, Any]) -> Study:
         keep_plies=_flag(data, "keep_plies"),
         chunk_games=_whole(data, "chunk_games", 1, MAX_CHUNK_GAMES) if "chunk_games" in data else CHUNK_GAMES,
         games=games,
+        exact=_exact(data.get("exact", False)),
         variants=_variants(data.get("variants", {}), Variant(BASE, rules, strategies, games)),
     )
     _check_pairings(study)
@@ -222,6 +245,14 @@ def _flag(data: dict[str, Any], key: str) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"{key} must be true or false, not {value!r}")
     return value
+
+
+def _exact(value: object) -> bool | str:
+    if isinstance(value, bool):  # not 1 or 0.0, which equal True and False
+        return value
+    if value == SELF_PLAY:
+        return SELF_PLAY
+    raise ConfigError(f'exact must be true, false or "{SELF_PLAY}", not {value!r}')
 
 
 def _strategies(value: object) -> tuple[str, ...]:
