@@ -32,7 +32,7 @@ class UsageError(Exception):
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     arguments = parser.parse_args(argv)
-    _log_to_stderr()
+    added = _log_to_stderr()
     engine.set_cache_folder(cache_folder(getattr(arguments, "cache", None)))
     try:
         return int(arguments.run(arguments) or 0)
@@ -49,18 +49,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("modiar: interrupted", file=sys.stderr)
         return 130
+    finally:
+        for logger in added:
+            for handler in logger.handlers[:]:
+                logger.removeHandler(handler)
+            logger.setLevel(logging.NOTSET)
 
 
-def _log_to_stderr() -> None:
+def _log_to_stderr() -> list[logging.Logger]:
     """The engine's and the pipeline's messages (a cache built, a corrupt file rebuilt) on
-    stderr, one line each; other libraries' loggers are left as they are."""
+    stderr, one line each; other libraries' loggers are left as they are. Returns the loggers
+    given the handler, which main() takes back when it returns: a program or a test that calls
+    main() keeps the engine silent afterwards, as a library should be."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("modiar: %(message)s"))
+    added = []
     for name in ("engine", "pipeline"):
         logger = logging.getLogger(name)
         if not logger.handlers:
             logger.addHandler(handler)
             logger.setLevel(logging.INFO)
+            added.append(logger)
+    return added
 
 
 def rules_from(arguments: argparse.Namespace) -> engine.Rules:

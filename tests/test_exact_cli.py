@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -19,17 +18,13 @@ SMALL = ["--rule", "stones_per_pit=3", "--rule", "ply_cap=10"]
 SMALL_RULES = Rules(stones_per_pit=3, ply_cap=10)
 
 
-@pytest.fixture(autouse=True)
-def _loggers_as_they_were() -> Iterator[None]:
-    """main() gives the engine's and the pipeline's loggers a handler on sys.stderr as it is then,
-    here capsys's stream, which closes with the test: take it off again, so that a later test's
-    messages (tests/test_paths.py expects none on stderr) go nowhere near a closed stream."""
+def test_main_takes_its_log_handlers_back_when_it_returns(capsys: pytest.CaptureFixture[str]) -> None:
+    """main() logs the engine's builds on stderr while it runs; afterwards the engine is a silent
+    library again, and no handler is left on capsys's stream, which closes with this test."""
     loggers = [logging.getLogger(name) for name in ("engine", "pipeline")]
-    kept = [(list(logger.handlers), logger.level) for logger in loggers]
-    yield
-    for logger, (handlers, level) in zip(loggers, kept, strict=True):
-        logger.handlers[:] = handlers
-        logger.setLevel(level)
+    before = [(list(logger.handlers), logger.level) for logger in loggers]
+    assert main(["exact", "random", "random", *SMALL, "--json", "--quiet"]) == 0
+    assert [(list(logger.handlers), logger.level) for logger in loggers] == before
 
 
 @pytest.mark.parametrize("south, north", [("random", "greedy"), ("perfect(epsilon=0.25)", "alphabeta(depth=2)")])
