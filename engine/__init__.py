@@ -13,6 +13,7 @@ from engine.cache import cache_folder, set_cache_folder
 from engine.errors import IllegalMoveError
 from engine.events import END_EVENTS, EVENTS, TURN_EVENTS
 from engine.exact import ExactOutcome, exact_outcome
+from engine.exploit import Exploitability, exploitability
 from engine.game import GameRecord, play_game
 from engine.policy import PolicyTable, is_table_strategy, policy_table
 from engine.registry import UnknownStrategyError, canonical_spec, make_strategy
@@ -29,6 +30,7 @@ __all__ = [
     "TURN_EVENTS",
     "Board",
     "ExactOutcome",
+    "Exploitability",
     "GameBatch",
     "GameRecord",
     "IllegalMoveError",
@@ -46,6 +48,7 @@ __all__ = [
     "canonical_spec",
     "end_event",
     "exact_outcome",
+    "exploitability",
     "is_table_strategy",
     "legal_moves",
     "make_strategy",
