@@ -210,16 +210,9 @@ class _Run:
             if not events:
                 children.append((child, states.margin[moving] + sign * captured, weight, np.empty((len(child), 0))))
                 continue
-            own = self.tables.own_captured[position, pit].astype(np.int64)
-            counts = {
-                "capture": (captured > 0).astype(np.int64),
-                "capture_stones": captured,
-                "capture_pits": self.tables.capture_pits[position, pit].astype(np.int64),
-                "capture_own_row_stones": own,
-                "capture_opponent_row_stones": captured - own,
-            }
+            counts = dict(zip(CAPTURE_COUNTS, _move_counts(self.tables, position, pit).T, strict=True))
             for k, name in enumerate(POSITION_FLAGS):
-                counts[name] = fired_flags[moving, k].astype(np.int64)
+                counts[name] = fired_flags[moving, k].astype(float)
             for name, count in counts.items():
                 self.event_mean[name] += float(weight @ count)
             keeps = np.stack([counts[name] == 0 for name in TRACKED], axis=1)
@@ -446,7 +439,7 @@ class _Graph:
         """Score the states without a move at ``ply`` and move the others: the masses a ply on."""
         moves = self.moves[ply % 2]
         if len(moves.ended):
-            self.run.margin_mass += np.bincount(moves.final, weights=x[moves.ended], minlength=len(self.run.margin_mass))
+            self.run._score(_States(moves.ended_at, moves.ended_margin, x[moves.ended], np.empty((0, 0))), ply)
         y: np.ndarray = moves.all @ x
         if len(moves.v_from):
             np.add.at(y, moves.v_to, x[moves.v_from] * moves.varying_chances(ply))
@@ -458,12 +451,7 @@ class _Graph:
         run, moves = self.run, self.moves[ply % 2]
         if len(moves.ended):
             ended = masses[:, moves.ended]
-            for code, name in enumerate(END_EVENTS, 1):
-                mass = float(ended[0, moves.codes == code].sum())
-                run.end_fires[name] += mass
-                run.event_mean[name] += mass
-            run.plies[ply] += float(ended[0].sum())
-            run.untouched_at_end += ended[1:].sum(axis=1)
+            run._end(_States(moves.ended_at, np.zeros_like(moves.ended_at), ended[0], ended[1:].T), ply)
         total = masses[0]
         moves.occupancy += total  # the expected counts of the far moves are summed at the end
         after = np.empty((masses.shape[0], moves.all.shape[0]))
@@ -475,7 +463,7 @@ class _Graph:
         if len(moves.v_from):
             chances = moves.varying_chances(ply)
             weight = total[moves.v_from] * chances
-            for name, mean in zip(COUNTED, weight @ moves.v_counts, strict=False):
+            for name, mean in zip(CAPTURE_COUNTS, weight @ moves.v_counts, strict=True):
                 run.event_mean[name] += float(mean)
             keeps = np.vstack([moves.keep_flags[:, moves.v_from], moves.v_keeps])
             moved = masses[:, moves.v_from] * keeps * chances
@@ -502,7 +490,8 @@ class _Graph:
 
 
 # The per-move event counts summed into event_mean: those of a capture, then the position flags.
-COUNTED = ("capture", "capture_stones", "capture_pits", "capture_own_row_stones", "capture_opponent_row_stones", *POSITION_FLAGS)
+CAPTURE_COUNTS = ("capture", "capture_stones", "capture_pits", "capture_own_row_stones", "capture_opponent_row_stones")
+COUNTED = (*CAPTURE_COUNTS, *POSITION_FLAGS)
 
 
 def _far_widths(player: PolicyTable, tables: PositionTables, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -549,15 +538,12 @@ class _Moves:
         self.v_from, self.v_to, self.v_pit = start[varies], to[varies], pit[varies].astype(np.int64)
         v_at = positions_[self.v_from]
         self.v_rows = np.searchsorted(self.player.varying, v_at)
-        self.ended = np.flatnonzero((tables.child[positions_] < 0).all(axis=1))
-        ended_at = positions_[self.ended]
+        self.ended = np.flatnonzero((tables.child[positions_] < 0).all(axis=1))  # the games over
+        self.ended_at = positions_[self.ended].astype(np.int64)
         if graph.by_margin:
             self.all = sparse.csr_array((chance, (to, start)), shape=(children, count))
-            rows = run.own_row[ended_at].astype(np.int64) - run.other_row[ended_at]
-            margin = 2 * graph.s[mover][self.ended].astype(np.int64) - run.captured[ended_at]
-            self.final = margin + (rows if mover == 0 else -rows) + run.rules.total_stones
+            self.ended_margin = 2 * graph.s[mover][self.ended].astype(np.int64) - run.captured[self.ended_at]
             return
-        self.codes = (tables.flags[ended_at] & END_MASK) >> END_SHIFT
         counts = _move_counts(tables, positions_[start], pit.astype(np.int64))
         captured, own = counts[:, 1], counts[:, 3]
         # One sparse structure, a row per child state, for the moves and for the moves that leave
@@ -577,7 +563,7 @@ class _Moves:
         captured, own = self.v_counts[:, 1], self.v_counts[:, 3]
         self.v_keeps = np.vstack([captured == 0, own == 0, captured == own]).astype(float)
         flags = tables.flags[positions_].astype(np.int64)
-        fired = np.vstack([(flags & FLAGS[name]) > 0 for name in POSITION_FLAGS]).astype(float)
+        fired = ((flags[:, None] & run.flag_bits) > 0).T.astype(float)  # (position flags, states)
         fired[:, self.ended] = 0  # a game over plays no turn
         self.keep_flags = np.vstack([np.ones(count), 1 - fired])
         self.occupancy = np.zeros(count)  # the mass that was at each state, summed over the plies
@@ -605,7 +591,7 @@ def _chance(player: PolicyTable, classes: np.ndarray, pit: np.ndarray) -> np.nda
     return chance
 
 
-def _move_counts(tables: PositionTables, at: np.ndarray, pit: np.ndarray) -> np.ndarray:
+def _move_counts(tables: PositionTables, at: np.ndarray, pit: np.ndarray | int) -> np.ndarray:
     """The capture counts (moves, 5) of playing ``pit`` at the positions ``at``, in COUNTED's order."""
     captured = tables.captured[at, pit].astype(np.int64)
     own = tables.own_captured[at, pit].astype(np.int64)

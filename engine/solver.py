@@ -341,6 +341,12 @@ def row_differences(total: int) -> np.ndarray:
     return (2 * third - last + 1).astype(np.int8)
 
 
+def slice_indices(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The indices of the slices [start, start + length), concatenated: each slice's start, then +1 within it."""
+    indices: np.ndarray = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+    return indices
+
+
 def checksum(arrays: dict[str, np.ndarray], name: str) -> str:
     digest = hashlib.sha256(name.encode())
     for array_name in ARRAYS:
@@ -391,9 +397,7 @@ class _MoveGraph:
             return np.flatnonzero(moved).astype(np.int32)
         starts = self.parent_offsets[changed]
         lengths = self.parent_offsets[changed + 1] - starts
-        # Edge numbers of every slice, concatenated: each slice's start, then +1 within it.
-        edges = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
-        found = self.parents[edges]
+        found = self.parents[slice_indices(starts, lengths)]
         if len(found) * _SORT_FRACTION < self.size:
             return np.unique(found)
         flagged = np.zeros(self.size, dtype=bool)

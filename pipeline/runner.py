@@ -208,14 +208,6 @@ def _missing_caches(pairings: list[Pairing]) -> dict[engine.Rules, tuple[str, ..
     return dict(sorted(missing.items(), key=lambda item: -item[0].stones_per_pit))
 
 
-def exact_of(south: str, north: str, rules: engine.Rules, cache: Path | None = None) -> engine.ExactOutcome:
-    """The exact outcome of one pairing, from the cache folder or computed and cached (runs in a worker)."""
-    exit_with_parent()
-    engine.set_cache_folder(cache)
-    _keep_caches_loaded()
-    return cached_exact_outcome(south, north, rules)
-
-
 def _cached(rules: engine.Rules, strategies: tuple[str, ...]) -> bool:
     tables, solutions, policies = tables_folder(), solutions_folder(), policies_folder()
     if tables is None or solutions is None or policies is None:
@@ -406,8 +398,12 @@ def _exact_key(pairing: Pairing) -> _ExactKey:
 
 
 def _exact_job(key: _ExactKey, cache: Path | None) -> tuple[_ExactKey, engine.ExactOutcome]:
+    """The exact outcome of one pairing, from the cache folder or computed and cached (runs in a worker)."""
+    exit_with_parent()
+    engine.set_cache_folder(cache)
+    _keep_caches_loaded()
     rules, south, north = key
-    return key, exact_of(south, north, rules, cache)
+    return key, cached_exact_outcome(south, north, rules)
 
 
 def _build_missing_caches(chunks: list[Chunk], jobs: int, progress: bool) -> None:
