@@ -10,11 +10,14 @@ Ludii game metrics, rule events), pipeline.turns (the per-ply metrics, events by
 agreement with perfect play, by replaying the recorded moves) and pipeline.ratings. A study of
 one rule set gets the full report of its pairings; a study of several rule sets (a variant
 sweep) gets, first, what each rule set does to the first-player advantage, game length and
-the rule events, then the same per-pairing tables with a ``rules`` column.
+the rule events, then the same per-pairing tables with a ``rules`` column. A study with exact
+outcomes (exact.parquet) gets them beside the sampled figures and in its headlines, and every
+sampled figure tested against its exact value (pipeline.exact_check): a figure more than 4
+standard errors away opens the report, in red, as a possible bug.
 
 One module per job, in the order build_report runs them:
 
-    tables     the tables: compute(games, manifest) -> ReportData, one field per table
+    tables     the tables: compute(games, manifest, exact=...) -> ReportData, one field per table
     sections   the words and formatted tables: compose(manifest, data) -> Report
     figures    which figures, from which table: figure_names(data), figure(name, data)
     render     Markdown, HTML and CSV, and the output folder's safety (check_out, MARKER)
@@ -27,7 +30,7 @@ import time
 from pathlib import Path
 
 from pipeline.paths import REPORTS
-from pipeline.records import RecordError, read_manifest, scan_games
+from pipeline.records import RecordError, read_manifest, scan_exact, scan_games
 from pipeline.report.figures import figure, figure_names
 from pipeline.report.render import MARKER, check_out, markdown, page, publish, staging
 from pipeline.report.sections import Report, Section, Table, compose
@@ -64,7 +67,7 @@ def build_report(directory: str | Path, out: str | Path | None = None, *, progre
     out = check_out(directory, out if out is not None else _default_out(manifest["study"]))
     started = time.perf_counter()
     with staging(out) as folder:
-        data = compute(games, manifest)
+        data = compute(games, manifest, exact=scan_exact(directory) if "exact" in manifest else None)
         _say(progress, f"tables computed in {time.perf_counter() - started:.1f} s")
         report = compose(manifest, data, warning=incomplete_warning(directory, manifest, verified=True))
         publish(folder, out, report)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
@@ -33,6 +34,8 @@ def figure_names(data: ReportData) -> list[str]:
         names.append("perfect_play_agreement")
     if several:
         names = ["variant_first_player_advantage", "variant_game_length", "variant_rule_events", *names]
+    if data.exact is not None and _self_play_exact(data).height:
+        names.append("sampled_against_exact")
     return names
 
 
@@ -123,6 +126,24 @@ def _variant_events_figure(data: ReportData) -> Figure:
     return plot.heatmap(table, row="variant", column="event", value="percent", colour_label="games in which it fires (%)")
 
 
+def _exact_figure(data: ReportData) -> Figure:
+    """The sampled first-player score of each self-play pairing with its interval, and its exact value."""
+    table = _self_play_exact(data)
+    label = pl.format("{}: {}", "rules", "south") if data.several_rules else pl.col("south")
+    table = table.with_columns(label.alias("label")).rename({"advantage_share": "advantage"})
+    figure = plot.forest(table, label="label", value="advantage", xlabel="first-player score (draw = 1/2)")
+    with plot.style():
+        axes = figure.axes[0]
+        axes.containers[0].set_label("its games, 95% interval")
+        positions = np.arange(table.height)[::-1]
+        axes.scatter(
+            table["first_player_score"].to_numpy(), positions, marker="x", color=plot.OKABE_ITO[3], zorder=3, label="exact"
+        )
+        handles, labels = axes.get_legend_handles_labels()
+        axes.legend(handles[::-1], labels[::-1], loc="lower left", bbox_to_anchor=(0, 1.02, 1, 0.2), ncols=2, borderaxespad=0)
+    return figure
+
+
 _DRAWINGS: dict[str, Callable[[ReportData], Figure]] = {
     "first_player_advantage": _advantage_figure,
     "game_length": _length_figure,
@@ -134,6 +155,7 @@ _DRAWINGS: dict[str, Callable[[ReportData], Figure]] = {
     "variant_first_player_advantage": _variant_advantage_figure,
     "variant_game_length": _variant_length_figure,
     "variant_rule_events": _variant_events_figure,
+    "sampled_against_exact": _exact_figure,
 }
 
 
@@ -141,6 +163,12 @@ def _self_play_by_variant(data: ReportData, table: pl.DataFrame, value: str, xla
     """One of a table's estimates for each strategy's self-play, a row per rule set."""
     self_play = data.with_variant(table.filter(SELF_PLAY)).rename({"south": "strategy"})
     return plot.dot_grid(self_play, row="variant", series="strategy", value=value, xlabel=xlabel, percent=False, **style)
+
+
+def _self_play_exact(data: ReportData) -> pl.DataFrame:
+    """The self-play pairings with an exact outcome: their outcomes and exact first_player_score."""
+    exact = _present(data.exact, "exact", "the study has no exact outcomes").select(*KEYS, "first_player_score")
+    return data.outcomes.filter(SELF_PLAY).join(exact, on=list(KEYS), maintain_order="left")
 
 
 def _by_ply(data: ReportData, names: Sequence[str]) -> pl.DataFrame:

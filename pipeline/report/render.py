@@ -18,20 +18,32 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+import polars as pl
+
 from engine.version import ENGINE_VERSION
 from pipeline import figures as plot
 from pipeline.records import RecordError
 from pipeline.report.figures import draw
-from pipeline.report.sections import Report, Table
+from pipeline.report.sections import Report, Section, Table
 from pipeline.report.tables import ReportData
 
 MARKER = ".modiar-report"  # in every report's folder, JSON: only a folder holding it is ever replaced
 
 
 def markdown(report: Report) -> str:
-    """The report as Markdown, its figures linked from figures/."""
-    lines = [f"# Study report: {report.study}", "", *_paragraphs(report.text)]
-    for section in report.sections:
+    """The report as Markdown, its figures linked from figures/; its alarm first, in bold."""
+    return _markdown(f"Study report: {report.study}", report.text, report.sections, report.alarm)
+
+
+def page(report: Report, figure_folder: Path) -> str:
+    """The report as one HTML file with its SVG figures inline (no server, no network); its
+    alarm first, in red."""
+    return _page(f"Study report: {report.study}", report.text, report.sections, figure_folder, report.alarm)
+
+
+def _markdown(title: str, text: Sequence[str], sections: Sequence[Section], alarm: Sequence[str] = ()) -> str:
+    lines = [f"# {title}", "", *_paragraphs([f"**{paragraph}**" for paragraph in alarm]), *_paragraphs(text)]
+    for section in sections:
         lines += [f"## {section.title}", "", *_paragraphs(section.text)]
         for stem, caption in section.figures:
             lines += [
@@ -46,12 +58,15 @@ def markdown(report: Report) -> str:
     return "\n".join(lines)
 
 
-def page(report: Report, figure_folder: Path) -> str:
-    """The report as one HTML file with its SVG figures inline (no server, no network)."""
-    body = [f"<h1>Study report: {html.escape(report.study)}</h1>", *(_html_paragraph(text) for text in report.text)]
-    for section in report.sections:
+def _page(title: str, text: Sequence[str], sections: Sequence[Section], figure_folder: Path, alarm: Sequence[str] = ()) -> str:
+    body = [f"<h1>{html.escape(title)}</h1>"]
+    if alarm:  # a possible bug: red, before anything else
+        paragraphs = "".join(f"<p><strong>{html.escape(paragraph)}</strong></p>" for paragraph in alarm)
+        body.append(f'<div class="alarm" role="alert" style="color: {_ALARM_RED}">{paragraphs}</div>')
+    body += [_html_paragraph(paragraph) for paragraph in text]
+    for section in sections:
         body.append(f"<h2>{html.escape(section.title)}</h2>")
-        body += [_html_paragraph(text) for text in section.text]
+        body += [_html_paragraph(paragraph) for paragraph in section.text]
         for stem, caption in section.figures:
             svg = (figure_folder / f"{stem}.svg").read_text(encoding="utf-8")
             svg = svg[svg.index("<svg") :]
@@ -60,7 +75,7 @@ def page(report: Report, figure_folder: Path) -> str:
                 f'<a href="figures/{stem}.pdf">PDF</a> <a href="figures/{stem}.png">PNG</a></figcaption></figure>'
             )
         body += [_html_table(table) for table in section.tables]
-    return _HTML.format(title=html.escape(f"Study report: {report.study}"), body="\n".join(body))
+    return _HTML.format(title=html.escape(title), body="\n".join(body))
 
 
 def check_out(study: Path, out: str | Path) -> Path:
@@ -101,6 +116,24 @@ def staging(out: Path) -> Iterator[Path]:
                 parent.rmdir()
 
 
+def publish_pages(
+    staging: Path, out: Path, title: str, text: Sequence[str], sections: Sequence[Section], tables: dict[str, pl.DataFrame]
+) -> None:
+    """Write a report other than a study's (the skill ladder's) into ``staging``, whose figures/
+    its caller has drawn, and move it to ``out``: its CSV tables, Markdown, HTML and marker."""
+    try:
+        folder = staging / "tables"
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, table in tables.items():
+            table.write_csv(folder / f"{name}.csv", float_precision=10)
+        (staging / "report.md").write_text(_markdown(title, text, sections), encoding="utf-8")
+        (staging / "index.html").write_text(_page(title, text, sections, staging / "figures"), encoding="utf-8")
+        (staging / MARKER).write_text(json.dumps({"study": title, "engine_version": ENGINE_VERSION}) + "\n", encoding="utf-8")
+        _replace(staging, out)
+    except OSError as error:
+        raise _write_error(out, error) from None
+
+
 def publish(staging: Path, out: Path, report: Report) -> None:
     """Write the report (its tables, figures, Markdown, HTML and marker) into ``staging`` and
     move it to ``out``. An OSError (no space, no permission) becomes a RecordError naming ``out``."""
@@ -124,6 +157,7 @@ th:first-child, td:first-child {{ text-align: left; }}
 caption {{ text-align: left; font-weight: bold; padding-bottom: 0.3rem; }}
 figure {{ margin: 1rem 0; }} figure svg {{ max-width: 100%; height: auto; }}
 figcaption {{ font-size: 0.85rem; color: #555; }}
+.alarm {{ border: 2px solid #b00000; padding: 0 0.8rem; margin: 1rem 0; }}
 </style>
 </head>
 <body>
@@ -131,6 +165,7 @@ figcaption {{ font-size: 0.85rem; color: #555; }}
 </body>
 </html>
 """
+_ALARM_RED = "#b00000"  # the alarm of a possible bug: sampled figures far from their exact values
 # A link of the report's text, [words](target), as Markdown writes it.
 _LINK = re.compile(r"\[([^\[\]]+)\]\(([^()\s]+)\)")
 _REPORT_FILES = (MARKER, "index.html", "report.md")

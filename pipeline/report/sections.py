@@ -7,11 +7,14 @@ here, so the Markdown, the HTML and the tests read the same strings.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
 
+from pipeline.exact_check import FLAG_P, FLAG_Z, MIN_EXPECTED, MIN_GAMES, label
 from pipeline.records import Manifest
 from pipeline.report.figures import figure_names
 from pipeline.report.tables import GAME_EVENTS, KEYS, SELF_PLAY, ReportData
@@ -19,6 +22,8 @@ from pipeline.turns import MAX_GAMES_PER_PAIRING
 
 # The rules the report's words refer to: the repository's RULES.md, seen from reports/<study>/.
 RULES_MD = "[RULES.md](../../RULES.md)"
+# An exact value has no sampling error: it is printed with more digits than its sampled estimate.
+EXACT_SCORE_DIGITS = 9  # the headline's first-player score
 
 
 @dataclass
@@ -41,15 +46,20 @@ class Section:
 
 @dataclass
 class Report:
+    """The report: ``alarm`` (sampled figures far from their exact values, a possible bug) opens
+    it, in red in HTML; then ``text`` and the sections."""
+
     study: str
     text: list[str]
     sections: list[Section]
     data: ReportData
+    alarm: list[str] = field(default_factory=list)
 
 
 def compose(manifest: Manifest, data: ReportData, *, warning: str | None = None) -> Report:
     """The report's words and formatted tables, from the computed tables; ``warning`` (that the
-    study is unfinished, pipeline.status.incomplete_warning) opens the report in bold."""
+    study is unfinished, pipeline.status.incomplete_warning) opens the report in bold, after the
+    alarm of any sampled figure more than 4 standard errors from its exact value."""
     rule_sets = data.outcomes["rules"].unique(maintain_order=True).to_list()
     games = int(data.outcomes["games"].sum())
     versions = manifest.get("versions", {})
@@ -73,38 +83,56 @@ def compose(manifest: Manifest, data: ReportData, *, warning: str | None = None)
         sections.append(_ratings_section(data.ratings, data.first_move, data))
     if data.agreement is not None:
         sections.append(_agreement_section(data.agreement, data))
+    if data.exact_check is not None:
+        sections.append(_exact_section(data.exact_check, data))
     drawn = set(figure_names(data))
     for section in sections:
         section.figures = [(stem, caption) for stem, caption in section.figures if stem in drawn]
-    return Report(manifest["study"], text, sections, data)
+    return Report(manifest["study"], text, sections, data, _alarm(data))
 
 
 def _headline_section(data: ReportData) -> Section:
     """The figures a reader wants first, per rule set: those of its pairing with the most games,
-    formatted exactly as in the tables below."""
+    formatted exactly as in the tables below; its exact values instead where the study has them."""
     text = []
     main = data.main_pairings()
     for keys in main.iter_rows(named=True):
-        outcome = _row(data.outcomes, keys)
-        length = _row(data.ludii, keys)
-        fired = data.events.join(main.filter(pl.col("rules") == keys["rules"]), on=list(KEYS), how="semi")
-        rates = "; ".join(
-            f"{row['event']} {_share(row, 'fired', 2)}" for row in fired.iter_rows(named=True) if row["event"] in GAME_EVENTS
-        )
         variant = _row(data.rule_sets, {"rules": keys["rules"]})["variant"]
         name = f"{variant} ({keys['rules']})" if data.several_rules and variant != keys["rules"] else keys["rules"]
-        text.append(
-            f"**{name}, {keys['south']} (South) v {keys['north']} (North), {outcome['games']:,} games.** "
-            f"First-player score {_plain(outcome, 'advantage', 3)} "
-            f"(two-sided p against 1/2: {_p_value(outcome['advantage_p'])}); "
-            f"South wins {_share(outcome, 'south')}%, draws {_share(outcome, 'draw')}%. "
-            f"Mean length {length['Duration']:.2f} [{length['Duration_low']:.2f}, {length['Duration_high']:.2f}] plies. "
-            f"Games in which each rule fires (%): {rates}."
-        )
+        outcome = _row(data.outcomes, keys)
+        opening = f"**{name}, {keys['south']} (South) v {keys['north']} (North), {outcome['games']:,} games.** "
+        exact = _exact_row(data, keys)
+        text.append(opening + (_sampled_headline(data, keys) if exact is None else _exact_headline(outcome, exact)))
     if data.agreement is not None:
         values = ", ".join(f"{rules}: {value:+d}" for rules, value in _start_values(data.agreement))
         text.append(f"**Perfect play.** Value of the start for South: {values}.")
     return Section("Headlines", text)
+
+
+def _sampled_headline(data: ReportData, keys: dict[str, Any]) -> str:
+    outcome = _row(data.outcomes, keys)
+    length = _row(data.ludii, keys)
+    fired = data.events.filter(*(pl.col(key) == value for key, value in keys.items()))
+    rates = "; ".join(
+        f"{row['event']} {_share(row, 'fired', 2)}" for row in fired.iter_rows(named=True) if row["event"] in GAME_EVENTS
+    )
+    return (
+        f"First-player score {_plain(outcome, 'advantage', 3)} "
+        f"(two-sided p against 1/2: {_p_value(outcome['advantage_p'])}); "
+        f"South wins {_share(outcome, 'south')}%, draws {_share(outcome, 'draw')}%. "
+        f"Mean length {length['Duration']:.2f} [{length['Duration_low']:.2f}, {length['Duration_high']:.2f}] plies. "
+        f"Games in which each rule fires (%): {rates}."
+    )
+
+
+def _exact_headline(outcome: dict[str, Any], exact: dict[str, Any]) -> str:
+    rates = "; ".join(f"{name} {100 * exact[f'fires_{name}']:.4f}" for name in GAME_EVENTS)
+    return (
+        f"First-player score {exact['first_player_score']:.{EXACT_SCORE_DIGITS}f} (exact; its games give "
+        f"{_plain(outcome, 'advantage', 3)}); South wins {100 * exact['south_win']:.4f}%, draws "
+        f"{100 * exact['draw']:.4f}% (exact). Mean length {exact['mean_plies']:.4f} plies (exact). "
+        f"Games in which each rule fires (%, exact): {rates}."
+    )
 
 
 def _variant_sections(data: ReportData) -> list[Section]:
@@ -120,18 +148,35 @@ def _variant_sections(data: ReportData) -> list[Section]:
             row["variant"],
             row["south"],
             f"{row['games']:,}",
-            _plain(row, "advantage", 3),
-            _share(row, "draw"),
-            f"{row['Duration']:.2f} [{row['Duration_low']:.2f}, {row['Duration_high']:.2f}]",
+            *_beside(
+                [
+                    _plain(row, "advantage", 3),
+                    _share(row, "draw"),
+                    f"{row['Duration']:.2f} [{row['Duration_low']:.2f}, {row['Duration_high']:.2f}]",
+                ],
+                [
+                    _exact_cell(data, row, "first_player_score", "{:.6f}"),
+                    _exact_cell(data, row, "draw", "{:.3f}", 100),
+                    _exact_cell(data, row, "mean_plies", "{:.4f}"),
+                ],
+                data,
+            ),
         ]
         for row in self_play.iter_rows(named=True)
     ]
     fired = data.with_variant(data.main_pairings().join(data.events, on=list(KEYS), maintain_order="left"))
     event_rows = [
-        [row["variant"], f"{row['south']} v {row['north']}", row["event"], _share(row, "fired", 2)]
+        [
+            row["variant"],
+            f"{row['south']} v {row['north']}",
+            row["event"],
+            *_beside([_share(row, "fired", 2)], [_exact_cell(data, row, f"fires_{row['event']}", "{:.4f}", 100)], data),
+        ]
         for row in fired.iter_rows(named=True)
         if row["event"] in GAME_EVENTS
     ]
+    self_play_header = ["first-player score", "draws (%)", "mean plies"]
+    self_play_exact = ["first-player score, exact", "draws, exact (%)", "mean plies, exact"]
     return [
         Section(
             "What each rule does",
@@ -139,13 +184,13 @@ def _variant_sections(data: ReportData) -> list[Section]:
                 "Each rule set is the study's [rules] (labelled default) with the changes its label names; the rule-set "
                 f"name spells out every field that differs from {RULES_MD}. The value of the start for South under perfect "
                 "play is given for the rule sets under which the study played perfect. Self-play pairings: the "
-                "first-player score, the share of draws and the mean length of a game."
+                f"first-player score, the share of draws and the mean length of a game.{_exact_note(data)}"
             ],
             [
                 Table("Rule sets", ["variant", "rules", "games", "value of the start (perfect play)"], rule_sets, "rule_sets"),
                 Table(
                     "Self-play per rule set",
-                    ["variant", "strategy", "games", "first-player score", "draws (%)", "mean plies"],
+                    ["variant", "strategy", "games", *_beside(self_play_header, self_play_exact, data)],
                     rows,
                 ),
             ],
@@ -156,25 +201,45 @@ def _variant_sections(data: ReportData) -> list[Section]:
         ),
         Section(
             "How often the rules fire, per rule set",
-            ["In the pairing with the most games of each rule set; tables/events.csv has every pairing and counter."],
-            [Table("Games where each rule fires", ["variant", "pairing", "event", "games where it fires (%)"], event_rows)],
+            [
+                "In the pairing with the most games of each rule set; tables/events.csv has every pairing and counter."
+                + _exact_note(data)
+            ],
+            [
+                Table(
+                    "Games where each rule fires",
+                    [
+                        "variant",
+                        "pairing",
+                        "event",
+                        *_beside(["games where it fires (%)"], ["games where it fires, exact (%)"], data),
+                    ],
+                    event_rows,
+                )
+            ],
             [("variant_rule_events", "Share of games (%) in which each rule fires, per rule set (its largest pairing).")],
         ),
     ]
 
 
 def _advantage_section(data: ReportData) -> Section:
-    rows = [[*_pairing_cells(row, data), *_outcome_cells(row)] for row in data.outcomes.iter_rows(named=True)]
+    rows = [
+        [*_pairing_cells(row, data), *_beside(_outcome_cells(row), _exact_outcome_cells(data, row), data)]
+        for row in data.outcomes.iter_rows(named=True)
+    ]
     pooled = [[row["rules"], *_outcome_cells(row)] for row in data.outcomes_overall.iter_rows(named=True)]
     cells = ["games", "South wins (%)", "draws (%)", "North wins (%)", "first-player score", "p (score = 1/2)"]
+    exact = [None, "South wins, exact (%)", "draws, exact (%)", "North wins, exact (%)", "first-player score, exact", None]
+    text = (
+        "The first player's score per ordered pairing (South's strategy first), with a two-sided test against one "
+        "half; then every game of a rule set pooled (each pairing weighs as many games as it played)."
+    )
+    text += _exact_note(data)
     return Section(
         "First-player advantage",
+        [text],
         [
-            "The first player's score per ordered pairing (South's strategy first), with a two-sided test against one "
-            "half; then every game of a rule set pooled (each pairing weighs as many games as it played)."
-        ],
-        [
-            Table("Outcomes per pairing", [*_pairing_header(data), *cells], rows, "outcomes"),
+            Table("Outcomes per pairing", [*_pairing_header(data), *_beside(cells, exact, data)], rows, "outcomes"),
             Table("All pairings pooled", ["rules", *cells], pooled, "outcomes_overall"),
         ],
         [("first_player_advantage", "First-player score per pairing, 95% Wilson intervals; the dashed line is a fair game.")],
@@ -196,7 +261,11 @@ def _length_section(data: ReportData) -> Section:
     rows = [
         [
             *_pairing_cells(row, data),
-            f"{row['Duration']:.2f} [{row['Duration_low']:.2f}, {row['Duration_high']:.2f}]",
+            *_beside(
+                [f"{row['Duration']:.2f} [{row['Duration_low']:.2f}, {row['Duration_high']:.2f}]"],
+                [_exact_cell(data, row, "mean_plies", "{:.4f}")],
+                data,
+            ),
             f"{row['Duration_median']:.1f}",
             f"{row['Duration_p90']:.1f}",
             f"{row['Duration_max']}",
@@ -204,11 +273,12 @@ def _length_section(data: ReportData) -> Section:
         ]
         for row in data.ludii.iter_rows(named=True)
     ]
-    header = [*_pairing_header(data), "mean plies", "median", "90th percentile", "longest", "at the ply cap (%)"]
+    header = [*_pairing_header(data), *_beside(["mean plies"], ["mean plies, exact"], data)]
+    header += ["median", "90th percentile", "longest", "at the ply cap (%)"]
     subjects = "the largest pairing of each rule set" if data.several_rules else "the self-play pairings"
     return Section(
         "Game length",
-        ["Plies per game (a ply is one player's move)."],
+        ["Plies per game (a ply is one player's move)." + _exact_note(data)],
         [Table("Game length per pairing", header, rows, "ludii")],
         [("game_length", f"Distribution of game length in {subjects}; each panel's axis stops at 99.5% of its games.")],
     )
@@ -240,19 +310,26 @@ def _events_section(data: ReportData) -> Section:
         [
             *_rules_cells(row, data),
             row["event"],
-            _share(row, "fired", 2),
-            f"{row['mean']:.4f} [{row['mean_low']:.4f}, {row['mean_high']:.4f}]",
+            *_beside(
+                [_share(row, "fired", 2), f"{row['mean']:.4f} [{row['mean_low']:.4f}, {row['mean_high']:.4f}]"],
+                [
+                    _exact_cell(data, row, f"fires_{row['event']}", "{:.4f}", 100),
+                    _exact_cell(data, row, f"mean_{row['event']}", "{:.6f}"),
+                ],
+                data,
+            ),
             _rate(row),
         ]
         for row in table.iter_rows(named=True)
     ]
-    header = [*_rules_header(data), "event", "games where it fires (%)", "mean per game", "per 100 turns"]
+    sampled = ["games where it fires (%)", "mean per game"]
+    header = [*_rules_header(data), "event", *_beside(sampled, ["fires, exact (%)", "mean, exact"], data), "per 100 turns"]
     return Section(
         "Rule events",
         [
             f"How often each rule of {RULES_MD} fires, in the pairing with the most games ({_described(main)}); "
             "tables/events.csv has every pairing. Counts such as first_move_forfeit_stones and capture_stones are "
-            "stones, the others turns or games."
+            f"stones, the others turns or games.{_exact_note(data)}"
         ],
         [Table("Rule events", header, rows, "events")],
         [("rule_events", "Share of games in which each rule fires, self-play pairings, 95% Wilson intervals.")],
@@ -348,6 +425,129 @@ def _agreement_section(agreement: pl.DataFrame, data: ReportData) -> Section:
     )
 
 
+def _exact_section(check: pl.DataFrame, data: ReportData) -> Section:
+    """The test of every sampled figure against its exact value (pipeline.exact_check)."""
+    pairings = check.select(*KEYS).unique(maintain_order=True).height
+    flagged = check.filter("flagged")
+    approximate = check.filter("approximate")
+    largest = (
+        check.with_columns(pl.col("z").abs().alias("_size")).sort("_size", descending=True, nulls_last=True).row(0, named=True)
+    )
+    text = [
+        "Where the study has the exact outcome of a pairing (engine.exact_outcome: the outcome distribution of two "
+        "table strategies, with no sampling error), every figure its games estimate is tested against its exact value: "
+        "the shares of South wins, draws and North wins, the first-player score, the mean length and, for every rule "
+        "event, the share of games in which it fires and its mean count per game. The test is a one-sample z test, "
+        "z = (sampled - exact) / standard error, the standard error being that of the pairing's games under the exact "
+        "distribution (for an event's mean count, whose exact variance is not stored, the sample's, but never below the "
+        f"least a count with the exact mean can have). A figure with |z| above {FLAG_Z:g} (a chance of {FLAG_P:.1e} for one "
+        "honest figure) is flagged as a possible bug at the top of the report. pipeline.exact_check gives the details; "
+        "tables/exact_check.csv has every test and tables/exact.csv every exact outcome, at full precision.",
+        f"**{len(check):,} figures of {_plural(pairings, 'pairing')} tested: {_flag_count(len(flagged))}.** "
+        f"The z farthest from 0 is {_z(largest['z'])}: {_figure(largest, data)}"
+        f"{' (approximate, see below)' if largest['approximate'] else ''}.",
+    ]
+    if len(approximate):
+        text.append(
+            f"The z of {len(approximate):,} of these figures is approximate: the pairing has fewer than {MIN_GAMES} games, "
+            f"or fewer than {MIN_EXPECTED} of its games are expected away from the figure's most likely value (a rare event, "
+            "a share near 0 or 1), where the normal law misleads (one game in which a rare event fires can lie many "
+            "standard errors out). Such a share is flagged by its exact binomial test at the same level instead, and any "
+            "other such figure only when its exact outcome rules it out."
+        )
+    unflagged = approximate.filter(~pl.col("flagged") & (pl.col("z").abs() > FLAG_Z))
+    if len(unflagged):
+        text.append(
+            f"Approximate figures with |z| above {FLAG_Z:g} but not flagged (their exact test, or the share behind them, "
+            f"passes): {'; '.join(_finding(row, data) for row in unflagged.iter_rows(named=True))}."
+        )
+    tables = [
+        Table(
+            "Sampled against exact per pairing",
+            [*_pairing_header(data), "games", "figures", "z farthest from 0", "flagged"],
+            _check_rows(check, data),
+            "exact_check",
+        )
+    ]
+    if len(flagged):
+        header = [*_pairing_header(data), "figure", "games", "sampled", "exact", "standard error", "z", "approximate"]
+        rows = [
+            [
+                *_pairing_cells(row, data),
+                label(row["quantity"]),
+                f"{row['games']:,}",
+                f"{row['sampled']:.6g}",
+                f"{row['exact']:.6g}",
+                f"{row['se']:.3g}",
+                _z(row["z"]),
+                "yes" if row["approximate"] else "no",
+            ]
+            for row in flagged.iter_rows(named=True)
+        ]
+        tables.append(Table("Flagged figures: possible bugs", header, rows))
+    return Section(
+        "Sampled against exact",
+        text,
+        tables,
+        [
+            (
+                "sampled_against_exact",
+                "First-player score of each self-play pairing: its games' estimate with its 95% Wilson interval (dot and "
+                "bar) and its exact value (cross).",
+            )
+        ],
+    )
+
+
+def _check_rows(check: pl.DataFrame, data: ReportData) -> list[list[str]]:
+    """Per pairing: its games, the figures tested, the z farthest from 0 (which figure) and how many are flagged."""
+    rows = []
+    for _, part in check.group_by(*KEYS, maintain_order=True):
+        largest = (
+            part.with_columns(pl.col("z").abs().alias("_size")).sort("_size", descending=True, nulls_last=True).row(0, named=True)
+        )
+        rows.append(
+            [
+                *_pairing_cells(largest, data),
+                f"{largest['games']:,}",
+                f"{len(part)}",
+                f"{_z(largest['z'])} ({label(largest['quantity'])})",
+                f"{part['flagged'].sum()}",
+            ]
+        )
+    return rows
+
+
+def _alarm(data: ReportData) -> list[str]:
+    """The report's first words when a sampled figure lies more than 4 standard errors from its
+    exact value: every such figure, none left out."""
+    if data.exact_check is None or not data.exact_check["flagged"].any():
+        return []
+    flagged = data.exact_check.filter("flagged")
+    return [
+        f"POSSIBLE BUG: {_plural(len(flagged), 'sampled figure')} of this study {'lies' if len(flagged) == 1 else 'lie'} "
+        f"more than {FLAG_Z:g} standard errors from {'its' if len(flagged) == 1 else 'their'} exact value (|z| > {FLAG_Z:g}; "
+        "see Sampled against exact). The games were played by the engine whose exact outcomes they are tested against: "
+        "check the engine, the batch player, the records and the metrics before trusting this report.",
+        *(_finding(row, data) for row in flagged.iter_rows(named=True)),
+    ]
+
+
+def _finding(row: dict[str, Any], data: ReportData) -> str:
+    """One tested figure in words: pairing, figure, sampled and exact values, z."""
+    approximate = f"; approximate, exact binomial p {row['p']:.2g}" if row["approximate"] else ""
+    return (
+        f"{_figure(row, data)}: sampled {row['sampled']:.6g} in {row['games']:,} games, exact {row['exact']:.6g}, "
+        f"z = {_z(row['z'])}{approximate}"
+    )
+
+
+def _figure(row: dict[str, Any], data: ReportData) -> str:
+    """A tested figure's name: its pairing (and rule set) and its quantity in words."""
+    rules = f"{row['rules']}, " if data.several_rules else ""
+    return f"{rules}{row['south']} v {row['north']}, {label(row['quantity'])}"
+
+
 # ---------------------------------------------------------------------------------------------
 # Cells and phrases
 
@@ -422,3 +622,55 @@ def _anchor_text(first_move: pl.DataFrame) -> str:
 
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _exact_row(data: ReportData, keys: dict[str, Any]) -> dict[str, Any] | None:
+    """The exact outcome of a pairing (the KEYS of ``keys``), None when the study has none."""
+    if data.exact is None:
+        return None
+    found = data.exact.filter(*(pl.col(key) == keys[key] for key in KEYS))
+    return found.row(0, named=True) if found.height else None
+
+
+def _exact_cell(data: ReportData, keys: dict[str, Any], column: str, form: str, scale: float = 1.0) -> str:
+    """A column of the pairing's exact outcome, formatted (times ``scale``); n/a without one."""
+    exact = _exact_row(data, keys)
+    return "n/a" if exact is None else form.format(scale * exact[column])
+
+
+def _exact_outcome_cells(data: ReportData, row: dict[str, Any]) -> list[str | None]:
+    """The exact cells beside _outcome_cells: its shares and score (None: no exact column)."""
+    return [
+        None,
+        _exact_cell(data, row, "south_win", "{:.3f}", 100),
+        _exact_cell(data, row, "draw", "{:.3f}", 100),
+        _exact_cell(data, row, "north_win", "{:.3f}", 100),
+        _exact_cell(data, row, "first_player_score", "{:.6f}"),
+        None,
+    ]
+
+
+def _beside(sampled: list[str], exact: Sequence[str | None], data: ReportData) -> list[str]:
+    """Sampled cells (or headers), each followed by its exact one when the study has exact outcomes
+    (an exact entry of None: that cell has none)."""
+    if data.exact is None:
+        return sampled
+    return [cell for pair in zip(sampled, exact, strict=True) for cell in pair if cell is not None]
+
+
+def _exact_note(data: ReportData) -> str:
+    """The sentence that introduces a table's exact columns, when it has them."""
+    if data.exact is None:
+        return ""
+    return (
+        " Beside each sampled figure, its exact value (engine.exact_outcome, no sampling error) where the study "
+        'computed one; n/a where it did not (a pairing with mcts, or not self-play under exact = "self-play").'
+    )
+
+
+def _z(z: float) -> str:
+    return f"{z:+.2f}" if math.isfinite(z) else ("+infinite" if z > 0 else "-infinite")
+
+
+def _flag_count(flagged: int) -> str:
+    return "none flagged" if flagged == 0 else f"{flagged:,} flagged (|z| > {FLAG_Z:g}), listed at the top of the report"

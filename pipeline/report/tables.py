@@ -7,12 +7,15 @@ tables as they are (pipeline.report.render).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, fields, replace
 
 import polars as pl
 
+import engine
 from engine.rules import Rules
+from pipeline.exact_check import exact_check
 from pipeline.metrics import events, ludii, outcomes
 from pipeline.records import Manifest
 from pipeline.study import parse_study
@@ -20,6 +23,20 @@ from pipeline.turns import END_EVENTS, TURN_EVENTS
 
 KEYS = ("rules", "south", "north")
 SELF_PLAY = pl.col("south") == pl.col("north")
+# The exact table of the report: exact.parquet without its list columns (plies, margin), with
+# the length's standard deviation.
+EXACT_COLUMNS = (
+    *KEYS,
+    "variant",
+    "south_win",
+    "draw",
+    "north_win",
+    "first_player_score",
+    "mean_plies",
+    "plies_sd",
+    "unresolved",
+    *(f"{kind}_{name}" for name in engine.EVENTS for kind in ("fires", "mean")),
+)
 # The rules' events proper (fired or not in a game), without the counters of stones and pits.
 GAME_EVENTS = (*TURN_EVENTS, *END_EVENTS)
 
@@ -30,7 +47,8 @@ class ReportData:
 
     The tables of pipeline.metrics, pipeline.turns and pipeline.ratings, with the columns their
     functions document. ``ratings`` and ``first_move`` are None when no rule set has two
-    strategies to rate; ``agreement`` is None when the study never played ``perfect``.
+    strategies to rate; ``agreement`` is None when the study never played ``perfect``; ``exact``
+    and ``exact_check`` are None when the study has no exact outcomes (exact.parquet).
     """
 
     rule_sets: pl.DataFrame  # one row per rule set: rules, variant (its label), games, start_value
@@ -44,6 +62,8 @@ class ReportData:
     ratings: pl.DataFrame | None = None  # per rule set and strategy: the ladder of pipeline.ratings
     first_move: pl.DataFrame | None = None  # per rule set: the first-move term of the ratings
     agreement: pl.DataFrame | None = None  # per rule set and strategy: pipeline.turns.agreement
+    exact: pl.DataFrame | None = None  # per pairing with an exact outcome: exact.parquet, flat (EXACT_COLUMNS)
+    exact_check: pl.DataFrame | None = None  # per pairing and quantity: pipeline.exact_check.exact_check
 
     def tables(self) -> Iterator[tuple[str, pl.DataFrame]]:
         """(name, table) for every table there is, in the order of the fields."""
@@ -72,10 +92,11 @@ class ReportData:
         return table.join(self.rule_sets.select("rules", "variant"), on="rules", how="left", maintain_order="left")
 
 
-def compute(games: pl.LazyFrame, manifest: Manifest | None = None) -> ReportData:
+def compute(games: pl.LazyFrame, manifest: Manifest | None = None, *, exact: pl.LazyFrame | None = None) -> ReportData:
     """Every table of the report from a study's games (pipeline.records.scan_games).
     ``manifest`` (the study's, pipeline.records.read_manifest) gives the rule sets their
-    variant labels; without it a rule set is labelled by its name."""
+    variant labels; without it a rule set is labelled by its name. ``exact`` (the study's exact
+    outcomes, pipeline.records.scan_exact) adds the tables exact and exact_check."""
     keys = list(KEYS)
     first = _first_games(games)
     pairings = outcomes(games, by=keys)
@@ -94,6 +115,8 @@ def compute(games: pl.LazyFrame, manifest: Manifest | None = None) -> ReportData
         ratings=ratings,
         first_move=first_move,
         agreement=agreement,
+        exact=None if exact is None else _exact(exact, first),
+        exact_check=None if exact is None else exact_check(games, exact),
     )
     return replace(data, **{name: _sorted_by(table, first) for name, table in data.tables()})
 
@@ -116,6 +139,17 @@ def _rule_sets(first: pl.DataFrame, agreement: pl.DataFrame | None, manifest: Ma
     else:
         table = table.with_columns(pl.lit(None, dtype=pl.Int64).alias("start_value"))
     return table.select("rules", "variant", "games", "start_value")
+
+
+def _exact(exact: pl.LazyFrame, first: pl.DataFrame) -> pl.DataFrame:
+    """The exact outcome of every pairing the study played that has one, flat (no list column,
+    so that it is a CSV): EXACT_COLUMNS, plies_sd being the standard deviation of the length."""
+    table = exact.join(first.lazy().select(*KEYS), on=list(KEYS), how="semi").collect()
+    spread = [
+        math.sqrt(max(sum(mass * (length - mean) ** 2 for length, mass in enumerate(plies)), 0.0))
+        for plies, mean in table.select("plies", "mean_plies").iter_rows()
+    ]
+    return table.with_columns(pl.Series("plies_sd", spread, dtype=pl.Float64)).select(EXACT_COLUMNS)
 
 
 def _first_games(games: pl.LazyFrame) -> pl.DataFrame:
