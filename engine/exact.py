@@ -20,7 +20,10 @@ Far from the cap every policy is the same from ply to ply (engine.policy: a posi
 class), so the chain of a ply depends only on its parity. Those plies are propagated by sparse
 matrix products over every state reachable from those in play, found once, breadth first
 (engine.exact._Steady); the plies near the cap, where a choice may change with the plies left,
-merge the children of the states in play (engine.exact._Merger). Random play reaches 8.25
+merge the children of the states in play (engine.exact._Merger). For perfect's values the
+sparse products go on below far_from when mass is left there (strong players' games cycle):
+down to the plies left where all but a few positions keep their far class (engine.policy's
+steady floor, 54 plies left under RULES.md), those few taking their chances ply by ply. Random play reaches 8.25
 million (position, margin) states and 2.08 million positions at each parity from ply 30 on,
 and takes about 125 plies to bring the mass in play below 1e-15.
 
@@ -107,6 +110,8 @@ def exact_outcome(
         if ply < run.steady_until:  # the stationary plies: one sparse product a ply
             margins, events, ply, stopped = _Steady(run, margins, events, ply).propagate(tolerance)
             continue
+        if run.deepen():  # mass is left near the cap: sparse products further down, where they still hold
+            continue
         margins = run.end_or_move(margins, ply, events=False)
         events = run.end_or_move(events, ply, events=True)
         ply += 1
@@ -142,10 +147,12 @@ class _Run:
         self.merge = _Merger(self.captured)  # by position and margin
         self.merge_positions = _Merger(np.zeros_like(self.captured))  # by position
         # The first ply whose mover has fewer plies left than its policy's far_from: from there on
-        # its choices may change from ply to ply; before it every ply's chain is the same.
-        self.steady_until = next(
-            (ply for ply in range(1, rules.ply_cap) if rules.ply_cap - ply < players[ply % 2].far_from), rules.ply_cap
-        )
+        # its choices may change from ply to ply; before it every ply's chain is the same but for
+        # the positions marked VARIES, whose chances are taken ply by ply (varying).
+        self.floors = [player.far_from for player in players]
+        self.steady_until = self._first_below(self.floors)
+        self.varying = [player.far == player.varies for player in players]
+        self.deepened = False
         self.margin_mass = np.zeros(2 * rules.total_stones + 1)  # by final margin + total stones
         self.plies = np.zeros(rules.ply_cap + 1)
         self.event_mean = dict.fromkeys(EVENTS, 0.0)
@@ -153,6 +160,27 @@ class _Run:
         self.first_fires: dict[str, float] = {}
         self.end_fires = dict.fromkeys(END_EVENTS, 0.0)
         self.flag_bits = np.array([FLAGS[name] for name in POSITION_FLAGS])
+
+    def deepen(self) -> bool:
+        """Once, when mass is still in play at steady_until: take each policy's steady floor
+        (engine.policy.PolicyTable.steady_floor; for perfect's values it needs the solution),
+        below which only a few positions change class, and mark those positions as varying too,
+        so that sparse products go on down to it. Whether steady_until moved."""
+        if self.deepened:
+            return False
+        self.deepened = True
+        floors = [player.steady_floor() for player in self.players]
+        if floors == self.floors:
+            return False
+        self.floors = floors
+        self.varying = [player.unsettled(floor) for player, floor in zip(self.players, floors, strict=True)]
+        until, self.steady_until = self.steady_until, self._first_below(floors)
+        return self.steady_until > until
+
+    def _first_below(self, floors: list[int]) -> int:
+        """The first ply whose mover has fewer plies left than its floor (the cap if none)."""
+        cap = self.rules.ply_cap
+        return next((ply for ply in range(1, cap) if cap - ply < floors[ply % 2]), cap)
 
     def first_move(self) -> tuple[_States, _States]:
         """Ply 0 from the moves of engine.positions, with South's first-move chances: the states
@@ -388,7 +416,7 @@ class _Graph:
                     continue
                 at, south, number = (np.concatenate(parts) for parts in zip(*self._frontier[mover], strict=True))
                 self._frontier[mover] = []
-                support, widths = _far_widths(run.players[mover], run.tables, at)
+                support, widths = _far_widths(run.players[mover], run.varying[mover], run.tables, at)
                 for pit in range(ROW):
                     moving = np.flatnonzero(support[:, pit])
                     child = run.tables.child[at[moving], pit].astype(np.int64)
@@ -494,13 +522,15 @@ CAPTURE_COUNTS = ("capture", "capture_stones", "capture_pits", "capture_own_row_
 COUNTED = (*CAPTURE_COUNTS, *POSITION_FLAGS)
 
 
-def _far_widths(player: PolicyTable, tables: PositionTables, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _far_widths(
+    player: PolicyTable, varying: np.ndarray, tables: PositionTables, at: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """The pits (states, 3) that ``player`` may play at the positions ``at`` while far from the
-    cap, and the width of each one's cut (its chance times 2**32). At a position marked VARIES
-    every legal pit may be played and the width is 0 here: those chances are taken ply by ply
-    (engine.exact._Moves.varying_chances)."""
+    cap, and the width of each one's cut (its chance times 2**32). At a position marked in
+    ``varying`` (VARIES, and below far_from those not yet settled) every legal pit may be played
+    and the width is 0 here: those chances are taken ply by ply (engine.exact._Moves.varying_chances)."""
     classes = player.far[at].astype(np.int64)
-    varies = classes == player.varies
+    varies = varying[at]
     classes[varies] = 0
     widths: np.ndarray = player.chances(classes)
     widths[varies] = 0
@@ -533,11 +563,10 @@ class _Moves:
         chance = _join([part.width for part in edges], np.int64) / SCALE  # a width may be 2**32
         del edges[:]
         positions_ = graph.position[mover]
-        varies = self.player.far[positions_[start]] == self.player.varies
-        # The moves from VARIES positions: their chances are taken each ply.
+        varies = run.varying[mover][positions_[start]]
+        # The moves from varying positions: their chances are taken each ply, by position.
         self.v_from, self.v_to, self.v_pit = start[varies], to[varies], pit[varies].astype(np.int64)
-        v_at = positions_[self.v_from]
-        self.v_rows = np.searchsorted(self.player.varying, v_at)
+        self.v_positions, self.v_rows = np.unique(positions_[self.v_from], return_inverse=True)
         self.ended = np.flatnonzero((tables.child[positions_] < 0).all(axis=1))  # the games over
         self.ended_at = positions_[self.ended].astype(np.int64)
         if graph.by_margin:
@@ -576,10 +605,9 @@ class _Moves:
         return np.concatenate([weight @ self.move_counts, fired @ self.occupancy])
 
     def varying_chances(self, ply: int) -> np.ndarray:
-        """The chances of the moves from VARIES positions at ``ply``."""
+        """The chances of the moves from varying positions at ``ply``."""
         player = self.player
-        plies_left = player.rules.ply_cap - ply
-        classes = player.varying_classes[self.v_rows, plies_left - player.far_from].astype(np.int64)
+        classes = player.classes_at(self.v_positions, player.rules.ply_cap - ply)[self.v_rows.reshape(-1)]
         return _chance(player, classes, self.v_pit)
 
 

@@ -37,7 +37,9 @@ probability of each pit times 2**32.
 perfect, whose VARIES are the positions with a move to a position that never settles (its
 value cycles with the plies left; engine.solver). Closer to the cap the classes are computed
 from the values of the moves at that many plies left (``classes_at``): rare, as games seldom
-come near the cap, and exact all the same.
+come near the cap, and exact all the same. For perfect's values ``settled()`` gives, from the
+solution's log, the plies left from which each position keeps its far class (no child's value
+changes from there on), so that classes_at computes the keys of the others only.
 
 Everything above but the cuts, and for alphabeta the sweeps' log of values, is kept in the
 ``policies/`` folder of the caller's cache folder (``engine.cache``), one file per rule set and
@@ -76,6 +78,9 @@ from engine.version import ENGINE_VERSION
 log = logging.getLogger(__name__)
 BLOCK = 1 << 20  # positions keyed at a time, so that the temporaries stay small
 HEURISTIC_WEIGHT = 128  # above any row: a board holds at most 63 stones
+# engine.exact's sparse products go down to the plies left where all but one position in this
+# many keep their far class (PolicyTable.steady_floor): for perfect under RULES.md, 64 plies left.
+STEADY_SHARE = 256
 CLASS_TYPES = (np.uint16, np.uint32)  # far[] takes the first that numbers every class and VARIES
 
 
@@ -117,6 +122,7 @@ class PolicyTable(PolicyArrays):
     cuts2: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     cuts3: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     _numbers: dict[int, int] = field(default_factory=dict)
+    _settled: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self._numbers = {key: number for number, key in enumerate(self.keys)}
@@ -127,11 +133,47 @@ class PolicyTable(PolicyArrays):
         """The class number that marks a position of ``far`` as VARIES."""
         return int(np.iinfo(self.far.dtype).max)
 
+    def settled(self) -> np.ndarray | None:
+        """For ``perfect``'s values, each position's least plies left k (>= 1) such that its
+        class with any k' plies left, k <= k' < far_from, is its far class (positions marked
+        VARIES aside); None for the other values (made on first use, from the solution's log)."""
+        if self._settled is None and isinstance(self.values, _Solved) and not self.values.swept:
+            self._settled = self.values.settled_from()
+        return self._settled
+
+    def steady_floor(self) -> int:
+        """The least plies left k <= far_from from which at most one position in STEADY_SHARE
+        has a class other than its far class (VARIES aside): engine.exact propagates by sparse
+        products down to k plies left, taking the chances of those positions ply by ply."""
+        settled = self.settled()
+        if settled is None or self.far_from <= 1:
+            return self.far_from
+        beyond = np.cumsum(np.bincount(settled, minlength=self.far_from + 2)[::-1])[::-1]  # beyond[k]: settled >= k
+        few = np.flatnonzero(beyond[2 : self.far_from + 2] <= len(settled) // STEADY_SHARE)  # k = 1 .. far_from
+        return int(few[0]) + 1 if len(few) else self.far_from
+
+    def unsettled(self, floor: int) -> np.ndarray:
+        """A mask over positions: those whose class may differ from their far class with some
+        plies left from ``floor`` (>= steady_floor()) to the cap: VARIES, and settled above ``floor``."""
+        mask: np.ndarray = self.far == self.varies
+        settled = self.settled()
+        if settled is not None and floor < self.far_from:
+            mask |= settled > floor
+        return mask
+
     def classes_at(self, positions: np.ndarray, plies_left: int) -> np.ndarray:
         """The class of each position (ply > 0, mover's view) with ``plies_left`` plies left (>= 1)."""
         positions = np.asarray(positions, dtype=np.int64)
         if plies_left < self.far_from:
-            return self.classes_of_keys(self._keys(positions, plies_left))
+            settled = self.settled()
+            if settled is None:
+                return self.classes_of_keys(self._keys(positions, plies_left))
+            # Only the positions not yet settled need their keys: the others keep their far class.
+            near: np.ndarray = self.far[positions].astype(np.int64)
+            fresh = np.flatnonzero((near == self.varies) | (settled[positions] > plies_left))
+            if len(fresh):
+                near[fresh] = self.classes_of_keys(self._keys(positions[fresh], plies_left))
+            return near
         classes: np.ndarray = self.far[positions].astype(np.int64)
         varies = np.flatnonzero(classes == self.varies)
         if len(varies):
@@ -295,6 +337,22 @@ class _Solved:
         held = self.held.get(j)
         values = held[child] if held is not None else self.values_of(np.maximum(child, 0), j)
         return captured - values.astype(np.int64)
+
+    def settled_from(self) -> np.ndarray:
+        """For perfect's values (not swept): each position's least plies left k >= 1 such that no
+        child's value changes between k - 1 plies left and the far class's (PolicyTable.settled);
+        one pass over the solution's log, int16."""
+        solved = solution(self.rules)
+        far = min(max(self.far_from, self.rules.ply_cap - 1) - 1, self.top)  # the j of the far class
+        plies = np.where(solved.change_plies <= far, solved.change_plies, 0).astype(np.int16)
+        # Each position's last change up to there: its slice's maximum (slices are in increasing
+        # plies; one more 0 so that an empty slice at the end has an element to start at).
+        last = np.maximum.reduceat(np.append(plies, np.int16(0)), solved.offsets[:-1].astype(np.int64))
+        last[np.diff(solved.offsets) == 0] = 0
+        last = np.append(last, np.int16(0))  # child -1: no move
+        child = self.tables.child
+        settled: np.ndarray = np.maximum(np.maximum(last[child[:, 0]], last[child[:, 1]]), last[child[:, 2]]) + 1
+        return settled
 
     def values_of(self, indices: np.ndarray, j: int) -> np.ndarray:
         if not self.swept:

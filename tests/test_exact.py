@@ -121,7 +121,15 @@ def test_a_pairing_with_mcts_is_refused_in_one_line():
     assert "\n" not in str(error.value)
 
 
-LONGER_PAIRS = [("random", "random"), ("perfect(epsilon=0.25)", "heuristic"), ("alphabeta(depth=3)", "perfect(temperature=1.0)")]
+# With LONGER, perfect's far_from is 30 and its steady floor 24: the sparse products go on down to
+# 24 plies left, where random against perfect(temperature=1.0) still reaches positions whose
+# class is not yet settled (taking their far class there changes the tail of the length by 1e-5).
+LONGER_PAIRS = [
+    ("random", "random"),
+    ("perfect(epsilon=0.25)", "heuristic"),
+    ("alphabeta(depth=3)", "perfect(temperature=1.0)"),
+    ("random", "perfect(temperature=1.0)"),
+]
 
 
 @pytest.mark.parametrize(("south", "north"), LONGER_PAIRS)
@@ -129,13 +137,23 @@ def test_sparse_products_and_merged_children_give_the_same_outcome(monkeypatch, 
     """The plies far from the cap go through sparse matrices over every reachable state; the
     plies near it merge the children of the states in play. Run all the way by merging, the
     outcome is the same (the states of 5 stones a pit, over 60 plies with perfect's varying
-    positions included)."""
+    positions included, and for perfect's dials the sparse products deepened below far_from,
+    with the chances of the positions not yet settled taken ply by ply)."""
+    deepened = []
+    deepen = exact._Run.deepen
+
+    def spy(self):
+        deepened.append(deepen(self))
+        return deepened[-1]
+
+    monkeypatch.setattr(exact._Run, "deepen", spy)
     steady = exact_outcome(south, north, rules=LONGER, tolerance=0)
+    assert any(deepened) == ("perfect" in south + north)
     original = exact._Run.__init__
 
     def merging_only(self, *arguments):
         original(self, *arguments)
-        self.steady_until = 1
+        self.steady_until, self.deepened = 1, True
 
     monkeypatch.setattr(exact._Run, "__init__", merging_only)
     merged = exact_outcome(south, north, rules=LONGER, tolerance=0)
@@ -144,6 +162,8 @@ def test_sparse_products_and_merged_children_give_the_same_outcome(monkeypatch, 
     for margin, chance in merged.margin.items():
         assert steady.margin[margin] == pytest.approx(chance, abs=1e-13)
     np.testing.assert_allclose(steady.plies, merged.plies, atol=1e-13, rtol=0)
+    # Sums of non-negative terms: even the tiny masses of the longest games agree to rounding.
+    np.testing.assert_allclose(steady.plies, merged.plies, atol=0, rtol=1e-9)
     for name in EVENTS:
-        assert steady.event_mean[name] == pytest.approx(merged.event_mean[name], abs=1e-12), name
+        assert steady.event_mean[name] == pytest.approx(merged.event_mean[name], rel=1e-12, abs=1e-12), name
         assert steady.event_fires[name] == pytest.approx(merged.event_fires[name], abs=1e-13), name

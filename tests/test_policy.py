@@ -29,7 +29,7 @@ import engine
 from engine import Position, Rng, Rules, UnknownStrategyError, make_strategy, play_batch, play_game
 from engine.batch import GAME_COLUMNS, GameBatch
 from engine.board import rotate
-from engine.choice import NO_MOVE, SCALE, pit_of
+from engine.choice import NO_MOVE, SCALE, pack_keys, pit_of
 from engine.policy import NotATableStrategyError, PolicyTable, is_table_strategy, policy_path, policy_table
 from engine.positions import positions
 from engine.rng import game_seeds
@@ -628,3 +628,25 @@ def test_a_corrupt_cache_file_is_built_again_with_a_warning(spec, corruption, tm
         reread = policy_table(spec, CACHED_RULES, tables=fresh(tables), cache=tmp_path)
     assert not caplog.records
     assert_same_table(reread, built, made, CACHED_RULES)
+
+
+NEAR_CAP_RULES = [Rules(stones_per_pit=4, ply_cap=60), Rules(stones_per_pit=3, ply_cap=40)]
+
+
+@pytest.mark.parametrize("rules", NEAR_CAP_RULES, ids=lambda rules: rules.name)
+def test_near_the_cap_perfect_keeps_its_far_class_only_where_no_child_value_changes(rules):
+    """Below far_from, classes_at computes the keys of the positions not yet settled and gives
+    the others their far class: at every plies left, every position's class must be that of
+    its key worked out from the solution (capture minus the child's value with k - 1 plies left)."""
+    table = policy_table("perfect(temperature=1.0)", rules)
+    everything = np.arange(table.tables.size)
+    child = table.tables.child
+    solved = solution(rules)
+    for plies_left in range(1, table.far_from):
+        values = solved.values_of(np.maximum(child, 0).reshape(-1), plies_left - 1).reshape(child.shape)
+        q = table.tables.captured.astype(np.int64) - values.astype(np.int64)
+        classes = table.classes_at(everything, plies_left)
+        np.testing.assert_array_equal(np.array(table.keys)[classes], pack_keys(child >= 0, q), err_msg=str(plies_left))
+    floor = table.steady_floor()
+    assert 1 <= floor < table.far_from  # sparse products go below far_from
+    assert table.unsettled(floor).sum() <= table.tables.size // 256 + (table.far == table.varies).sum()
