@@ -7,7 +7,7 @@ SEED ?= 7
 
 .DEFAULT_GOAL := help
 STUDY ?= data/default
-.PHONY: help setup test lint format study report variants notebooks sample bench solve clean
+.PHONY: help setup test lint format study report variants ladder notebooks sample bench solve clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -44,6 +44,10 @@ report: $(STAMP) ## the report of a study already run (STUDY=data/default): repo
 variants: $(STAMP) ## the rule-variant sweep (pipeline/studies/variants.toml) into data/variants, and its report
 	$(BIN)/modiar study run pipeline/studies/variants.toml --jobs 2
 	$(BIN)/modiar study report data/variants
+
+ladder: $(STAMP) ## the skill ladder (pipeline/studies/ladder.toml): alphabeta(1..16) and perfect's dials, all exact, into data/ladder and its report
+	$(BIN)/modiar ladder run pipeline/studies/ladder.toml --jobs 2
+	$(BIN)/modiar ladder report data/ladder
 
 notebooks: $(STAMP) ## run the notebooks on data/default and data/variants into reports/notebooks/ (git's copies stay clean)
 	$(BIN)/jupyter nbconvert --to notebook --execute --output-dir reports/notebooks notebooks/*.ipynb

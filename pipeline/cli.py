@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 import engine
-from pipeline.paths import bundled_studies, cache_folder, study_config
+from pipeline.paths import bundled_ladders, bundled_studies, cache_folder, study_config
 
 USAGE_ERROR = 2
 # modiar exact: the float sums of a length distribution may fall short of a cumulative probability
@@ -238,6 +238,31 @@ def _study_report(arguments: argparse.Namespace) -> None:
         raise UsageError(str(error)) from None
 
 
+def _ladder_run(arguments: argparse.Namespace) -> None:
+    from pipeline.ladder import load_ladder, run_ladder
+    from pipeline.records import RecordError
+    from pipeline.study import ConfigError
+
+    if arguments.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {arguments.jobs}")
+    try:
+        ladder = load_ladder(study_config(arguments.config))
+        folder = run_ladder(ladder, _out_folder(arguments.out), jobs=arguments.jobs, progress=not arguments.quiet)
+    except (ConfigError, RecordError) as error:
+        raise UsageError(str(error)) from None
+    print(f"ladder {ladder.name}: {len(ladder.pairings())} pairings and {len(ladder.rungs)} exploitabilities in {folder}")
+
+
+def _ladder_report(arguments: argparse.Namespace) -> None:
+    from pipeline.ladder_report import build_ladder_report
+    from pipeline.records import RecordError
+
+    try:
+        build_ladder_report(Path(arguments.folder), _out_folder(arguments.out), progress=not arguments.quiet)
+    except RecordError as error:
+        raise UsageError(str(error)) from None
+
+
 def _play(arguments: argparse.Namespace) -> int:
     from pipeline.play import HUMAN, play_terminal
 
@@ -447,6 +472,7 @@ def _parser() -> argparse.ArgumentParser:
     exact.set_defaults(run=_exact)
 
     _add_study_commands(commands)
+    _add_ladder_commands(commands)
     play = commands.add_parser("play", help="play a game in the terminal: a person (human) against any strategy")
     play.add_argument("--south", default="human", help="South's strategy, or human (default human)")
     play.add_argument("--north", default="greedy", help="North's strategy, or human (default greedy)")
@@ -483,6 +509,26 @@ def _add_study_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     report.add_argument("--quiet", action="store_true", help="print nothing but errors")
     _add_cache_option(report)
     report.set_defaults(run=_study_report)
+
+
+def _add_ladder_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    ladder = commands.add_parser("ladder", help="the skill ladder: table strategies from weak to strong, every figure exact")
+    actions = ladder.add_subparsers(title="ladder commands", required=True, metavar="ACTION")
+    run = actions.add_parser("run", help="compute every pairing and exploitability of a ladder (cached: a second run reads them)")
+    run.add_argument(
+        "config",
+        help=f"the ladder's TOML file, or a bundled ladder: {', '.join(bundled_ladders())} (e.g. modiar ladder run ladder)",
+    )
+    run.add_argument("--out", help="the ladder's folder (default data/<ladder name>)")
+    run.add_argument("--jobs", type=int, default=2, help="worker processes (default 2; up to 3.3 GB each)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_cache_option(run)
+    run.set_defaults(run=_ladder_run)
+    report = actions.add_parser("report", help="write the ladder's report: HTML, Markdown, CSV tables and SVG/PDF/PNG figures")
+    report.add_argument("folder", help="the ladder's folder, e.g. data/ladder")
+    report.add_argument("--out", help="the report's folder (default reports/<ladder name>/)")
+    report.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    report.set_defaults(run=_ladder_report)
 
 
 def _add_game_options(parser: argparse.ArgumentParser) -> None:

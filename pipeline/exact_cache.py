@@ -3,10 +3,15 @@
     <cache>/exact/<rule set>-<south>-<north>-<key>-engine<version>.json
 
 one file per rule set and ordered pairing of table strategies (engine.exact_outcome at its
-default tolerance), in the ``exact/`` folder of the engine's cache folder (engine.cache, as
-engine.policy keeps its tables in ``policies/``). <south> and <north> are the specs as file
-names (lower case, runs of other characters as "-"); <key> is the start of the SHA-256 of
-the rule set's name and the two specs, as two specs may share a file name
+default tolerance), and
+
+    <cache>/exact/<rule set>-exploit-<strategy>-<key>-engine<version>.json
+
+one per rule set and table strategy (engine.exploitability), in the ``exact/`` folder of the
+engine's cache folder (engine.cache, as engine.policy keeps its tables in ``policies/``).
+<south> and <north> are the specs as file names (lower case, runs of other characters as "-");
+<key> is the start of the SHA-256 of the rule set's name and the two specs (or the strategy), as
+two specs may share a file name
 (``perfect(temperature=1e-05)`` and ``perfect(temperature=1e+05)``). A file holds the outcome,
 what it is the outcome of, and a SHA-256 of both; floats are written by ``repr``, which reads
 back to the same double. A file that cannot be read, fails its checksum or is of another
@@ -28,9 +33,19 @@ import numpy as np
 import engine
 from engine.cache import write_atomic
 from engine.exact import ExactOutcome
+from engine.exploit import Exploitability
+from engine.search import PerfectStrategy
+from engine.strategies import RandomStrategy
+from pipeline.workers import memory_bytes
 
 log = logging.getLogger(__name__)
 FOLDER = "exact"
+# A worker's peak memory for a pairing of two wide strategies (random against random: 3.3 GB
+# measured under RULES.md), and the seconds a task takes there on one core, to hand the longest
+# out first: a wide strategy (one that may play every legal move) reaches every position.
+EXACT_WORKER_BYTES = 3500 << 20
+_WIDE_PAIR, _WIDE_ONE, _NARROW = 45.0, 20.0, 1.0
+_WIDE_EXPLOIT, _EXPLOIT = 40.0, 12.0
 
 
 def exact_folder() -> Path | None:
@@ -81,6 +96,89 @@ def read_cached(south: str, north: str, rules: engine.Rules) -> ExactOutcome | N
     if outcome is None:
         log.warning("exact outcome %s fails its checksum; computing it again", path)
     return outcome
+
+
+def exploit_path(strategy: str, rules: engine.Rules, folder: Path) -> Path:
+    """Where the exploitability of ``strategy`` (a canonical spec) is kept in ``folder``."""
+    key = hashlib.sha256(f"{rules.name}\nexploit\n{strategy}".encode()).hexdigest()[:12]
+    return folder / f"{rules.name}-exploit-{_slug(strategy)}-{key}-engine{engine.ENGINE_VERSION}.json"
+
+
+def cached_exploitability(strategy: str, rules: engine.Rules) -> Exploitability:
+    """engine.exploitability of a table strategy, from the cache when it holds a sound copy,
+    else computed (5-40 s under RULES.md) and cached."""
+    strategy = engine.canonical_spec(strategy)
+    folder = exact_folder()
+    found = None if folder is None else read_cached_exploitability(strategy, rules)
+    if found is not None:
+        return found
+    started = time.perf_counter()
+    computed = engine.exploitability(strategy, rules=rules)
+    if folder is not None:
+        path = exploit_path(strategy, rules, folder)
+        payload = {
+            "of": {"rules": rules.name, "strategy": strategy, "engine": engine.ENGINE_VERSION},
+            "as_south": computed.as_south,
+            "as_north": computed.as_north,
+            "settled": list(computed.settled),
+        }
+        write_atomic(path, (json.dumps({"checksum": _checksum(payload), "payload": payload}) + "\n").encode())
+        seconds = time.perf_counter() - started
+        log.info("computed the exploitability of %s under %s in %.1f s: %s", strategy, rules.name, seconds, path)
+    return computed
+
+
+def read_cached_exploitability(strategy: str, rules: engine.Rules) -> Exploitability | None:
+    """The cached exploitability of a canonical spec, None when there is none or it is damaged
+    (with a warning: it will be computed again)."""
+    folder = exact_folder()
+    path = None if folder is None else exploit_path(strategy, rules, folder)
+    if path is None or not path.exists():
+        return None
+    try:
+        stored = json.loads(path.read_bytes())
+        payload = stored["payload"]
+        of = {"rules": rules.name, "strategy": strategy, "engine": engine.ENGINE_VERSION}
+        if stored["checksum"] != _checksum(payload) or payload["of"] != of:
+            log.warning("exploitability %s fails its checksum; computing it again", path)
+            return None
+        south, north = payload["settled"]
+        return Exploitability(
+            strategy=strategy,
+            rules=rules,
+            as_south=float(payload["as_south"]),
+            as_north=float(payload["as_north"]),
+            settled=(None if south is None else int(south), None if north is None else int(north)),
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        log.warning("exploitability %s is unreadable (%s); computing it again", path, error)
+        return None
+
+
+def exact_seconds(south: str, north: str) -> float:
+    """About how long the exact outcome of a pairing takes under RULES.md (for ordering work)."""
+    wide = is_wide(south) + is_wide(north)
+    return _WIDE_PAIR if wide == 2 else _WIDE_ONE if wide else _NARROW
+
+
+def exploit_seconds(strategy: str) -> float:
+    """About how long the exploitability of a strategy takes under RULES.md (for ordering work)."""
+    return _WIDE_EXPLOIT if is_wide(strategy) else _EXPLOIT
+
+
+def is_wide(spec: str) -> bool:
+    """Whether a strategy may play every legal move (random, and perfect's skill dials): its
+    pairings reach every position."""
+    strategy = engine.make_strategy(spec)
+    if isinstance(strategy, RandomStrategy):
+        return True
+    return isinstance(strategy, PerfectStrategy) and bool(strategy.epsilon or strategy.temperature)
+
+
+def exact_jobs(jobs: int) -> int:
+    """How many of ``jobs`` workers on this machine may compute exact outcomes at once: as many as
+    its memory holds at EXACT_WORKER_BYTES each, at least one."""
+    return max(1, min(jobs, memory_bytes() // EXACT_WORKER_BYTES))
 
 
 def _of(south: str, north: str, rules: engine.Rules) -> dict[str, str]:

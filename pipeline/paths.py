@@ -6,7 +6,8 @@
                      shared by every study              (platformdirs: ~/.cache/modiar on Linux)
 
 ``modiar ... --cache DIR`` overrides MODIAR_CACHE. The bundled study configs (STUDIES) ship
-inside the package, so ``modiar study run smoke`` works from any folder.
+inside the package, so ``modiar study run smoke`` works from any folder; those named ladder*
+are skill ladders (``modiar ladder run ladder``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ JOURNAL = ".chunks.jsonl"  # chunks finished since the manifest was last written
 LOCK = ".modiar.lock"  # held by the one 'modiar study run' writing the folder
 GAMES = "games"
 PLIES = "plies"
+LADDER = "ladder"  # the bundled configs named ladder* are skill ladders, not studies
 EXACT = "exact.parquet"  # the exact outcomes of a study with exact = true or "self-play"
 
 # A study's name (and a variant's label) becomes a folder name: no separators, no dots, no
@@ -60,4 +62,9 @@ def study_config(text: str) -> Path:
 
 
 def bundled_studies() -> list[str]:
-    return sorted(path.stem for path in STUDIES.glob("*.toml"))
+    """The bundled study configs; those named ladder* are skill ladders (pipeline.ladder)."""
+    return sorted(path.stem for path in STUDIES.glob("*.toml") if not path.stem.startswith(LADDER))
+
+
+def bundled_ladders() -> list[str]:
+    return sorted(path.stem for path in STUDIES.glob(f"{LADDER}*.toml"))

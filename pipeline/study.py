@@ -163,7 +163,7 @@ def load_study(path: str | Path) -> Study:
     """Read and check a study config; any mistake raises ConfigError naming the file."""
     path = Path(path)
     try:
-        data = tomllib.loads(_read_config(path))
+        data = tomllib.loads(read_config(path))
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path} is not valid TOML: {error}") from None
     try:
@@ -172,21 +172,21 @@ def load_study(path: str | Path) -> Study:
         raise ConfigError(f"{path}: {error}") from None
 
 
-def _read_config(path: Path) -> str:
-    """The text of a config file: a regular file of UTF-8 text (a byte-order mark is allowed)."""
+def read_config(path: Path, kind: str = "study") -> str:
+    """The text of a ``kind`` config file (a study, a ladder): a regular file of UTF-8 text (a byte-order mark is allowed)."""
     try:
         if not stat.S_ISREG(path.stat().st_mode):
-            raise ConfigError(f"study config {path} is not a regular file")
+            raise ConfigError(f"{kind} config {path} is not a regular file")
         with open(path, "rb") as handle:
             data = handle.read(MAX_CONFIG_BYTES + 1)
     except OSError as error:
-        raise ConfigError(f"cannot read study config {path}: {error.strerror or error}") from None
+        raise ConfigError(f"cannot read {kind} config {path}: {error.strerror or error}") from None
     if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"study config {path} is larger than {MAX_CONFIG_BYTES >> 10} KiB: not a study config")
+        raise ConfigError(f"{kind} config {path} is larger than {MAX_CONFIG_BYTES >> 10} KiB: not a {kind} config")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise ConfigError(f"study config {path} is not UTF-8 text (byte {error.start}): is it a TOML file?") from None
+        raise ConfigError(f"{kind} config {path} is not UTF-8 text (byte {error.start}): is it a TOML file?") from None
 
 
 def parse_study(data: dict[str, Any]) -> Study:
@@ -197,11 +197,11 @@ def parse_study(data: dict[str, Any]) -> Study:
     missing = [key for key in REQUIRED if key not in data]
     if missing:
         raise ConfigError(f"missing key {missing[0]!r}; every study needs {', '.join(REQUIRED)}")
-    strategies = _strategies(data["strategies"])
-    rules = _rules(data.get("rules", {}))
+    strategies = parse_strategies(data["strategies"])
+    rules = parse_rules(data.get("rules", {}))
     games = _games(data.get("games", {}), strategies)
     study = Study(
-        name=_name(data["name"]),
+        name=parse_name(data["name"]),
         seed=_whole(data, "seed", 0, MAX_SEED),
         games_per_seat=_whole(data, "games_per_seat", 1),
         strategies=strategies,
@@ -226,7 +226,7 @@ def _check_pairings(study: Study) -> None:
         )
 
 
-def _name(name: object) -> str:
+def parse_name(name: object) -> str:
     if not is_name(name):
         raise ConfigError(f"name {name!r} cannot be a folder name: {NAME_RULE}")
     return str(name)
@@ -255,7 +255,7 @@ def _exact(value: object) -> bool | str:
     raise ConfigError(f'exact must be true, false or "{SELF_PLAY}", not {value!r}')
 
 
-def _strategies(value: object) -> tuple[str, ...]:
+def parse_strategies(value: object) -> tuple[str, ...]:
     """The specs in their canonical spelling (engine.canonical_spec), each once: two spellings of
     one strategy would otherwise split its games between pairings or merge two of them."""
     if not isinstance(value, list) or not value or not all(isinstance(spec, str) for spec in value):
@@ -275,7 +275,7 @@ def _canonical(spec: str) -> str:
         raise ConfigError(str(error)) from None
 
 
-def _rules(table: object, base: engine.Rules | None = None, where: str = "[rules]") -> engine.Rules:
+def parse_rules(table: object, base: engine.Rules | None = None, where: str = "[rules]") -> engine.Rules:
     """The rules of a table of engine.Rules fields: changes to ``base``, or to RULES.md without it."""
     if not isinstance(table, dict):
         raise ConfigError(f"rules must be a table ({where}) of engine.Rules fields, not {table!r}")
@@ -323,11 +323,11 @@ def _variant(label: object, entry: object, base: Variant) -> Variant:
         problem = f"unknown key {unknown[0]!r}" if unknown else "missing key 'rules'"
         raise ConfigError(f"{where}: {problem}; a variant has rules and optionally strategies and games")
     try:
-        strategies = _strategies(entry["strategies"]) if "strategies" in entry else base.strategies
+        strategies = parse_strategies(entry["strategies"]) if "strategies" in entry else base.strategies
         games = _games(entry["games"], strategies) if "games" in entry else _games_among(base.games, strategies)
     except ConfigError as error:
         raise ConfigError(f"{where}: {error}") from None
-    return Variant(label, _rules(entry["rules"], base.rules, f"{where} rules"), strategies, games)
+    return Variant(label, parse_rules(entry["rules"], base.rules, f"{where} rules"), strategies, games)
 
 
 def _games_among(games: tuple[tuple[str, int], ...], strategies: tuple[str, ...]) -> tuple[tuple[str, int], ...]:

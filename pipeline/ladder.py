@@ -1,0 +1,286 @@
+"""The skill ladder: table strategies from weak to strong, every figure exact (no games sampled).
+
+    name = "ladder"                          # letters, digits, - and _: it becomes a folder name
+    rungs = ["random", "alphabeta(depth=1)", ..., "perfect"]   # table strategies, weakest first
+    opponents = ["perfect", "random"]        # each rung also meets these, in both seats
+
+    [rules]                                  # any field of engine.Rules; RULES.md when empty
+
+For each rung X the ladder computes, with engine.exact_outcome, X against itself and, for each
+opponent O, X against O and O against X (so that the seat is never confounded with the
+strength: X's score is read in both seats), and, with engine.exploitability, what a best
+counter-strategy wins against X in each seat. Each ordered pairing is computed once however
+often it is listed. Every result is kept in the cache folder as it is finished
+(pipeline.exact_cache), so a stopped run loses none of them and a second run reads them all.
+
+    data/<name>/ladder.parquet           one row per pairing (pipeline.records.exact_table's
+                                         schema), in the order of the rungs
+    data/<name>/exploitability.parquet   one row per rung: strategy, rules, as_south, as_north
+    data/<name>/manifest.json            the config, the versions, each file's bytes and SHA-256
+
+The same config gives the same bytes for any number of workers. ``modiar ladder report DIR``
+(pipeline.ladder_report) draws the figures against strength.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import time
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from joblib import Parallel, delayed
+from tqdm import tqdm
+
+import engine
+from engine.cache import write_atomic
+from pipeline.exact_cache import (
+    EXACT_WORKER_BYTES,
+    cached_exact_outcome,
+    cached_exploitability,
+    exact_jobs,
+    exact_seconds,
+    exploit_seconds,
+    read_cached,
+    read_cached_exploitability,
+)
+from pipeline.paths import DATA
+from pipeline.progress import Ticker
+from pipeline.records import RecordError, exact_table, file_sha256, parquet_bytes, sha256, versions
+from pipeline.study import RULES_MD, ConfigError, parse_name, parse_rules, parse_strategies, read_config
+from pipeline.workers import exit_with_parent, memory_bytes
+
+log = logging.getLogger(__name__)
+KEYS = ("name", "rungs", "opponents", "rules")
+REQUIRED = ("name", "rungs")
+DEFAULT_OPPONENTS = ("perfect", "random")
+MANIFEST = "manifest.json"
+OUTCOMES = "ladder.parquet"
+EXPLOITABILITY = "exploitability.parquet"
+VARIANT = "default"  # the variant column of exact_table: a ladder has one rule set
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """A checked ladder config (see the module docstring)."""
+
+    name: str
+    rungs: tuple[str, ...]
+    opponents: tuple[str, ...] = DEFAULT_OPPONENTS
+    rules: engine.Rules = RULES_MD
+
+    def pairings(self) -> list[tuple[str, str]]:
+        """Every ordered pairing (south, north) the ladder computes, each once, rung by rung:
+        X v X, then X v O and O v X for each opponent O."""
+        found: dict[tuple[str, str], None] = {}
+        for rung in self.rungs:
+            found[rung, rung] = None
+            for opponent in self.opponents:
+                found[rung, opponent] = None
+                found[opponent, rung] = None
+        return list(found)
+
+    def config(self) -> dict[str, Any]:
+        """The config as plain JSON types (what the manifest keeps)."""
+        rules = {field.name: getattr(self.rules, field.name) for field in dataclasses.fields(self.rules)}
+        return {"name": self.name, "rungs": list(self.rungs), "opponents": list(self.opponents), "rules": rules}
+
+
+def load_ladder(path: str | Path) -> Ladder:
+    """Read and check a ladder config; any mistake raises ConfigError naming the file."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(read_config(path, "ladder"))
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path} is not valid TOML: {error}") from None
+    try:
+        return parse_ladder(data)
+    except ConfigError as error:
+        raise ConfigError(f"{path}: {error}") from None
+
+
+def parse_ladder(data: dict[str, Any]) -> Ladder:
+    """The Ladder a parsed TOML table describes, checked key by key."""
+    unknown = [key for key in data if key not in KEYS]
+    if unknown:
+        raise ConfigError(f"unknown key {unknown[0]!r}; a ladder has the keys {', '.join(KEYS)}")
+    missing = [key for key in REQUIRED if key not in data]
+    if missing:
+        raise ConfigError(f"missing key {missing[0]!r}; every ladder needs {', '.join(REQUIRED)}")
+    rungs = parse_strategies(data["rungs"])
+    opponents = parse_strategies(data["opponents"]) if "opponents" in data else DEFAULT_OPPONENTS
+    for spec in (*rungs, *opponents):
+        if not engine.is_table_strategy(spec):
+            raise ConfigError(
+                f"{spec} has no policy table, so its games cannot be computed exactly; a ladder takes table strategies only"
+            )
+    return Ladder(parse_name(data["name"]), rungs, opponents, parse_rules(data.get("rules", {})))
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+
+
+def run_ladder(ladder: Ladder, out: Path | None = None, *, jobs: int = 1, progress: bool = True) -> Path:
+    """Compute every pairing and exploitability of ``ladder`` (those the cache folder holds are
+    read) and write its files into ``out`` (default data/<name>/); returns the folder. A folder
+    that holds another ladder's manifest, or anything but a ladder's files, is refused."""
+    directory = DATA / ladder.name if out is None else out
+    _check_folder(directory, ladder)
+    if exact_jobs(jobs) < jobs:
+        raise RecordError(
+            f"--jobs {jobs} needs about {jobs * EXACT_WORKER_BYTES / 2**30:.1f} GB (its widest pairings take "
+            f"{EXACT_WORKER_BYTES / 2**30:.1f} GB a worker) and this machine has {memory_bytes() / 2**30:.0f} GB; "
+            f"use --jobs {exact_jobs(jobs)}"
+        )
+    outcomes: dict[tuple[str, str], engine.ExactOutcome] = {}
+    exploits: dict[str, engine.Exploitability] = {}
+    for pairing in ladder.pairings():
+        cached = read_cached(*pairing, ladder.rules)
+        if cached is not None:
+            outcomes[pairing] = cached
+    for spec in ladder.rungs:
+        found = read_cached_exploitability(spec, ladder.rules)
+        if found is not None:
+            exploits[spec] = found
+    tasks = [("exact", pairing) for pairing in ladder.pairings() if pairing not in outcomes]
+    tasks += [("exploit", (spec, spec)) for spec in ladder.rungs if spec not in exploits]
+    tasks.sort(key=lambda task: -_weight(*task))
+    if tasks:
+        folder = engine.cache_folder()
+        # The bar moves by each task's expected seconds, so that its estimate of the time left holds
+        # although a wide pairing takes forty times as long as a narrow one.
+        bar = tqdm(
+            total=round(sum(_weight(*task) for task in tasks)),
+            desc=f"ladder {ladder.name}: {len(tasks)} to compute",
+            bar_format="{desc}: {percentage:3.0f}%|{bar:20}| {elapsed} elapsed, about {remaining} left{postfix}",
+            disable=not progress,
+        )
+        ticker = Ticker(bar)
+        try:
+            results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
+                delayed(_task)(kind, pairing, ladder.rules, folder) for kind, pairing in tasks
+            )
+            for kind, pairing, result, seconds in results:
+                log.debug("%s %s: %.1f s", kind, " v ".join(pairing), seconds)
+                if isinstance(result, engine.ExactOutcome):
+                    outcomes[pairing] = result
+                elif isinstance(result, engine.Exploitability):
+                    exploits[pairing[0]] = result
+                done = f"{pairing[0]} v {pairing[1]}" if kind == "exact" else f"exploitability of {pairing[0]}"
+                bar.set_postfix_str(f", last done: {done}", refresh=False)
+                bar.update(round(_weight(kind, pairing)))
+        finally:
+            ticker.stop()
+            bar.close()
+    _write(directory, ladder, [outcomes[pairing] for pairing in ladder.pairings()], [exploits[spec] for spec in ladder.rungs])
+    return directory
+
+
+def _task(
+    kind: str, pairing: tuple[str, str], rules: engine.Rules, cache: Path | None
+) -> tuple[str, tuple[str, str], object, float]:
+    """One pairing's exact outcome or one rung's exploitability, from the cache folder or
+    computed and cached, and the seconds it took (runs in a worker)."""
+    exit_with_parent()
+    engine.set_cache_folder(cache)
+    started = time.perf_counter()
+    if kind == "exact":
+        result: object = cached_exact_outcome(*pairing, rules)
+    else:
+        result = cached_exploitability(pairing[0], rules)
+    return kind, pairing, result, time.perf_counter() - started
+
+
+def _weight(kind: str, pairing: tuple[str, str]) -> float:
+    return exact_seconds(*pairing) if kind == "exact" else exploit_seconds(pairing[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# Files
+
+
+def exploitability_table(exploits: list[engine.Exploitability], *, ladder: str) -> pa.Table:
+    """One row per strategy: what a best response wins against it as South and as North
+    (stones per game), and their mean."""
+    return pa.table(
+        {
+            "ladder": pa.array([ladder] * len(exploits), pa.string()),
+            "engine_version": pa.array([engine.ENGINE_VERSION] * len(exploits), pa.string()),
+            "rules": pa.array([found.rules.name for found in exploits], pa.string()),
+            "strategy": pa.array([found.strategy for found in exploits], pa.string()),
+            "as_south": pa.array([found.as_south for found in exploits], pa.float64()),
+            "as_north": pa.array([found.as_north for found in exploits], pa.float64()),
+            "mean": pa.array([(found.as_south + found.as_north) / 2 for found in exploits], pa.float64()),
+        }
+    )
+
+
+def _write(directory: Path, ladder: Ladder, outcomes: list[engine.ExactOutcome], exploits: list[engine.Exploitability]) -> None:
+    files = {
+        OUTCOMES: parquet_bytes(exact_table([(VARIANT, outcome) for outcome in outcomes], study=ladder.name)),
+        EXPLOITABILITY: parquet_bytes(exploitability_table(exploits, ladder=ladder.name)),
+    }
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        entries = {}
+        for name, data in files.items():
+            write_atomic(directory / name, data)
+            entries[name] = {"bytes": len(data), "sha256": sha256(data)}
+        manifest = {"ladder": ladder.name, "config": ladder.config(), "versions": versions(), "files": entries}
+        write_atomic(directory / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode())
+    except OSError as error:
+        raise RecordError(f"cannot write the ladder to {directory}: {error.strerror or error}") from None
+
+
+def _check_folder(directory: Path, ladder: Ladder) -> None:
+    """Refuse a folder that holds something other than this ladder's files."""
+    if not directory.exists():
+        return
+    if not directory.is_dir():
+        raise RecordError(f"{directory} exists and is not a folder; choose another --out")
+    names = {path.name for path in directory.iterdir()}
+    if not names:
+        return
+    if MANIFEST not in names:
+        raise RecordError(f"{directory} is not empty and holds no ladder; choose another --out")
+    manifest = read_manifest(directory)
+    if manifest["config"] != ladder.config():
+        raise RecordError(
+            f"{directory} holds the ladder of another config; choose another --out, or remove the folder to compute it anew"
+        )
+
+
+def read_manifest(directory: Path) -> dict[str, Any]:
+    """A ladder folder's manifest, checked: its files must match their SHA-256."""
+    path = directory / MANIFEST
+    try:
+        manifest = json.loads(path.read_bytes())
+        files = manifest["files"]
+        config = manifest["config"]
+        if not isinstance(files, dict) or not isinstance(config, dict):
+            raise TypeError("files and config must be tables")
+    except FileNotFoundError:
+        raise RecordError(f"{path} not found: is {directory} a ladder folder written by 'modiar ladder run'?") from None
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise RecordError(f"{path} is not a readable ladder manifest ({error}); run the ladder again into a new folder") from None
+    return dict(manifest)
+
+
+def checked_files(directory: Path) -> Iterator[Path]:
+    """The ladder's Parquet files, each after checking it against the manifest."""
+    manifest = read_manifest(directory)
+    for name in (OUTCOMES, EXPLOITABILITY):
+        entry = manifest["files"].get(name)
+        if not isinstance(entry, dict) or file_sha256(directory / name) != entry.get("sha256"):
+            raise RecordError(
+                f"{directory / name} is missing or does not match its checksum in the manifest; "
+                "run the ladder again to rewrite it from the cache"
+            )
+        yield directory / name

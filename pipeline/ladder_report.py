@@ -1,0 +1,280 @@
+"""The skill ladder's report: ``modiar ladder report DIR`` (the end of ``make ladder``).
+
+    reports/<ladder>/index.html      the report, one file, figures inline
+    reports/<ladder>/report.md       the same text and tables, figures linked
+    reports/<ladder>/tables/*.csv    rungs (one row per rung) and pairings (one per pairing)
+    reports/<ladder>/figures/*.svg|pdf|png
+
+Every figure is exact (engine.exact_outcome, engine.exploitability): no interval, because there is
+no sampling error. A rung's score against an opponent is read in both seats and shown per seat
+and as their mean, so the strength of a strategy is never mistaken for the effect of the seat;
+the first player's score is read in self-play, where both seats have the same strength.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from pipeline import figures as plot
+from pipeline.ladder import checked_files, read_manifest
+from pipeline.paths import REPORTS
+from pipeline.report.render import check_out, publish_pages, staging
+from pipeline.report.sections import Section, Table
+from pipeline.turns import END_EVENTS, TURN_EVENTS
+
+GAME_EVENTS = (*TURN_EVENTS, *END_EVENTS)
+FAMILIES = (
+    ("alphabeta", "alphabeta(depth=d)"),
+    ("perfect(temperature", "perfect(temperature=T)"),
+    ("perfect(epsilon", "perfect(epsilon=e)"),
+)
+
+
+def ladder_tables(directory: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The ladder's tables from its folder (checked against its manifest): ``rungs``, one row per
+    rung in the config's order, and ``pairings``, one row per pairing (no list columns)."""
+    outcomes_path, exploit_path = checked_files(directory)
+    config = read_manifest(directory)["config"]
+    rungs_order = list(config["rungs"])
+    opponents = list(config["opponents"])
+    outcomes = pl.read_parquet(outcomes_path).drop("plies", "margin")
+    exploits = pl.read_parquet(exploit_path)
+    pairings = outcomes.with_columns(
+        (pl.col("north_win") + pl.col("draw") / 2).alias("second_player_score"),
+    )
+    score = {(row["south"], row["north"]): row for row in pairings.iter_rows(named=True)}
+    rows = []
+    for order, rung in enumerate(rungs_order):
+        self_play = score[rung, rung]
+        row: dict[str, object] = {
+            "order": order,
+            "rung": rung,
+            "family": family(rung),
+            "self_play_first_player_score": self_play["first_player_score"],
+            "self_play_south_win": self_play["south_win"],
+            "self_play_draw": self_play["draw"],
+            "self_play_north_win": self_play["north_win"],
+            "self_play_mean_plies": self_play["mean_plies"],
+        }
+        for opponent in opponents:
+            as_south, as_north = score[rung, opponent], score[opponent, rung]
+            south, north = as_south["first_player_score"], as_north["second_player_score"]
+            row[f"score_v_{opponent}_as_south"] = south
+            row[f"score_v_{opponent}_as_north"] = north
+            row[f"score_v_{opponent}"] = (south + north) / 2
+            row[f"mean_plies_v_{opponent}"] = (as_south["mean_plies"] + as_north["mean_plies"]) / 2
+        for event in GAME_EVENTS:
+            row[f"self_play_fires_{event}"] = self_play[f"fires_{event}"]
+        found = exploits.filter(pl.col("strategy") == rung).row(0, named=True)
+        row["exploitability_as_south"] = found["as_south"]
+        row["exploitability_as_north"] = found["as_north"]
+        row["exploitability"] = found["mean"]
+        rows.append(row)
+    return pl.DataFrame(rows), pairings
+
+
+def family(spec: str) -> str:
+    """The family of a rung, for the figures' groups: alphabeta, perfect's two dials, or the spec."""
+    return next((name for prefix, name in FAMILIES if spec.startswith(prefix)), spec)
+
+
+# ---------------------------------------------------------------------------------------------
+# Figures
+
+
+def first_player_figure(rungs: pl.DataFrame) -> Figure:
+    """The first player's exact score in self-play at each rung, against 1/2."""
+    with plot.style():
+        figure, axes = _rung_axes(rungs, 2.4)
+        x = np.arange(rungs.height)
+        axes.plot(x, rungs["self_play_first_player_score"].to_numpy(), marker="o", color=plot.OKABE_ITO[0])
+        axes.axhline(0.5, color="#555555", linewidth=0.8, linestyle="--", zorder=0)
+        axes.set_ylabel("first player's score in self-play")
+        axes.set_ylim(-0.03, 1.03)
+    return figure
+
+
+def scores_figure(rungs: pl.DataFrame, opponents: list[str]) -> Figure:
+    """Each rung's exact score against each opponent, as South and as North."""
+    with plot.style():
+        figure, axes = _rung_axes(rungs, 2.8)
+        x = np.arange(rungs.height)
+        series = [(opponent, seat) for opponent in opponents for seat in ("south", "north")]
+        for (opponent, seat), colour, marker in zip(series, plot.OKABE_ITO, plot.MARKERS, strict=False):
+            values = rungs[f"score_v_{opponent}_as_{seat}"].to_numpy()
+            axes.plot(x, values, marker=marker, color=colour, label=f"v {opponent}, rung as {seat.capitalize()}")
+        axes.axhline(0.5, color="#555555", linewidth=0.8, linestyle="--", zorder=0)
+        axes.set_ylabel("rung's score (a draw counts 1/2)")
+        axes.set_ylim(-0.03, 1.03)
+        axes.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
+    return figure
+
+
+def length_figure(rungs: pl.DataFrame, opponents: list[str]) -> Figure:
+    """The exact mean length of a game at each rung: in self-play and against each opponent."""
+    with plot.style():
+        figure, axes = _rung_axes(rungs, 2.4)
+        x = np.arange(rungs.height)
+        axes.plot(x, rungs["self_play_mean_plies"].to_numpy(), marker="o", color=plot.OKABE_ITO[0], label="self-play")
+        for opponent, colour, marker in zip(opponents, plot.OKABE_ITO[1:], plot.MARKERS[1:], strict=False):
+            axes.plot(x, rungs[f"mean_plies_v_{opponent}"].to_numpy(), marker=marker, color=colour, label=f"v {opponent}")
+        axes.set_ylabel("mean length (plies)")
+        axes.set_ylim(bottom=0)
+        axes.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
+    return figure
+
+
+def events_figure(rungs: pl.DataFrame) -> Figure:
+    """The exact probability that each rule event fires at least once in a self-play game, one
+    panel per event."""
+    events = [event for event in GAME_EVENTS if rungs[f"self_play_fires_{event}"].to_numpy().max() > 0] or list(GAME_EVENTS)
+    columns = 3
+    lines = -(-len(events) // columns)
+    with plot.style():
+        figure = Figure(figsize=(plot.PAGE, 1.6 * lines + 0.8), layout="constrained")
+        axes_grid = figure.subplots(lines, columns, sharex=True, squeeze=False)
+        x = np.arange(rungs.height)
+        for index, axes in enumerate(axes_grid.flat):
+            if index >= len(events):
+                axes.set_visible(False)
+                continue
+            event = events[index]
+            axes.plot(x, rungs[f"self_play_fires_{event}"].to_numpy(), marker="o", markersize=2.5, color=plot.OKABE_ITO[0])
+            axes.set_title(event.replace("_", " "))
+            axes.set_ylim(-0.03, 1.03)
+            if index >= len(events) - columns:
+                axes.set_xticks(x, rungs["rung"].to_list(), rotation=90, fontsize=5)
+        figure.supylabel("probability it fires in a game (self-play)")
+    return figure
+
+
+def exploitability_figure(rungs: pl.DataFrame) -> Figure:
+    """What a best counter-strategy wins against each rung, in each seat (stones per game)."""
+    with plot.style():
+        figure, axes = _rung_axes(rungs, 2.4)
+        x = np.arange(rungs.height)
+        for seat, colour, marker in zip(("south", "north"), plot.OKABE_ITO, plot.MARKERS, strict=False):
+            values = rungs[f"exploitability_as_{seat}"].to_numpy()
+            axes.plot(x, values, marker=marker, color=colour, label=f"best response as {seat.capitalize()}")
+        axes.axhline(0, color="#555555", linewidth=0.8, zorder=0)
+        axes.set_ylabel("best response's margin (stones)")
+        axes.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
+    return figure
+
+
+def _rung_axes(rungs: pl.DataFrame, height: float) -> tuple[Figure, Axes]:
+    """A page-wide figure whose x axis is the rungs in order, families apart by thin rules."""
+    figure = Figure(figsize=(plot.PAGE, height + 1.1), layout="constrained")
+    axes = figure.subplots()
+    x = np.arange(rungs.height)
+    axes.set_xticks(x, rungs["rung"].to_list(), rotation=90)
+    axes.grid(axis="x", visible=False)
+    families = rungs["family"].to_list()
+    for index in range(1, len(families)):
+        if families[index] != families[index - 1]:
+            axes.axvline(index - 0.5, color="#bbbbbb", linewidth=0.5)
+    axes.set_xlim(-0.5, rungs.height - 0.5)
+    return figure, axes
+
+
+# ---------------------------------------------------------------------------------------------
+# The report
+
+
+def build_ladder_report(directory: Path, out: Path | None = None, *, progress: bool = True) -> Path:
+    """Write the report of the ladder in ``directory``; returns its folder (default
+    reports/<ladder>/). Raises RecordError for a folder that is not a sound ladder or an ``out``
+    that is not a new or empty folder or a report of ours."""
+    started = time.perf_counter()
+    manifest = read_manifest(directory)
+    name = str(manifest["ladder"])
+    out = check_out(directory, out if out is not None else REPORTS / name)
+    rungs, pairings = ladder_tables(directory)
+    opponents = list(manifest["config"]["opponents"])
+    figures = {
+        "ladder_first_player": first_player_figure(rungs),
+        "ladder_scores": scores_figure(rungs, opponents),
+        "ladder_length": length_figure(rungs, opponents),
+        "ladder_events": events_figure(rungs),
+        "ladder_exploitability": exploitability_figure(rungs),
+    }
+    sections = _sections(rungs, opponents, manifest)
+    with staging(out) as folder:
+        for stem, figure in figures.items():
+            plot.save(figure, folder / "figures", stem)
+        publish_pages(
+            folder, out, f"Skill ladder: {name}", _abstract(rungs, manifest), sections, {"rungs": rungs, "pairings": pairings}
+        )
+    if progress:
+        print(f"report of the ladder {name} in {time.perf_counter() - started:.1f} s: {out / 'index.html'}", file=sys.stderr)
+    return out
+
+
+def _abstract(rungs: pl.DataFrame, manifest: dict[str, object]) -> list[str]:
+    scores = rungs["self_play_first_player_score"].to_numpy()
+    below, above = int((scores < 0.5 - 1e-12).sum()), int((scores > 0.5 + 1e-12).sum())
+    even = rungs.height - below - above
+    low = rungs.row(int(np.argmin(scores)), named=True)
+    high = rungs.row(int(np.argmax(scores)), named=True)
+    config = manifest["config"]
+    assert isinstance(config, dict)
+    return [
+        f"{rungs.height} strategies from {rungs['rung'][0]} to {rungs['rung'][-1]} under the rules {rungs_rules(config)}, "
+        "each against itself and against each opponent in both seats: every figure is exact (no game is sampled, so "
+        "there are no intervals).",
+        f"**Does the first player lose because of the rules or because of weak play?** In self-play the first player "
+        f"scores below 1/2 at {below} of the {rungs.height} rungs, above it at {above} and exactly 1/2 at {even}; "
+        f"from {low['self_play_first_player_score']:.9f} ({low['rung']}) to {high['self_play_first_player_score']:.9f} "
+        f"({high['rung']}).",
+    ]
+
+
+def rungs_rules(config: dict[str, object]) -> str:
+    rules = config.get("rules")
+    return str(rules.get("name", "?")) if isinstance(rules, dict) else "?"
+
+
+def _sections(rungs: pl.DataFrame, opponents: list[str], manifest: dict[str, object]) -> list[Section]:
+    header = ["rung", "first player (self-play)", "mean plies (self-play)"]
+    header += [f"score v {opponent} (S / N)" for opponent in opponents]
+    header += ["exploitability (S / N, stones)"]
+    rows = []
+    for row in rungs.iter_rows(named=True):
+        cells = [row["rung"], f"{row['self_play_first_player_score']:.9f}", f"{row['self_play_mean_plies']:.3f}"]
+        cells += [f"{row[f'score_v_{o}_as_south']:.4f} / {row[f'score_v_{o}_as_north']:.4f}" for o in opponents]
+        cells += [f"{row['exploitability_as_south']:.3f} / {row['exploitability_as_north']:.3f}"]
+        rows.append(cells)
+    return [
+        Section(
+            "The first player's score against strength",
+            ["The first player's exact score in self-play, where both seats have the same strength."],
+            figures=[("ladder_first_player", "First player's score in self-play at each rung (exact).")],
+        ),
+        Section(
+            "Strength",
+            [
+                "Each rung's score against each opponent in each seat (S: the rung moves first), and what a best "
+                "counter-strategy wins against it in each seat: its exploitability, in stones per game."
+            ],
+            figures=[
+                ("ladder_scores", "Each rung's score against the opponents, per seat (exact)."),
+                ("ladder_exploitability", "A best response's expected margin against each rung, per seat (exact)."),
+            ],
+            tables=[Table("Every rung, exact", header, rows, name="rungs")],
+        ),
+        Section(
+            "Game length and the rules that fire",
+            ["Mean length of a game and the probability that each rule event fires at least once in a self-play game."],
+            figures=[
+                ("ladder_length", "Mean length of a game at each rung (exact)."),
+                ("ladder_events", "Probability that each rule event fires in a self-play game (exact)."),
+            ],
+        ),
+    ]
