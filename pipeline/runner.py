@@ -28,7 +28,8 @@ cache folder's ``exact/`` (pipeline.exact_cache) or computed by a worker and cac
 all of them are written as one file, ``exact.parquet``, in the order of the pairings (so the
 same bytes for any number of jobs), listed in the manifest with its SHA-256. It is written only
 once every chunk is done, whole or not at all; a missing or changed one is written again from
-the cache by the next run.
+the cache by the next run. A config that changes ``exact`` alone keeps the games on disk: the
+next run writes exact.parquet for the new value (or drops it).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import hashlib
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -49,7 +51,7 @@ from engine.rng import game_seeds
 from engine.search import PerfectStrategy
 from engine.solver import solution_path, solutions_folder
 from engine.tables import cache_path, load_tables, table_rules, tables_folder
-from pipeline.exact_cache import cached_exact_outcome, read_cached
+from pipeline.exact_cache import cached_exact_outcome, exact_jobs, exact_seconds, read_cached
 from pipeline.lock import FolderBusyError, folder_lock
 from pipeline.paths import EXACT, GAMES, JOURNAL, LOCK, MANIFEST, PLIES, study_dir
 from pipeline.progress import CachesBar, ExactBar, GamesBar
@@ -331,6 +333,9 @@ def _run_locked(run: _Run) -> None:
 
 def _finished(directory: Path, study: Study) -> bool:
     """Whether every chunk of the study is on disk, checked, and in the manifest itself."""
+    config = study.as_dict()
+    if _only_exact_differs(read_manifest(directory)["config"], config):
+        return False  # the games stand, exact.parquet is to be written afresh: under the folder's lock
     manifest = _open_manifest(directory, study)
     return (
         not (directory / JOURNAL).exists()
@@ -373,11 +378,13 @@ def _record_exact(run: _Run, manifest: Manifest) -> None:
         if cached is not None:
             found[_exact_key(pairing)] = cached
     missing = [pairing for pairing in pairings if _exact_key(pairing) not in found]
+    missing.sort(key=lambda pairing: -exact_seconds(pairing.south, pairing.north))  # the longest first
     if missing:
         _build_caches(_missing_caches(missing), run.jobs, run.progress)
         bar = ExactBar(len(missing), disable=not run.progress)
+        jobs = run.jobs if run.backend == "dask" else exact_jobs(run.jobs)  # a wide pairing takes 3.3 GB
         try:
-            for key, outcome in Parallel(n_jobs=run.jobs, return_as="generator_unordered")(
+            for key, outcome in Parallel(n_jobs=jobs, return_as="generator_unordered")(
                 delayed(_exact_job)(_exact_key(pairing), engine.cache_folder()) for pairing in missing
             ):
                 found[key] = outcome
@@ -453,11 +460,23 @@ def _play_batched(study: Study, chunk: Chunk) -> GameBatch | None:
     )
 
 
+def _only_exact_differs(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether two configs differ, in their exact key alone (the games they play are the same)."""
+    return old != new and {**old, "exact": None} == {**new, "exact": None}
+
+
 def _open_manifest(directory: Path, study: Study) -> Manifest:
     """The folder's manifest, or a new one; refuses a folder that belongs to something else."""
     config = study.as_dict()
     if (directory / MANIFEST).exists():
         manifest = read_manifest(directory)
+        if _only_exact_differs(manifest["config"], config):
+            # The games stand: the manifest takes the new config, and exact.parquet is written
+            # afresh for it (or dropped), the manifest first so that a crash leaves no stale entry.
+            manifest["config"] = config
+            manifest.pop("exact", None)
+            write_manifest(directory, manifest)
+            (directory / EXACT).unlink(missing_ok=True)
         if manifest["config"] != config:
             keys = [*config, *(key for key in manifest["config"] if key not in config)]
             changed = next(key for key in keys if manifest["config"].get(key) != config.get(key))

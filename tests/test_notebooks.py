@@ -25,6 +25,7 @@ name = "notebooks"
 seed = 7
 games_per_seat = 200
 strategies = ["random", "greedy", "perfect"]
+exact = true
 
 [rules]
 stones_per_pit = 3

@@ -109,12 +109,20 @@ def test_a_bad_exact_value_is_a_one_line_config_error(value):
     assert "\n" not in str(error.value) and repr(value) in str(error.value)
 
 
-def test_changing_exact_on_an_existing_study_is_refused(tmp_path, cache):
+def test_turning_exact_on_or_off_keeps_the_games_and_writes_or_drops_exact_parquet(tmp_path, cache):
     folder = run_study(study(exact=False), tmp_path / "study", progress=False)
-    with pytest.raises(RecordError, match=r"another config \(exact differs\)"):
-        run_study(study(), folder, progress=False)
-    with pytest.raises(RecordError, match=r"another config \(exact differs\)"):
-        run_study(study(exact="self-play"), run_study(study(), tmp_path / "other", progress=False), progress=False)
+    games = {path.name: digest(path) for path in (folder / "games").glob("*.parquet")}
+    run_study(study(), folder, progress=False)
+    assert {path.name: digest(path) for path in (folder / "games").glob("*.parquet")} == games
+    assert exact_rows(folder).height == len(study().exact_pairings())
+    assert read_manifest(folder)["config"]["exact"] is True
+    run_study(study(exact="self-play"), folder, progress=False)
+    assert exact_rows(folder).height == len(study(exact="self-play").exact_pairings())
+    run_study(study(exact=False), folder, progress=False)
+    assert not (folder / "exact.parquet").exists() and "exact" not in read_manifest(folder)
+    assert {path.name: digest(path) for path in (folder / "games").glob("*.parquet")} == games
+    with pytest.raises(RecordError, match=r"another config \(seed differs\)"):  # any other change is refused
+        run_study(study(seed=4), folder, progress=False)
 
 
 @pytest.mark.parametrize(
