@@ -87,13 +87,14 @@ def exact_check(games: pl.LazyFrame, exact: pl.LazyFrame | pl.DataFrame) -> pl.D
 
 
 def z_score(sampled: float, exact: float, se: float) -> float:
-    """(sampled - exact) / se; with se = 0, 0 when the two are equal (up to float rounding) and
-    an infinity of the difference's sign otherwise."""
+    """(sampled - exact) / se: 0 when the two are equal up to float rounding (an exact value
+    such as 1 - 1e-16 whose spread is rounding too would otherwise give a huge z), and with
+    se = 0 an infinity of the difference's sign otherwise."""
     difference = sampled - exact
-    if se > 0:
-        return difference / se
     if abs(difference) <= _ROUNDING * max(1.0, abs(exact)):
         return 0.0
+    if se > 0:
+        return difference / se
     return math.copysign(math.inf, difference)
 
 

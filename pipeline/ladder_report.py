@@ -135,7 +135,7 @@ def events_figure(rungs: pl.DataFrame) -> Figure:
     """The exact probability that each rule event fires at least once in a self-play game, one
     panel per event."""
     events = [event for event in GAME_EVENTS if rungs[f"self_play_fires_{event}"].to_numpy().max() > 0] or list(GAME_EVENTS)
-    columns = 3
+    columns = 4  # the 8 events of RULES.md in two full rows
     lines = -(-len(events) // columns)
     with plot.style():
         figure = Figure(figsize=(plot.PAGE, 1.6 * lines + 0.8), layout="constrained")
@@ -149,8 +149,9 @@ def events_figure(rungs: pl.DataFrame) -> Figure:
             axes.plot(x, rungs[f"self_play_fires_{event}"].to_numpy(), marker="o", markersize=2.5, color=plot.OKABE_ITO[0])
             axes.set_title(event.replace("_", " "))
             axes.set_ylim(-0.03, 1.03)
-            if index >= len(events) - columns:
-                axes.set_xticks(x, rungs["rung"].to_list(), rotation=90, fontsize=5)
+            axes.set_xticks(x, rungs["rung"].to_list(), rotation=90, fontsize=5)
+            if index + columns >= len(events):  # the lowest panel of its column names the rungs
+                axes.xaxis.set_tick_params(labelbottom=True)
         figure.supylabel("probability it fires in a game (self-play)")
     return figure
 

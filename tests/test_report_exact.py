@@ -146,6 +146,15 @@ def test_what_the_exact_law_rules_out_is_flagged_with_an_infinite_z():
     assert z_score(0.25, 0.25, 0.0) == 0.0 and z_score(0.2, 0.25, 0.0) == -math.inf
 
 
+def test_a_certain_outcome_whose_exact_value_carries_rounding_is_not_a_huge_z():
+    """perfect against greedy: South wins every game, and the float sums give an exact score of
+    1 - 1e-16 with a standard error of rounding; the games' 1 equals it (z = 0, not -316)."""
+    certain = {"south_win": 1.0 - 1.1e-16, "north_win": 1.1e-16, "first_player_score": 1.0 - 1.1e-16}
+    check = hand_made(["south"] * 100, exact_changes=certain)
+    assert figure(check, "first_player_score")["z"] == 0.0 and figure(check, "south_win")["z"] == 0.0
+    assert not check["flagged"].any()
+
+
 def test_a_rare_event_is_tested_by_its_exact_binomial_tail():
     """Exact probability 1e-4: one firing game in 100 lies 9.9 standard errors out, but such a
     game comes in 2% of samples; five are a one-in-10^13 event."""
