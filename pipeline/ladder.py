@@ -233,7 +233,13 @@ def _write(directory: Path, ladder: Ladder, outcomes: list[engine.ExactOutcome],
         for name, data in files.items():
             write_atomic(directory / name, data)
             entries[name] = {"bytes": len(data), "sha256": sha256(data)}
-        manifest = {"ladder": ladder.name, "config": ladder.config(), "versions": versions(), "files": entries}
+        manifest = {
+            "ladder": ladder.name,
+            "rules": ladder.rules.name,
+            "config": ladder.config(),
+            "versions": versions(),
+            "files": entries,
+        }
         write_atomic(directory / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode())
     except OSError as error:
         raise RecordError(f"cannot write the ladder to {directory}: {error.strerror or error}") from None
@@ -251,7 +257,7 @@ def _check_folder(directory: Path, ladder: Ladder) -> None:
     if MANIFEST not in names:
         raise RecordError(f"{directory} is not empty and holds no ladder; choose another --out")
     manifest = read_manifest(directory)
-    if manifest["config"] != ladder.config():
+    if manifest["config"] != json.loads(json.dumps(ladder.config())):  # as JSON keeps it: tuples are lists
         raise RecordError(
             f"{directory} holds the ladder of another config; choose another --out, or remove the folder to compute it anew"
         )

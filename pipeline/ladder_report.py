@@ -23,6 +23,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from pipeline import figures as plot
+from pipeline.exact_cache import is_wide
 from pipeline.ladder import checked_files, read_manifest
 from pipeline.paths import REPORTS
 from pipeline.report.render import check_out, publish_pages, staging
@@ -219,27 +220,49 @@ def build_ladder_report(directory: Path, out: Path | None = None, *, progress: b
 
 
 def _abstract(rungs: pl.DataFrame, manifest: dict[str, object]) -> list[str]:
+    """The answer the ladder was built for, in words, from its exact figures."""
     scores = rungs["self_play_first_player_score"].to_numpy()
     below, above = int((scores < 0.5 - 1e-12).sum()), int((scores > 0.5 + 1e-12).sum())
-    even = rungs.height - below - above
-    low = rungs.row(int(np.argmin(scores)), named=True)
-    high = rungs.row(int(np.argmax(scores)), named=True)
-    config = manifest["config"]
-    assert isinstance(config, dict)
-    return [
-        f"{rungs.height} strategies from {rungs['rung'][0]} to {rungs['rung'][-1]} under the rules {rungs_rules(config)}, "
-        "each against itself and against each opponent in both seats: every figure is exact (no game is sampled, so "
-        "there are no intervals).",
-        f"**Does the first player lose because of the rules or because of weak play?** In self-play the first player "
-        f"scores below 1/2 at {below} of the {rungs.height} rungs, above it at {above} and exactly 1/2 at {even}; "
-        f"from {low['self_play_first_player_score']:.9f} ({low['rung']}) to {high['self_play_first_player_score']:.9f} "
-        f"({high['rung']}).",
+    text = [
+        f"{rungs.height} strategies from {rungs['rung'][0]} to {rungs['rung'][-1]} under the rules {manifest.get('rules', '?')}, "
+        "each against itself and against each opponent in both seats, and what a best counter-strategy wins against "
+        "each (its exploitability): every figure is exact (engine.exact_outcome, engine.exploitability; no game is "
+        "sampled, so there are no intervals). A strategy's strength is read here as its exploitability: the fewer "
+        "stones a best response wins against it, the stronger it is.",
     ]
+    # Players who may play every legal move spread their self-play over the whole game: their
+    # first player's score is a property of the seat at that strength, not of one line of play.
+    spread = rungs.filter(pl.col("rung").map_elements(_spreads, return_dtype=pl.Boolean)).sort("exploitability", descending=True)
+    if spread.height >= 2:
+        steps = ", ".join(
+            f"{row['rung']} {row['self_play_first_player_score']:.3f} ({row['exploitability']:.1f} stones)"
+            for row in spread.iter_rows(named=True)
+        )
+        falls = bool((spread["self_play_first_player_score"].diff().drop_nulls() <= 1e-12).all())
+        trend = "falls at every step" if falls else "does not fall at every step"
+        verdict = (
+            " Weak play dilutes the first player's disadvantage that the rules carry (perfect play loses the start); "
+            "it does not create it."
+            if falls and spread["self_play_first_player_score"][-1] < 0.5
+            else ""
+        )
+        text.append(
+            "**Does the first player lose because of the rules or because of weak play?** Among the players who "
+            "randomise over the legal moves (random and perfect's skill dials), from the weakest to the strongest, the "
+            f"first player's self-play score {trend}: {steps}.{verdict}"
+        )
+    text.append(
+        f"Over all {rungs.height} rungs the first player scores below 1/2 in self-play at {below}, above it at {above} "
+        f"and exactly 1/2 at {rungs.height - below - above}. Search to a fixed depth (alphabeta, ties broken at random) "
+        "plays one or a few lines against itself: its self-play score jumps between 0 and 1 from one depth to the next, "
+        "a property of those lines rather than of the seat; its scores against random and perfect, in both seats, "
+        "and its exploitability say how strong it is."
+    )
+    return text
 
 
-def rungs_rules(config: dict[str, object]) -> str:
-    rules = config.get("rules")
-    return str(rules.get("name", "?")) if isinstance(rules, dict) else "?"
+def _spreads(spec: str) -> bool:
+    return spec == "perfect" or is_wide(spec)
 
 
 def _sections(rungs: pl.DataFrame, opponents: list[str], manifest: dict[str, object]) -> list[Section]:

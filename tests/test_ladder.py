@@ -122,6 +122,8 @@ def test_a_damaged_cache_file_is_computed_again_with_a_warning(tmp_path, cache, 
 def test_a_folder_of_another_ladder_or_of_other_files_is_refused_and_left_as_it_was(tmp_path, cache):
     folder = run_ladder(ladder(rungs=["random"]), tmp_path / "ladder", progress=False)
     before = digest(folder / OUTCOMES)
+    assert run_ladder(ladder(rungs=["random"]), folder, progress=False) == folder  # its own ladder runs again
+    assert digest(folder / OUTCOMES) == before
     with pytest.raises(RecordError, match="holds the ladder of another config"):
         run_ladder(ladder(rungs=["alphabeta(depth=1)"]), folder, progress=False)
     assert digest(folder / OUTCOMES) == before
