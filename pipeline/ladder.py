@@ -28,7 +28,6 @@ import dataclasses
 import json
 import logging
 import time
-import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +52,7 @@ from pipeline.exact_cache import (
 from pipeline.paths import DATA
 from pipeline.progress import Ticker
 from pipeline.records import RecordError, exact_table, file_sha256, parquet_bytes, sha256, versions
-from pipeline.study import RULES_MD, ConfigError, parse_name, parse_rules, parse_strategies, read_config
+from pipeline.study import RULES_MD, ConfigError, check_keys, load_config, parse_name, parse_rules, parse_strategies
 from pipeline.workers import exit_with_parent, memory_bytes
 
 log = logging.getLogger(__name__)
@@ -94,25 +93,12 @@ class Ladder:
 
 def load_ladder(path: str | Path) -> Ladder:
     """Read and check a ladder config; any mistake raises ConfigError naming the file."""
-    path = Path(path)
-    try:
-        data = tomllib.loads(read_config(path, "ladder"))
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path} is not valid TOML: {error}") from None
-    try:
-        return parse_ladder(data)
-    except ConfigError as error:
-        raise ConfigError(f"{path}: {error}") from None
+    return load_config(Path(path), "ladder", parse_ladder)
 
 
 def parse_ladder(data: dict[str, Any]) -> Ladder:
     """The Ladder a parsed TOML table describes, checked key by key."""
-    unknown = [key for key in data if key not in KEYS]
-    if unknown:
-        raise ConfigError(f"unknown key {unknown[0]!r}; a ladder has the keys {', '.join(KEYS)}")
-    missing = [key for key in REQUIRED if key not in data]
-    if missing:
-        raise ConfigError(f"missing key {missing[0]!r}; every ladder needs {', '.join(REQUIRED)}")
+    check_keys(data, KEYS, REQUIRED, "ladder")
     rungs = parse_strategies(data["rungs"])
     opponents = parse_strategies(data["opponents"]) if "opponents" in data else DEFAULT_OPPONENTS
     for spec in (*rungs, *opponents):

@@ -34,9 +34,10 @@ import dataclasses
 import re
 import stat
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import engine
 from pipeline.paths import NAME_RULE, is_name
@@ -54,6 +55,7 @@ BASE = "default"  # the label of the study's own rule set, [rules]
 SELF_PLAY = "self-play"
 EXACT = (False, True, SELF_PLAY)  # the values of the exact key
 RULES_MD = engine.Rules()
+T = TypeVar("T")
 
 
 class ConfigError(ValueError):
@@ -161,15 +163,30 @@ class Study:
 
 def load_study(path: str | Path) -> Study:
     """Read and check a study config; any mistake raises ConfigError naming the file."""
-    path = Path(path)
+    return load_config(Path(path), "study", parse_study)
+
+
+def load_config(path: Path, kind: str, parse: Callable[[dict[str, Any]], T]) -> T:
+    """Read a ``kind`` config (a study, a ladder) and check it with ``parse``; any mistake raises
+    ConfigError naming the file."""
     try:
-        data = tomllib.loads(read_config(path))
+        data = tomllib.loads(read_config(path, kind))
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path} is not valid TOML: {error}") from None
     try:
-        return parse_study(data)
+        return parse(data)
     except ConfigError as error:
         raise ConfigError(f"{path}: {error}") from None
+
+
+def check_keys(data: dict[str, Any], keys: tuple[str, ...], required: tuple[str, ...], kind: str) -> None:
+    """Refuse a key a ``kind`` config does not have, and a missing required one."""
+    unknown = [key for key in data if key not in keys]
+    if unknown:
+        raise ConfigError(f"unknown key {unknown[0]!r}; a {kind} has the keys {', '.join(keys)}")
+    missing = [key for key in required if key not in data]
+    if missing:
+        raise ConfigError(f"missing key {missing[0]!r}; every {kind} needs {', '.join(required)}")
 
 
 def read_config(path: Path, kind: str = "study") -> str:
@@ -191,12 +208,7 @@ def read_config(path: Path, kind: str = "study") -> str:
 
 def parse_study(data: dict[str, Any]) -> Study:
     """The Study a parsed TOML table describes, checked key by key."""
-    unknown = [key for key in data if key not in KEYS]
-    if unknown:
-        raise ConfigError(f"unknown key {unknown[0]!r}; a study has the keys {', '.join(KEYS)}")
-    missing = [key for key in REQUIRED if key not in data]
-    if missing:
-        raise ConfigError(f"missing key {missing[0]!r}; every study needs {', '.join(REQUIRED)}")
+    check_keys(data, KEYS, REQUIRED, "study")
     strategies = parse_strategies(data["strategies"])
     rules = parse_rules(data.get("rules", {}))
     games = _games(data.get("games", {}), strategies)

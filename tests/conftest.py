@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,3 +28,12 @@ engine.set_cache_folder(CACHE)
 def default_tables() -> PositionTables:
     """The default rules' position tables, from the tests' cache (built once per machine)."""
     return load_tables(Rules(), verbose=False)
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Iterator[Path]:
+    """A cache folder of the test's own, so that what it holds is known; the tests' cache after."""
+    kept = engine.cache_folder()
+    engine.set_cache_folder(tmp_path / "cache")
+    yield tmp_path / "cache"
+    engine.set_cache_folder(kept)

@@ -28,15 +28,6 @@ def ladder(**changes: object) -> Ladder:
     return parse_ladder({**CONFIG, **changes})
 
 
-@pytest.fixture
-def cache(tmp_path):
-    """A cache folder of the test's own, so that what it holds is known; the tests' cache after."""
-    kept = engine.cache_folder()
-    engine.set_cache_folder(tmp_path / "cache")
-    yield tmp_path / "cache"
-    engine.set_cache_folder(kept)
-
-
 def digest(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 

@@ -35,15 +35,6 @@ def study(**changes):
     return parse_study({**CONFIG, **changes})
 
 
-@pytest.fixture
-def cache(tmp_path):
-    """A cache folder of the test's own, so that what it holds is known; the tests' cache after."""
-    kept = engine.cache_folder()
-    engine.set_cache_folder(tmp_path / "cache")
-    yield tmp_path / "cache"
-    engine.set_cache_folder(kept)
-
-
 def exact_rows(folder: Path) -> pl.DataFrame:
     return scan_exact(folder).collect()
 
