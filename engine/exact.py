@@ -23,9 +23,9 @@ matrix products over every state reachable from those in play, found once, bread
 merge the children of the states in play (engine.exact._Merger). For perfect's values the
 sparse products go on below far_from when mass is left there (strong players' games cycle):
 down to the plies left where all but a few positions keep their far class (engine.policy's
-steady floor, 54 plies left under RULES.md), those few taking their chances ply by ply. Random play reaches 8.25
-million (position, margin) states and 2.08 million positions at each parity from ply 30 on,
-and takes about 125 plies to bring the mass in play below 1e-15.
+steady floor, 54 plies left under RULES.md), those few taking their chances ply by ply.
+Random play reaches 8.25 million (position, margin) states and 2.08 million positions at each
+parity from ply 30 on, and takes about 125 plies to bring the mass in play below 1e-15.
 
 Beside the total mass every state carries, for each tracked turn event, the mass of the paths
 to it on which the event has not yet fired: zeroed by a move that fires it, that mass gives the

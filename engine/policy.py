@@ -79,7 +79,7 @@ log = logging.getLogger(__name__)
 BLOCK = 1 << 20  # positions keyed at a time, so that the temporaries stay small
 HEURISTIC_WEIGHT = 128  # above any row: a board holds at most 63 stones
 # engine.exact's sparse products go down to the plies left where all but one position in this
-# many keep their far class (PolicyTable.steady_floor): for perfect under RULES.md, 64 plies left.
+# many keep their far class (PolicyTable.steady_floor): for perfect under RULES.md, 54 plies left.
 STEADY_SHARE = 256
 CLASS_TYPES = (np.uint16, np.uint32)  # far[] takes the first that numbers every class and VARIES
 
