@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.records import Manifest, RecordError, read_manifest
+from pipeline.paths import EXACT
+from pipeline.records import Manifest, RecordError, exact_done, read_manifest
 from pipeline.runner import Chunk, chunk_done, chunk_listed, plan
 from pipeline.study import ConfigError, Pairing, Study, parse_study
 
@@ -82,6 +83,15 @@ def status(directory: Path) -> str:
         lines.append(
             f"  {variant}{pairing.south:<24}{pairing.north:<24}{state.games(pairing):>12,}{pairing.games:>12,}{missing or '':>16}"
         )
+    exact = len(study.exact_pairings())
+    if exact:
+        manifest = read_manifest(directory)
+        if exact_done(directory, manifest, exact):
+            lines.append(f"exact outcomes: {exact} pairings in {EXACT}, matching the manifest")
+        elif "exact" in manifest:
+            lines.append(f"exact outcomes: {EXACT} is missing or changed; run the study again to rewrite it from the cache")
+        else:
+            lines.append(f"exact outcomes: {exact} pairings, written to {EXACT} once every chunk is done")
     if not state.complete:
         lines.append("run 'modiar study run' with the study's config again to play the missing chunks")
     return "\n".join(lines)

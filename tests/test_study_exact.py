@@ -16,6 +16,7 @@ import engine
 from pipeline.exact_cache import exact_folder
 from pipeline.records import RecordError, read_manifest, scan_exact
 from pipeline.runner import run_study
+from pipeline.status import status
 from pipeline.study import ConfigError, parse_study
 
 # Three stones a pit and a cap of 40 plies: tables, policies and exact outcomes in well under a second.
@@ -197,3 +198,14 @@ def test_the_exact_outcome_of_a_pairing_matches_its_games_roughly(tmp_path, cach
     score = float(np.mean((games["winner"] == "south").to_numpy() + 0.5 * (games["winner"] == "draw").to_numpy()))
     exact = exact_rows(folder)["first_player_score"][0]
     assert abs(score - exact) < 4 * np.sqrt(0.25 / len(games))
+
+
+def test_status_says_whether_the_exact_outcomes_are_written(tmp_path, cache):
+    folder = run_study(study(), tmp_path / "study", progress=False, stop_after=1)
+    pairings = len(study().exact_pairings())
+    assert f"exact outcomes: {pairings} pairings, written to exact.parquet once every chunk is done" in status(folder)
+    run_study(study(), folder, progress=False)
+    assert f"exact outcomes: {pairings} pairings in exact.parquet, matching the manifest" in status(folder)
+    (folder / "exact.parquet").unlink()
+    assert "exact.parquet is missing or changed; run the study again" in status(folder)
+    assert "exact outcomes" not in status(run_study(study(exact=False), tmp_path / "plain", progress=False))
