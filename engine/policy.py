@@ -69,7 +69,7 @@ from engine.positions import positions
 from engine.registry import make_strategy
 from engine.rules import ROW, Rules
 from engine.search import AlphaBetaStrategy, HeuristicStrategy, PerfectStrategy, solution
-from engine.solver import ValueLog, sweep_values
+from engine.solver import ValueLog, per_position, sweep_values
 from engine.strategies import GreedyStrategy, RandomStrategy
 from engine.strategy_base import Strategy
 from engine.tables import CONFIGURED, PositionTables, kept_tables, load_tables, table_rules
@@ -345,10 +345,7 @@ class _Solved:
         solved = solution(self.rules)
         far = min(max(self.far_from, self.rules.ply_cap - 1) - 1, self.top)  # the j of the far class
         plies = np.where(solved.change_plies <= far, solved.change_plies, 0).astype(np.int16)
-        # Each position's last change up to there: its slice's maximum (slices are in increasing
-        # plies; one more 0 so that an empty slice at the end has an element to start at).
-        last = np.maximum.reduceat(np.append(plies, np.int16(0)), solved.offsets[:-1].astype(np.int64))
-        last[np.diff(solved.offsets) == 0] = 0
+        last = per_position(np.maximum, plies, solved.offsets, 0)  # each position's last change up to there
         last = np.append(last, np.int16(0))  # child -1: no move
         child = self.tables.child
         settled: np.ndarray = np.maximum(np.maximum(last[child[:, 0]], last[child[:, 1]]), last[child[:, 2]]) + 1
@@ -470,7 +467,7 @@ def _varying(values: _Values, rules: Rules, tables: PositionTables, far_from: in
         return np.empty(0, dtype=np.int64)
     solved = solution(rules)
     changing = (solved.change_plies > far_from - 1) & (solved.change_plies <= rules.ply_cap - 2)
-    changes = np.logical_or.reduceat(np.append(changing, False), solved.offsets[:-1]) & (np.diff(solved.offsets) > 0)
+    changes = per_position(np.logical_or, changing, solved.offsets, False)
     changes = np.append(changes, False)  # child -1: no move
     varies = changes[tables.child[:, 0]] | changes[tables.child[:, 1]] | changes[tables.child[:, 2]]
     return np.flatnonzero(varies)

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from math import comb
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -147,9 +148,7 @@ class Solution:
         (default the cap). V_k does not depend on the cap, so this also answers for smaller caps."""
         until = self.cap if until is None else until
         changing = (self.change_plies > after) & (self.change_plies <= until)
-        # One more False, so that an empty slice at the end of the log has an element to start at.
-        anywhere = np.logical_or.reduceat(np.append(changing, False), self.offsets[:-1])
-        return int(np.count_nonzero(anywhere & (np.diff(self.offsets) > 0)))
+        return int(np.count_nonzero(per_position(np.logical_or, changing, self.offsets, False)))
 
     @property
     def never_settled(self) -> int:
@@ -457,6 +456,16 @@ def _position_major(changes: _Changes, size: int) -> tuple[np.ndarray, np.ndarra
         change_values[where] = values
         cursor[changed] += 1
     return offsets, change_plies, change_values
+
+
+def per_position(reduce: np.ufunc, entries: np.ndarray, offsets: np.ndarray, empty: Any) -> np.ndarray:
+    """``reduce`` (np.maximum, np.logical_or, ...) over each position's slice of a position-major
+    log (``entries`` one per change, ``offsets`` as Solution's), ``empty`` for a position with none."""
+    # One more entry, so that an empty slice at the end of the log has an element to start at.
+    padded = np.append(entries, np.asarray(empty, dtype=entries.dtype))
+    reduced: np.ndarray = reduce.reduceat(padded, offsets[:-1].astype(np.int64))
+    reduced[np.diff(offsets) == 0] = empty
+    return reduced
 
 
 def _search_log(

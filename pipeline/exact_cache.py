@@ -25,8 +25,9 @@ import json
 import logging
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -39,6 +40,7 @@ from engine.strategies import RandomStrategy
 from pipeline.workers import memory_bytes
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 FOLDER = "exact"
 # A worker's peak memory for a pairing of two wide strategies (random against random: 3.3 GB
 # measured under RULES.md), and the seconds a task takes there on one core, to hand the longest
@@ -65,17 +67,14 @@ def cached_exact_outcome(south: str, north: str, rules: engine.Rules) -> ExactOu
     else computed (up to a minute and 3.3 GB for random against random under RULES.md) and cached."""
     south, north = engine.canonical_spec(south), engine.canonical_spec(north)
     folder = exact_folder()
-    found = None if folder is None else read_cached(south, north, rules)
-    if found is not None:
-        return found
-    started = time.perf_counter()
-    outcome = engine.exact_outcome(south, north, rules=rules)
-    if folder is not None:
-        path = exact_path(south, north, rules, folder)
-        write_atomic(path, _encode(outcome))
-        seconds = time.perf_counter() - started
-        log.info("computed the exact outcome of %s against %s under %s in %.1f s: %s", south, north, rules.name, seconds, path)
-    return outcome
+    return _cached(
+        None if folder is None else exact_path(south, north, rules, folder),
+        _of(south, north, rules),
+        "exact outcome",
+        lambda: engine.exact_outcome(south, north, rules=rules),
+        _encode,
+        lambda payload: _decode(payload, rules),
+    )
 
 
 def read_cached(south: str, north: str, rules: engine.Rules) -> ExactOutcome | None:
@@ -83,19 +82,7 @@ def read_cached(south: str, north: str, rules: engine.Rules) -> ExactOutcome | N
     (with a warning: it will be computed again)."""
     folder = exact_folder()
     path = None if folder is None else exact_path(south, north, rules, folder)
-    if path is None or not path.exists():
-        return None
-    try:
-        stored = json.loads(path.read_bytes())
-        payload = stored["payload"]
-        sound = stored["checksum"] == _checksum(payload) and payload["of"] == _of(south, north, rules)
-        outcome = _decode(payload, rules) if sound else None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
-        log.warning("exact outcome %s is unreadable (%s); computing it again", path, error)
-        return None
-    if outcome is None:
-        log.warning("exact outcome %s fails its checksum; computing it again", path)
-    return outcome
+    return _read(path, _of(south, north, rules), "exact outcome", lambda payload: _decode(payload, rules))
 
 
 def exploit_path(strategy: str, rules: engine.Rules, folder: Path) -> Path:
@@ -109,23 +96,14 @@ def cached_exploitability(strategy: str, rules: engine.Rules) -> Exploitability:
     else computed (5-40 s under RULES.md) and cached."""
     strategy = engine.canonical_spec(strategy)
     folder = exact_folder()
-    found = None if folder is None else read_cached_exploitability(strategy, rules)
-    if found is not None:
-        return found
-    started = time.perf_counter()
-    computed = engine.exploitability(strategy, rules=rules)
-    if folder is not None:
-        path = exploit_path(strategy, rules, folder)
-        payload = {
-            "of": {"rules": rules.name, "strategy": strategy, "engine": engine.ENGINE_VERSION},
-            "as_south": computed.as_south,
-            "as_north": computed.as_north,
-            "settled": list(computed.settled),
-        }
-        write_atomic(path, (json.dumps({"checksum": _checksum(payload), "payload": payload}) + "\n").encode())
-        seconds = time.perf_counter() - started
-        log.info("computed the exploitability of %s under %s in %.1f s: %s", strategy, rules.name, seconds, path)
-    return computed
+    return _cached(
+        None if folder is None else exploit_path(strategy, rules, folder),
+        _exploit_of(strategy, rules),
+        "exploitability",
+        lambda: engine.exploitability(strategy, rules=rules),
+        lambda found: {"as_south": found.as_south, "as_north": found.as_north, "settled": list(found.settled)},
+        lambda payload: _decode_exploitability(payload, strategy, rules),
+    )
 
 
 def read_cached_exploitability(strategy: str, rules: engine.Rules) -> Exploitability | None:
@@ -133,26 +111,9 @@ def read_cached_exploitability(strategy: str, rules: engine.Rules) -> Exploitabi
     (with a warning: it will be computed again)."""
     folder = exact_folder()
     path = None if folder is None else exploit_path(strategy, rules, folder)
-    if path is None or not path.exists():
-        return None
-    try:
-        stored = json.loads(path.read_bytes())
-        payload = stored["payload"]
-        of = {"rules": rules.name, "strategy": strategy, "engine": engine.ENGINE_VERSION}
-        if stored["checksum"] != _checksum(payload) or payload["of"] != of:
-            log.warning("exploitability %s fails its checksum; computing it again", path)
-            return None
-        south, north = payload["settled"]
-        return Exploitability(
-            strategy=strategy,
-            rules=rules,
-            as_south=float(payload["as_south"]),
-            as_north=float(payload["as_north"]),
-            settled=(None if south is None else int(south), None if north is None else int(north)),
-        )
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
-        log.warning("exploitability %s is unreadable (%s); computing it again", path, error)
-        return None
+    return _read(
+        path, _exploit_of(strategy, rules), "exploitability", lambda payload: _decode_exploitability(payload, strategy, rules)
+    )
 
 
 def exact_seconds(south: str, north: str) -> float:
@@ -181,13 +142,57 @@ def exact_jobs(jobs: int) -> int:
     return max(1, min(jobs, memory_bytes() // EXACT_WORKER_BYTES))
 
 
+def _cached(
+    path: Path | None,
+    of: dict[str, str],
+    kind: str,
+    compute: Callable[[], T],
+    encode: Callable[[T], dict[str, Any]],
+    decode: Callable[[dict[str, Any]], T],
+) -> T:
+    """The ``kind`` of result kept at ``path`` for ``of`` (what it is the result of), else
+    ``compute()`` written there whole, with a SHA-256 of its payload; ``path`` None computes only."""
+    found = _read(path, of, kind, decode)
+    if found is not None:
+        return found
+    started = time.perf_counter()
+    result = compute()
+    if path is not None:
+        payload = {"of": of, **encode(result)}
+        write_atomic(path, (json.dumps({"checksum": _checksum(payload), "payload": payload}) + "\n").encode())
+        described = ", ".join(f"{key} {value}" for key, value in of.items() if key != "engine")
+        log.info("computed the %s of %s in %.1f s: %s", kind, described, time.perf_counter() - started, path)
+    return result
+
+
+def _read(path: Path | None, of: dict[str, str], what: str, decode: Callable[[dict[str, Any]], T]) -> T | None:
+    """The result kept at ``path``, None when there is none, or it fails its checksum or is not
+    that of ``of`` (with a warning: it will be computed again)."""
+    if path is None or not path.exists():
+        return None
+    try:
+        stored = json.loads(path.read_bytes())
+        payload = stored["payload"]
+        sound = stored["checksum"] == _checksum(payload) and payload["of"] == of
+        found = decode(payload) if sound else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        log.warning("%s %s is unreadable (%s); computing it again", what, path, error)
+        return None
+    if found is None:
+        log.warning("%s %s fails its checksum; computing it again", what, path)
+    return found
+
+
 def _of(south: str, north: str, rules: engine.Rules) -> dict[str, str]:
     return {"rules": rules.name, "south": south, "north": north, "engine": engine.ENGINE_VERSION}
 
 
-def _encode(outcome: ExactOutcome) -> bytes:
-    payload = {
-        "of": _of(outcome.south, outcome.north, outcome.rules),
+def _exploit_of(strategy: str, rules: engine.Rules) -> dict[str, str]:
+    return {"rules": rules.name, "strategy": strategy, "engine": engine.ENGINE_VERSION}
+
+
+def _encode(outcome: ExactOutcome) -> dict[str, Any]:
+    return {
         "south_win": outcome.south_win,
         "draw": outcome.draw,
         "north_win": outcome.north_win,
@@ -197,7 +202,17 @@ def _encode(outcome: ExactOutcome) -> bytes:
         "event_mean": outcome.event_mean,
         "unresolved": outcome.unresolved,
     }
-    return (json.dumps({"checksum": _checksum(payload), "payload": payload}) + "\n").encode()
+
+
+def _decode_exploitability(payload: dict[str, Any], strategy: str, rules: engine.Rules) -> Exploitability:
+    south, north = payload["settled"]
+    return Exploitability(
+        strategy=strategy,
+        rules=rules,
+        as_south=float(payload["as_south"]),
+        as_north=float(payload["as_north"]),
+        settled=(None if south is None else int(south), None if north is None else int(north)),
+    )
 
 
 def _decode(payload: dict[str, Any], rules: engine.Rules) -> ExactOutcome:
