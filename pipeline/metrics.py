@@ -61,8 +61,8 @@ def _p_value(mean: float | None, sd: float | None, n: int, expected: float) -> f
 def outcomes(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
     """Per group: games, south_wins, draws, north_wins; south/draw/north _share, _low, _high
     (two-sided 95% Wilson intervals); and the first-player advantage, South's score with a draw
-    as one half (advantage_share/_low/_high, a Wilson interval with fractional successes) with
-    advantage_p, the two-sided p-value of a test against one half (normal approximation with the
+    as one half (first_player_score/_low/_high, a Wilson interval with fractional successes) with
+    first_player_p, the two-sided p-value of a test against one half (normal approximation with the
     sample variance of the per-game scores; 1 when every score is one half, NaN for one game)."""
     by = list(by)
     score = pl.when(pl.col("winner") == "south").then(1.0).when(pl.col("winner") == "draw").then(0.5).otherwise(0.0)
@@ -85,7 +85,7 @@ def outcomes(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
         *_wilson("_score_sum", "games", "advantage"),
     )
     p_values = [_p_value(mean, sd, n, 0.5) for mean, sd, n in table.select("_score_mean", "_score_sd", "games").iter_rows()]
-    return table.with_columns(pl.Series("advantage_p", p_values, dtype=pl.Float64)).drop("_score_mean", "_score_sd", "_score_sum")
+    return table.with_columns(pl.Series("first_player_p", p_values, dtype=pl.Float64)).drop("_score_mean", "_score_sd", "_score_sum")
 
 
 def ludii(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:

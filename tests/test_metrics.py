@@ -49,8 +49,8 @@ def test_outcomes_match_pandas_and_stats(study, by):
         for name, count in (("south", south), ("draw", draws), ("north", north)):
             _close((row[f"{name}_share"], row[f"{name}_low"], row[f"{name}_high"]), wilson(count, n))
         scores = group.winner.map({"south": 1.0, "draw": 0.5, "north": 0.0}).to_numpy(dtype=float)
-        _close((row["advantage_share"], row["advantage_low"], row["advantage_high"]), wilson(scores.sum(), n))
-        assert row["advantage_p"] == pytest.approx(p_value_against(scores, 0.5), **EXACT)
+        _close((row["first_player_score"], row["first_player_low"], row["first_player_high"]), wilson(scores.sum(), n))
+        assert row["first_player_p"] == pytest.approx(p_value_against(scores, 0.5), **EXACT)
 
 
 @pytest.mark.parametrize("by", [("south", "north"), ()])
@@ -132,8 +132,8 @@ def test_ludii_definitions_on_known_games():
 def test_outcomes_and_events_on_known_games():
     row = outcomes(_known_games(), by=()).row(0, named=True)
     assert (row["games"], row["south_wins"], row["draws"], row["north_wins"]) == (5, 3, 1, 1)
-    assert row["advantage_share"] == pytest.approx(0.7)
-    assert row["advantage_p"] == pytest.approx(p_value_against(np.array([1, 1, 0.5, 1, 0]), 0.5))
+    assert row["first_player_score"] == pytest.approx(0.7)
+    assert row["first_player_p"] == pytest.approx(p_value_against(np.array([1, 1, 0.5, 1, 0]), 0.5))
     table = events(_known_games(), by=())
     assert len(table) == len(engine.EVENTS)
     first = table.row(0, named=True)
@@ -146,7 +146,7 @@ def test_outcomes_and_events_on_known_games():
 def test_every_draw_gives_p_one_and_wilson_bounds_match_published_values():
     draws = pl.LazyFrame({"south": ["a"] * 4, "north": ["b"] * 4, "winner": ["draw"] * 4})
     row = outcomes(draws).row(0, named=True)
-    assert row["advantage_share"] == 0.5 and row["advantage_p"] == 1.0
+    assert row["first_player_score"] == 0.5 and row["first_player_p"] == 1.0
     # Newcombe (1998), Statistics in Medicine 17:857, table I: 0/10 -> [0, 0.2775], 5/10 -> [0.2366, 0.7634].
     tens = pl.LazyFrame({"south": ["a"] * 10, "north": ["b"] * 10, "winner": ["north"] * 5 + ["south"] * 5})
     row = outcomes(tens, by=()).row(0, named=True)

@@ -265,7 +265,7 @@ def test_csv_tables_match_the_markdown(built):
     for south, north, part in _pairings(built[2]):
         line = outcomes.filter((pl.col("south") == south) & (pl.col("north") == north)).row(0, named=True)
         assert line["games"] == len(part)
-        assert line["advantage_share"] == pytest.approx(((part.winner == "south") + (part.winner == "draw") / 2).mean(), abs=1e-9)
+        assert line["first_player_score"] == pytest.approx(((part.winner == "south") + (part.winner == "draw") / 2).mean(), abs=1e-9)
 
 
 def test_html_is_one_offline_file(built):

@@ -58,7 +58,7 @@ def _advantage_figure(data: ReportData) -> Figure:
     label = pl.format("{} v {}", "south", "north")
     if data.several_rules:
         label = pl.format("{}: {}", "rules", label)
-    table = data.outcomes.with_columns(label.alias("label")).rename({"advantage_share": "advantage"}, strict=False)
+    table = data.outcomes.with_columns(label.alias("label")).rename({"first_player_score": "advantage"}, strict=False)
     return plot.forest(table, label="label", value="advantage", xlabel="first-player score (draw = 1/2)", colour_by="south")
 
 
@@ -112,7 +112,7 @@ def _agreement_figure(data: ReportData) -> Figure:
 
 
 def _variant_advantage_figure(data: ReportData) -> Figure:
-    return _self_play_by_variant(data, data.outcomes, "advantage_share", "first-player score (draw = 1/2)", reference=0.5)
+    return _self_play_by_variant(data, data.outcomes, "first_player_score", "first-player score (draw = 1/2)", reference=0.5)
 
 
 def _variant_length_figure(data: ReportData) -> Figure:
@@ -130,7 +130,7 @@ def _exact_figure(data: ReportData) -> Figure:
     """The sampled first-player score of each self-play pairing with its interval, and its exact value."""
     table = _self_play_exact(data)
     label = pl.format("{}: {}", "rules", "south") if data.several_rules else pl.col("south")
-    table = table.with_columns(label.alias("label")).rename({"advantage_share": "advantage"})
+    table = table.with_columns(label.alias("label")).rename({"first_player_score": "advantage"})
     figure = plot.forest(table, label="label", value="advantage", xlabel="first-player score (draw = 1/2)")
     with plot.style():
         axes = figure.axes[0]

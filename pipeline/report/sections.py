@@ -42,6 +42,7 @@ class Section:
     text: list[str] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     figures: list[tuple[str, str]] = field(default_factory=list)  # (file stem, caption)
+    appendix: bool = False  # full tables: after the main sections, under one heading "Appendix"
 
 
 @dataclass
@@ -54,6 +55,8 @@ class Report:
     sections: list[Section]
     data: ReportData
     alarm: list[str] = field(default_factory=list)
+    abstract: list[str] = field(default_factory=list)  # plain words, before everything but the alarm
+    footer: list[str] = field(default_factory=list)  # how the report was made: commit, version, date, command
 
 
 def compose(manifest: Manifest, data: ReportData, *, warning: str | None = None) -> Report:
@@ -118,7 +121,7 @@ def _sampled_headline(data: ReportData, keys: dict[str, Any]) -> str:
     )
     return (
         f"First-player score {_plain(outcome, 'advantage', 3)} "
-        f"(two-sided p against 1/2: {_p_value(outcome['advantage_p'])}); "
+        f"(two-sided p against 1/2: {_p_value(outcome['first_player_p'])}); "
         f"South wins {_share(outcome, 'south')}%, draws {_share(outcome, 'draw')}%. "
         f"Mean length {length['Duration']:.2f} [{length['Duration_low']:.2f}, {length['Duration_high']:.2f}] plies. "
         f"Games in which each rule fires (%): {rates}."
@@ -253,7 +256,7 @@ def _outcome_cells(row: dict[str, Any]) -> list[str]:
         _share(row, "draw"),
         _share(row, "north"),
         _plain(row, "advantage", 3),
-        _p_value(row["advantage_p"]),
+        _p_value(row["first_player_p"]),
     ]
 
 
