@@ -6,7 +6,7 @@ frame), sorted by the group columns. The work is one group_by/agg over the games
 1,000,000-game study takes about a second; the Wilson bounds are polars expressions on the
 small aggregated frame and give the numbers of pipeline.stats.wilson.
 
-    outcomes(games)  South wins, draws, North wins and the first-player advantage
+    outcomes(games)  South wins, draws, North wins and the first player's score
     ludii(games)     the Ludii game metrics of whole games under their own names (the per-ply
                      ones: pipeline.turns.ludii_plies)
     events(games)    every rule event of engine.EVENTS, long form (one row per group and event)
@@ -14,13 +14,13 @@ small aggregated frame and give the numbers of pipeline.stats.wilson.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 
 import engine
-from pipeline.stats import Z95
+from pipeline.stats import Z95, first_player, rate_interval
 
 PAIRING = ("south", "north")
 
@@ -47,25 +47,13 @@ def _wilson(successes: str, trials: str, name: str, z: float = Z95) -> list[pl.E
     ]
 
 
-def _p_value(mean: float | None, sd: float | None, n: int, expected: float) -> float:
-    """Two-sided p-value of a z test that the mean is ``expected`` (as pipeline.stats.p_value_against);
-    NaN for fewer than two games."""
-    if n < 2 or mean is None or sd is None:
-        return math.nan
-    spread = sd / math.sqrt(n)
-    if spread == 0:
-        return 1.0 if mean == expected else 0.0
-    return math.erfc(abs((mean - expected) / spread) / math.sqrt(2))
-
-
 def outcomes(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
     """Per group: games, south_wins, draws, north_wins; south/draw/north _share, _low, _high
-    (two-sided 95% Wilson intervals); and the first-player advantage, South's score with a draw
-    as one half (first_player_score/_low/_high, a Wilson interval with fractional successes) with
-    first_player_p, the two-sided p-value of a test against one half (normal approximation with the
-    sample variance of the per-game scores; 1 when every score is one half, NaN for one game)."""
+    (two-sided 95% Wilson intervals); and the first player's score, South's with a draw as one
+    half: first_player_score with first_player_low/_high and first_player_p, an exact interval
+    and the exact two-sided test against one half that agree (pipeline.stats.first_player: the
+    sign test on the decisive games and its Clopper-Pearson interval)."""
     by = list(by)
-    score = pl.when(pl.col("winner") == "south").then(1.0).when(pl.col("winner") == "draw").then(0.5).otherwise(0.0)
     table = _aggregate(
         games,
         by,
@@ -74,18 +62,28 @@ def outcomes(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
             (pl.col("winner") == "south").sum().cast(pl.Int64).alias("south_wins"),
             (pl.col("winner") == "draw").sum().cast(pl.Int64).alias("draws"),
             (pl.col("winner") == "north").sum().cast(pl.Int64).alias("north_wins"),
-            score.mean().alias("_score_mean"),
-            score.std(ddof=1).alias("_score_sd"),
         ],
     )
-    table = table.with_columns((pl.col("south_wins") + pl.col("draws") / 2).alias("_score_sum")).with_columns(
+    table = table.with_columns(
         *_wilson("south_wins", "games", "south"),
         *_wilson("draws", "games", "draw"),
         *_wilson("north_wins", "games", "north"),
-        *_wilson("_score_sum", "games", "advantage"),
     )
-    p_values = [_p_value(mean, sd, n, 0.5) for mean, sd, n in table.select("_score_mean", "_score_sd", "games").iter_rows()]
-    return table.with_columns(pl.Series("first_player_p", p_values, dtype=pl.Float64)).drop("_score_mean", "_score_sd", "_score_sum")
+    return table.with_columns(*first_player_columns(table["south_wins"], table["draws"], table["north_wins"], "first_player"))
+
+
+def first_player_columns(first: pl.Series, draws: pl.Series, second: pl.Series, name: str) -> list[pl.Series]:
+    """pipeline.stats.first_player as the columns name_score (or name when it ends in
+    _effect: the score less 1/2), name_low, name_high and name_p."""
+    estimate = first_player(first.to_numpy(), draws.to_numpy(), second.to_numpy())
+    shift = 0.5 if name.endswith("_effect") else 0.0
+    value = name if shift else f"{name}_score"
+    return [
+        pl.Series(value, estimate.score - shift, dtype=pl.Float64),
+        pl.Series(f"{name}_low", estimate.low - shift, dtype=pl.Float64),
+        pl.Series(f"{name}_high", estimate.high - shift, dtype=pl.Float64),
+        pl.Series(f"{name}_p", estimate.p, dtype=pl.Float64),
+    ]
 
 
 def ludii(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
@@ -100,8 +98,8 @@ def ludii(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
     - Drawishness: share of games drawn (winner "draw").
     - Timeouts: share of games ending at the ply cap.
     - Duration: plies per game: Duration (mean) with Duration_low/_high (95% normal interval,
-      sample standard deviation; the mean itself for one game), Duration_median, Duration_p90
-      (linear interpolation, as pandas' quantile) and Duration_max. Ludii's Duration is the mean.
+      sample standard deviation; the mean itself for one game), Duration_median, Duration_p90,
+      Duration_p99 (linear interpolation, as pandas' quantile) and Duration_max. Ludii's Duration is the mean.
 
     BranchingFactor, DecisionMoves and PositionalRepetition need per-ply data (the legal moves
     and the position of every turn), which the games table does not hold:
@@ -123,6 +121,7 @@ def ludii(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
             pl.col("plies").cast(pl.Float64).std(ddof=1).fill_null(0.0).alias("_duration_sd"),
             pl.col("plies").cast(pl.Float64).median().alias("Duration_median"),
             pl.col("plies").cast(pl.Float64).quantile(0.9, interpolation="linear").alias("Duration_p90"),
+            pl.col("plies").cast(pl.Float64).quantile(0.99, interpolation="linear").alias("Duration_p99"),
             pl.col("plies").cast(pl.Int64).max().alias("Duration_max"),
         ],
     )
@@ -139,6 +138,7 @@ def ludii(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
         (pl.col("Duration") + Z95 * pl.col("_duration_sd") / pl.col("games").cast(pl.Float64).sqrt()).alias("Duration_high"),
         "Duration_median",
         "Duration_p90",
+        "Duration_p99",
         "Duration_max",
     )
 
@@ -147,9 +147,12 @@ def events(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
     """For every rule event of engine.EVENTS, per group (long form: one row per group and event,
     events in engine.EVENTS order): games, turns (the sum of plies), fired (games where the count
     is above 0) with fired_share/_low/_high (95% Wilson interval), total, mean per game with
-    mean_low/mean_high (95% normal interval, sample standard deviation; the mean itself for one
-    game) and per_100_turns = 100 * total / turns with per_100_turns_low/_high (a 95% ratio
-    interval over games; null without turns)."""
+    mean_low/mean_high, and per_100_turns = 100 * total / turns with per_100_turns_low/_high
+    (null without turns). The intervals of the mean and the rate are 95% score intervals
+    (pipeline.stats.rate_interval), whose dispersion comes from the games as clusters (the
+    ratio estimator's variance, Cochran, Sampling Techniques): they match the normal interval
+    for a frequent event and keep their coverage for a rare one, where a normal interval
+    collapses onto the few games in which it fired."""
     by = list(by)
     wide = _aggregate(
         games,
@@ -162,7 +165,6 @@ def events(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
             *[(pl.col(name).cast(pl.Float64) ** 2).sum().alias(f"{name}:squared") for name in engine.EVENTS],
             *[(pl.col(name).cast(pl.Float64) * pl.col("plies")).sum().alias(f"{name}:by_turns") for name in engine.EVENTS],
             *[pl.col(name).cast(pl.Int64).sum().alias(f"{name}:total") for name in engine.EVENTS],
-            *[pl.col(name).cast(pl.Float64).std(ddof=1).alias(f"{name}:sd") for name in engine.EVENTS],
         ],
     )
     parts = [
@@ -173,7 +175,6 @@ def events(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
             "turns",
             pl.col(f"{name}:fired").alias("fired"),
             pl.col(f"{name}:total").alias("total"),
-            pl.col(f"{name}:sd").fill_null(0.0).alias("_sd"),
             pl.col(f"{name}:squared").alias("_squared"),
             pl.col(f"{name}:by_turns").alias("_by_turns"),
             "_turns_squared",
@@ -181,32 +182,31 @@ def events(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
         for name in engine.EVENTS
     ]
     table = pl.concat(parts).with_columns(order=pl.col("event").replace_strict(list(engine.EVENTS), range(len(engine.EVENTS))))
-    table = table.sort(*by, "order").drop("order")
-    mean = pl.col("total") / pl.col("games")
-    spread = Z95 * pl.col("_sd") / pl.col("games").cast(pl.Float64).sqrt()
-    return table.with_columns(
-        *_wilson("fired", "games", "fired"),
-        mean.alias("mean"),
-        (mean - spread).alias("mean_low"),
-        (mean + spread).alias("mean_high"),
-        *_rate_per_100_turns(),
-    ).drop("_sd", "_squared", "_by_turns", "_turns_squared")
+    table = table.sort(*by, "order").drop("order").with_columns(*_wilson("fired", "games", "fired"))
+    per_game = _rate(table, exposure="games", squared="_games", cross="total", name="mean", scale=1.0)
+    per_turn = _rate(table, exposure="turns", squared="_turns_squared", cross="_by_turns", name="per_100_turns", scale=100.0)
+    return table.with_columns(*per_game, *per_turn).drop("_squared", "_by_turns", "_turns_squared")
 
 
-def _rate_per_100_turns() -> list[pl.Expr]:
-    """per_100_turns = 100 * total / turns, a ratio of two sums over games, with its 95% interval
-    by the delta method with the games as clusters (Cochran, Sampling Techniques, ratio
-    estimator): se = sqrt(sum((x - r t)^2) / (n - 1) / n) / mean(t), where x is a game's count
-    and t its turns; the sum of squares comes from the sums of x^2, x t and t^2. The lower bound
-    is clipped at 0."""
-    rate = pl.col("total") / pl.col("turns")
-    games = pl.col("games").cast(pl.Float64)
-    spread = pl.col("_squared") - 2 * rate * pl.col("_by_turns") + rate**2 * pl.col("_turns_squared")
-    se = (spread.clip(lower_bound=0.0) / (games - 1) / games).sqrt() / (pl.col("turns") / games)
-    half = pl.when(pl.col("games") > 1).then(Z95 * se).otherwise(0.0)
-    defined = pl.col("turns") > 0
+def _rate(table: pl.DataFrame, *, exposure: str, squared: str, cross: str, name: str, scale: float) -> list[pl.Series]:
+    """scale * total / exposure with its 95% score interval (pipeline.stats.rate_interval), as
+    name, name_low and name_high; null where the exposure is 0.
+
+    The dispersion is n sum((x - r t)^2) / ((n - 1) total), the ratio estimator's variance over
+    the Poisson one, for games of count x and exposure t (1 for a rate per game, its turns for a
+    rate per turn; ``squared`` and ``cross`` are the columns of sum(t^2) and sum(x t)); the sum
+    of squares comes from the sums of x^2, x t and t^2."""
+    n = table["games"].to_numpy().astype(float)
+    total, time = table["total"].to_numpy().astype(float), table[exposure].to_numpy().astype(float)
+    t_squared = n if squared == "_games" else table[squared].to_numpy()
+    cross_sum = total if cross == "total" else table[cross].to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = total / time
+        spread = table["_squared"].to_numpy() - 2 * rate * cross_sum + rate**2 * t_squared
+        dispersion = n * np.maximum(spread, 0.0) / ((n - 1) * total)
+    value, low, high = rate_interval(total, time, np.where(n > 1, dispersion, np.nan))
+    defined = time > 0
     return [
-        pl.when(defined).then(100 * rate).alias("per_100_turns"),
-        pl.when(defined).then(100 * (rate - half).clip(lower_bound=0.0)).alias("per_100_turns_low"),
-        pl.when(defined).then(100 * (rate + half)).alias("per_100_turns_high"),
+        pl.Series(column, np.where(defined, scale * values, np.nan), dtype=pl.Float64).fill_nan(None)
+        for column, values in ((name, value), (f"{name}_low", low), (f"{name}_high", high))
     ]

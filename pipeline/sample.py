@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 import engine
 from engine.rng import game_seeds
-from pipeline.stats import mean_interval, p_value_against, wilson
+from pipeline.stats import Estimate, first_player, game_rate, mean_interval, p_text, wilson
 
 CHUNK = 1000
 
@@ -68,11 +68,6 @@ def play_sample(
     )
 
 
-def first_player_score(sample: Sample) -> np.ndarray:
-    """South's result of each game: 1 for a win, 1/2 for a draw, 0 for a loss."""
-    return np.where(sample.winner == "south", 1.0, np.where(sample.winner == "draw", 0.5, 0.0))
-
-
 def summary(sample: Sample) -> str:
     n = sample.games
     lines = [
@@ -82,11 +77,12 @@ def summary(sample: Sample) -> str:
     ]
     for label, side in (("South wins", "south"), ("draws", "draw"), ("North wins", "north")):
         lines.append(f"{label:<28}{wilson(int((sample.winner == side).sum()), n).percent():>34}")
-    score = first_player_score(sample)
-    advantage = wilson(float(score.sum()), n)
+    south, draw, north = (np.array([(sample.winner == side).sum()]) for side in ("south", "draw", "north"))
+    first = first_player(south, draw, north)
+    score = Estimate(float(first.score[0]), float(first.low[0]), float(first.high[0]))
     lines += [
-        f"{'first-player score':<28}{advantage.plain():>34}   (South's share, a draw counting 1/2;"
-        f" p = {p_value_against(score, 0.5):.2g} against 1/2)",
+        f"{'first-player score':<28}{score.plain():>34}   (South's, a draw counting 1/2; exact interval;"
+        f" sign test against 1/2 on decisive games: p {p_text(float(first.p[0]))})",
         "",
         f"game length: mean {mean_interval(sample.plies).plain(2)} plies, median {np.median(sample.plies):.0f},"
         f" p90 {np.percentile(sample.plies, 90):.0f}, max {sample.plies.max()};"
@@ -98,5 +94,5 @@ def summary(sample: Sample) -> str:
     for name, counts in sample.events.items():
         fired = wilson(int((counts > 0).sum()), n)
         per_turn = 100 * counts.sum() / turns if turns else 0.0
-        lines.append(f"{name:<30}{fired.percent():>30}{mean_interval(counts).plain(3):>26}{per_turn:>16.3f}")
+        lines.append(f"{name:<30}{fired.percent():>30}{game_rate(counts).plain(3):>26}{per_turn:>16.3f}")
     return "\n".join(lines)
