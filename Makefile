@@ -49,8 +49,8 @@ ladder: $(STAMP) ## the skill ladder (pipeline/studies/ladder.toml): alphabeta(1
 	$(BIN)/modiar ladder run pipeline/studies/ladder.toml --jobs 2
 	$(BIN)/modiar ladder report data/ladder
 
-notebooks: $(STAMP) ## run the notebooks on data/default and data/variants into reports/notebooks/ (git's copies stay clean)
-	$(BIN)/jupyter nbconvert --to notebook --execute --output-dir reports/notebooks notebooks/*.ipynb
+notebooks: $(STAMP) ## run the notebooks on data/default and data/variants into reports/notebooks/ (git's copies stay clean); one whose study is not built says which target builds it
+	$(BIN)/python -m pipeline.notebooks --output-dir reports/notebooks notebooks/*.ipynb
 
 sample: $(STAMP) ## a quick look: 20,000 seeded random games summarised, no files written
 	$(BIN)/modiar sample --games 20000 --seed $(SEED)

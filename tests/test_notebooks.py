@@ -1,4 +1,6 @@
-"""The notebooks of notebooks/: each runs without error on a small study, and git's copies are stripped.
+"""The notebooks of notebooks/: each runs without error on a small study, one whose study is
+missing says in one line which make target builds it (and `make notebooks` runs the others),
+and git's copies are stripped.
 
 The studies are tiny (3 stones per pit: games of a few plies, a solution in well under a second),
 so the three notebooks run in a few seconds each; the kernel inherits MODIAR_STUDY and
@@ -13,7 +15,9 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from pipeline import notebooks
 from pipeline.cli import main
+from pipeline.notebooks import MissingStudyError, study_folder
 from pipeline.paths import ROOT
 
 NOTEBOOKS = ROOT / "notebooks"
@@ -103,6 +107,75 @@ def test_rule_variants(variants: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MODIAR_VARIANTS", str(variants))
     notebook = execute("03-rule-variants.ipynb")
     assert images(notebook) == 3  # the report's three variant figures
+
+
+# ---------------------------------------------------------------------------------------------
+# A missing study, and the runner of `make notebooks`
+
+
+def test_a_missing_default_study_names_its_make_target(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MODIAR_VARIANTS", raising=False)
+    with pytest.raises(MissingStudyError) as raised:
+        study_folder("MODIAR_VARIANTS", default="data/no-such-study", target="variants")
+    assert str(raised.value) == (
+        "no study in data/no-such-study: `make variants` builds it (or set MODIAR_VARIANTS to a study folder)"
+    )
+
+
+def test_a_missing_chosen_study_names_the_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MODIAR_STUDY", str(tmp_path))  # a folder, but no manifest in it
+    with pytest.raises(MissingStudyError) as raised:
+        study_folder("MODIAR_STUDY", default="data/default", target="study")
+    assert str(raised.value) == (
+        f"no study in {tmp_path} (from MODIAR_STUDY): set MODIAR_STUDY to a study folder, "
+        "or unset it to read data/default (`make study` builds it)"
+    )
+    assert raised.value._render_traceback_() == [str(raised.value)]  # what Jupyter shows: the line, no traceback
+
+
+def test_a_study_folder_is_found(one_rule_set: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MODIAR_STUDY", str(one_rule_set))
+    assert study_folder("MODIAR_STUDY", default="data/default", target="study") == one_rule_set
+
+
+RUNNER_SET = ("03-rule-variants.ipynb", "02-perfect-play.ipynb")  # the missing study first: the next still runs
+
+
+def test_the_runner_skips_a_notebook_whose_study_is_missing_and_runs_the_others(
+    one_rule_set: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MODIAR_STUDY", str(one_rule_set))
+    monkeypatch.setenv("MODIAR_VARIANTS", str(tmp_path / "not-run"))
+    out = tmp_path / "executed"
+    assert notebooks.main(["--output-dir", str(out), *(str(NOTEBOOKS / name) for name in RUNNER_SET)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == (
+        f"{NOTEBOOKS / '03-rule-variants.ipynb'}: skipped: no study in {tmp_path / 'not-run'} (from MODIAR_VARIANTS): "
+        "set MODIAR_VARIANTS to a study folder, or unset it to read data/variants (`make variants` builds it)"
+    )
+    assert printed[1].startswith(f"{NOTEBOOKS / '02-perfect-play.ipynb'}: ran (")
+    assert printed[2] == f"1 ran, 1 skipped, 0 failed; executed copies in {out}"
+    assert images(nbformat.read(out / "02-perfect-play.ipynb", as_version=4)) >= 2
+
+
+def test_the_runner_goes_on_after_a_failure_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for name, source in (("broken.ipynb", "1 / 0"), ("fine.ipynb", "print('fine')")):
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+        notebook.metadata["kernelspec"] = {"name": KERNEL, "display_name": "Python 3", "language": "python"}
+        nbformat.write(notebook, tmp_path / name)
+    out = tmp_path / "executed"
+    assert notebooks.main(["--output-dir", str(out), str(tmp_path / "broken.ipynb"), str(tmp_path / "fine.ipynb")]) == 1
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == (
+        f"{tmp_path / 'broken.ipynb'}: failed: ZeroDivisionError: division by zero (cell 0, traceback in {out / 'broken.ipynb'})"
+    )
+    assert printed[1].startswith(f"{tmp_path / 'fine.ipynb'}: ran (")
+    assert printed[2] == f"1 ran, 0 skipped, 1 failed; executed copies in {out}"
+
+
+def test_the_runner_never_writes_over_the_notebooks(capsys: pytest.CaptureFixture[str]) -> None:
+    assert notebooks.main(["--output-dir", str(NOTEBOOKS), str(NOTEBOOKS / "01-explore-a-study.ipynb")]) == 2
+    assert "holds the notebooks themselves" in capsys.readouterr().err
 
 
 def committed_notebooks() -> list[Path]:

@@ -1,0 +1,79 @@
+"""``modiar study summary``: a line per pairing in the order of the study's config, each share
+(South wins, draws, North wins) as its games say, and the warning of an unfinished study first.
+
+The study is tiny (3 stones per pit, 30 games a seat) and lists its strategies out of
+alphabetical order, so that the order of the config and the alphabet disagree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.cli import main
+from pipeline.records import read_games
+from pipeline.runner import run_study
+from pipeline.stats import wilson
+from pipeline.study import parse_study
+from pipeline.summary import SHARE_WIDTH, summary
+
+CONFIG: dict[str, Any] = {
+    "name": "summary",
+    "seed": 11,
+    "games_per_seat": 30,
+    "strategies": ["random", "greedy"],  # not alphabetical
+    "rules": {"stones_per_pit": 3},
+}
+CONFIG_ORDER = [("random", "random"), ("random", "greedy"), ("greedy", "random"), ("greedy", "greedy")]
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return run_study(parse_study(CONFIG), tmp_path_factory.mktemp("summary") / "summary", progress=False)
+
+
+def heading(text: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith("South"))
+
+
+def pairing_lines(text: str) -> list[str]:
+    """The lines of the pairings' table: those after its heading, up to the blank line."""
+    lines = text.splitlines()
+    start = lines.index(heading(text))
+    return lines[start + 1 : lines.index("", start)]
+
+
+def column(text: str, title: str, line: str) -> str:
+    """The cell of ``line`` under ``title`` (a share: right-aligned, SHARE_WIDTH wide)."""
+    end = heading(text).index(title) + len(title)
+    return line[end - SHARE_WIDTH : end].strip()
+
+
+def test_pairings_follow_the_config_not_the_alphabet(finished: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["study", "summary", str(finished)]) == 0
+    lines = pairing_lines(capsys.readouterr().out)
+    assert [tuple(line.split()[:2]) for line in lines] == CONFIG_ORDER
+
+
+@pytest.mark.parametrize(("heading", "winner"), [("South wins", "south"), ("draws", "draw"), ("North wins", "north")])
+def test_each_share_is_that_of_the_games(finished: Path, heading: str, winner: str) -> None:
+    text = summary(finished)
+    games = read_games(finished)
+    for line in pairing_lines(text):
+        south, north = line.split()[:2]
+        pairing = games[(games.south == south) & (games.north == north)]
+        assert column(text, heading, line) == wilson(int((pairing.winner == winner).sum()), len(pairing)).percent(1), line
+
+
+def test_the_north_wins_column_follows_the_draws(finished: Path) -> None:
+    titles = heading(summary(finished))
+    assert titles.index("South wins") < titles.index("draws") < titles.index("North wins") < titles.index("first-player")
+
+
+def test_an_unfinished_study_opens_with_its_warning_then_its_pairings(tmp_path: Path) -> None:
+    folder = run_study(parse_study(CONFIG), tmp_path / "summary", progress=False, stop_after=1)
+    text = summary(folder)
+    assert text.splitlines()[0].startswith("INCOMPLETE STUDY: 1 of ")
+    assert [tuple(line.split()[:2]) for line in pairing_lines(text)] == CONFIG_ORDER[:1]
