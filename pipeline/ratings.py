@@ -1,45 +1,86 @@
 """Strategy ratings on the Elo scale, fitted to a study's pairings (pipeline.metrics.outcomes).
 
 The model is Bradley–Terry (Bradley & Terry 1952, "Rank analysis of incomplete block designs")
-with a first-move term, as the home-advantage term of paired-comparison models (Agresti,
-Categorical Data Analysis, 3rd ed., section 11.6):
+with a first-move term, as the home-advantage (order) term of paired-comparison models (Agresti,
+Categorical Data Analysis, 3rd ed., section 11.6). It comes in two forms, chosen by ``first_move``:
 
-    P(South = i beats North = j) = logistic(theta_i - theta_j + h)
+    shared        P(South = i beats North = j) = logistic(theta_i - theta_j + h)
+    per_strategy  P(South = i beats North = j) = logistic(theta_i - theta_j + h_i)
+
+In the per-strategy form the first-move term belongs to the strategy in South's seat (a home
+advantage that depends on the team at home): a strategy may gain more from moving first than
+another. Games of a strategy against itself say nothing of its strength (theta cancels) but
+inform h, or h_i directly.
 
 A draw counts as half a win for each side (the Elo convention), so a pairing contributes its
-score south_wins + draws / 2 out of its games to a binomial likelihood. Games of a strategy
-against itself say nothing of its strength but do inform h.
+score y = south_wins + draws / 2 out of its n games to a binomial likelihood.
 
 The fit is a MAP estimate: Newton–Raphson on the log-likelihood plus an independent Gaussian
-prior N(0, prior_sd^2) on every theta and on h. The prior keeps the ratings finite under
-complete separation (a strategy that never loses, such as "perfect", has an infinite maximum-
-likelihood rating); with thousands of games per pairing its pull on any strategy that both wins
-and loses is a fraction of an Elo point, so it matters only for separated strategies, whose
-rating and interval it then sets. The prior is symmetric in the strategies, so the choice of
-anchor only shifts the ratings.
+prior N(0, prior_sd^2) on every theta and on every first-move term. The prior keeps the ratings
+finite under complete separation (a strategy that never loses, such as "perfect", has an
+infinite maximum-likelihood rating); with thousands of games per pairing its pull on any
+strategy that both wins and loses is a fraction of an Elo point, so it matters only for
+separated strategies, whose rating and interval it then sets. The prior is symmetric in the
+strategies, so the choice of anchor only shifts the ratings.
+
+Goodness of fit (McCullagh & Nelder, Generalized Linear Models, 2nd ed., chapter 4 on binary
+data with section 4.5 on over-dispersion, and chapter 9 on quasi-likelihood), with mu = n p the fitted
+expected score of a pairing and 0 log 0 = 0:
+
+    deviance    D = 2 sum[y log(y / mu) + (n - y) log((n - y) / (n - mu))]
+    pearson     X^2 = sum (y - mu)^2 / (n p (1 - p))
+    df          pairings with games - parameters, where parameters is the rank of the design
+                matrix: strategies - 1 for the ratings plus the first-move terms (1 shared, or
+                one per strategy that played South), fewer only if the games leave some unidentified
+    dispersion  phi = X^2 / df, NaN when df <= 0 (a saturated model leaves nothing to measure it)
+    p           P(chi^2_df > D), the deviance test of the model against the saturated one; NaN
+                when df <= 0
+    scale       sqrt(max(1, phi)), 1 when df <= 0
+
+Both statistics are taken at the MAP estimate, which with the weak default prior is the
+maximum-likelihood estimate except for separated strategies. The chi-square reference needs
+fair counts in each pairing; with the thousands of games of a study it has them.
 
 Ratings are reported on the Elo scale (400 / ln 10 Elo per logit: a 400-point gap is odds of
 10 to 1), relative to an anchor strategy (rating 0 by definition) or to the mean of the
-ratings, with 95% Wald intervals from the inverse of the negative Hessian at the estimate.
-Treating every game as a Bernoulli trial in its score makes the intervals slightly wide when
-draws are common (a draw has no spread).
+ratings, with 95% Wald intervals from the inverse of the negative Hessian at the estimate, each
+half-width multiplied by ``scale``: the quasi-likelihood remedy for over-dispersion, which
+widens the intervals when the model leaves more spread between pairings than binomial sampling
+explains (phi > 1), and never narrows them. Treating every game as a Bernoulli trial in its
+score makes the intervals slightly wide when draws are common (a draw has no spread), and phi
+slightly low for the same reason.
 
-    ratings(pairings)  a Ratings: the ladder (one row per strategy) and the first-move term
+    ratings(pairings)  a Ratings: the ladder (one row per strategy), the first-move terms and the fit
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 import numpy as np
 import polars as pl
+from scipy.special import expit, log_expit, xlogy
+from scipy.stats import chi2
 
 from pipeline.stats import Z95, Estimate
 
 ELO_PER_LOGIT = 400 / math.log(10)
 PRIOR_SD = 1000.0  # Elo; weak: about 5.8 logits, odds of 300 to 1 at one standard deviation
 COLUMNS = ("south", "north", "games", "south_wins", "draws", "north_wins")
+FirstMove = Literal["shared", "per_strategy"]
+FIRST_MOVES: tuple[str, ...] = get_args(FirstMove)
+FIRST_MOVE_SCHEMA = {
+    "strategy": pl.String,
+    "elo": pl.Float64,
+    "low": pl.Float64,
+    "high": pl.Float64,
+    "expected_score": pl.Float64,
+    "expected_score_low": pl.Float64,
+    "expected_score_high": pl.Float64,
+    "games": pl.Int64,
+}
 _TOLERANCE = 1e-10  # logits, on the largest Newton step
 _MAX_STEPS = 200
 _MAX_HALVINGS = 60
@@ -56,19 +97,51 @@ DEFAULT_ANCHOR: str = _DefaultAnchor("random")
 
 
 @dataclass(frozen=True)
+class Fit:
+    """How well the model fits the pairings; the module docstring gives the formulas.
+
+    pairings: ordered pairings with games, the binomial observations.
+    parameters: the free parameters, the rank of the design matrix.
+    df: pairings - parameters.
+    deviance, pearson: the binomial deviance and Pearson's chi-square of the scores at the estimate.
+    dispersion: pearson / df, or NaN when df <= 0.
+    p: the chi-square upper tail of the deviance on df, or NaN when df <= 0.
+    scale: the factor on every Wald half-width, sqrt(max(1, dispersion)), or 1 when df <= 0.
+    """
+
+    pairings: int
+    parameters: int
+    df: int
+    deviance: float
+    pearson: float
+    dispersion: float
+    p: float
+    scale: float
+
+
+@dataclass(frozen=True)
 class Ratings:
-    """A fitted ladder.
+    """A fitted ladder. Every interval is a 95% Wald interval with its half-width multiplied by
+    fit.scale (wider when the pairings are over-dispersed around the model).
 
     ladder: one row per strategy, strongest first, with columns
-        strategy (str), rating, low, high (Elo, 95% Wald interval of the rating's contrast with
-        the anchor, or with the mean rating when there is no anchor), games (i64, games against
-        other strategies), score (its mean score in those games, a draw counting one half) and
-        self_games (i64, games against itself, which inform only the first-move term).
-    first_move: h in Elo with its 95% interval (positive: South, who moves first, is favoured).
-    first_player_score: logistic(h), South's expected score between equal strategies, with the
-        interval mapped from h's.
+        strategy (str), rating, low, high (Elo, the rating's contrast with the anchor, or with
+        the mean rating when there is no anchor), games (i64, games against other strategies),
+        score (its mean score in those games, a draw counting one half) and self_games (i64,
+        games against itself, which inform only the first-move terms).
+    first_move: h in Elo (positive: South, who moves first, is favoured). In the per-strategy
+        model, the mean of the h_i of the strategies that played South.
+    first_player_score: logistic(first_move), South's expected score between equal strategies,
+        with the interval mapped from first_move's.
     anchor: the strategy rated 0, or None when the ratings are centred on their mean.
-    prior_sd: the standard deviation of the Gaussian prior on every theta and on h, in Elo.
+    prior_sd: the standard deviation of the Gaussian prior on every theta and first-move term, in Elo.
+    first_moves: the first-move terms, with the columns of FIRST_MOVE_SCHEMA: strategy (null for
+        the shared term; otherwise the strategy in South's seat, in name order), elo, low, high,
+        expected_score, expected_score_low, expected_score_high (logistic of elo, low and high:
+        the first player's expected score between equals) and games (i64, the games that inform
+        the term). A strategy that never played South keeps its row with null values.
+    fit: the goodness of fit, and the scale of the intervals.
+    first_move_model: "shared" (one h) or "per_strategy" (an h_i for each strategy in South's seat).
     """
 
     ladder: pl.DataFrame
@@ -76,9 +149,14 @@ class Ratings:
     first_player_score: Estimate
     anchor: str | None
     prior_sd: float
+    first_moves: pl.DataFrame
+    fit: Fit
+    first_move_model: FirstMove
 
 
-def ratings(pairings: pl.DataFrame, anchor: str | None = DEFAULT_ANCHOR, prior_sd: float = PRIOR_SD) -> Ratings:
+def ratings(
+    pairings: pl.DataFrame, anchor: str | None = DEFAULT_ANCHOR, prior_sd: float = PRIOR_SD, first_move: FirstMove = "shared"
+) -> Ratings:
     """The Bradley–Terry ratings (with a first-move term) of the strategies of ``pairings``.
 
     ``pairings`` holds counts per ordered pairing in the columns of pipeline.metrics.outcomes
@@ -86,27 +164,43 @@ def ratings(pairings: pl.DataFrame, anchor: str | None = DEFAULT_ANCHOR, prior_s
     pairings are added up). The ratings are relative to ``anchor``; with ``anchor=None``, or
     when the default anchor "random" did not play, they are centred on their mean. An anchor
     named explicitly must be among the strategies. ``prior_sd`` (Elo, positive and finite) is
-    the scale of the Gaussian prior that keeps separated strategies finite.
+    the scale of the Gaussian prior that keeps separated strategies finite. ``first_move`` is
+    "shared" (one term h for every pairing) or "per_strategy" (a term h_i for the strategy i in
+    South's seat). The intervals are widened by the fit's scale when the data are over-dispersed.
 
     Raises ValueError, with a one-line message, for missing columns, inconsistent or negative
-    counts, no games, strategies not all connected by games between them, an absent anchor, or
-    a table of several rule sets (a column rules with more than one value).
+    counts, no games, strategies not all connected by games between them, an absent anchor, an
+    unknown first_move, or a table of several rule sets (a column rules with more than one value).
     """
-    if not (prior_sd > 0 and math.isfinite(prior_sd)):
-        raise ValueError(f"prior_sd must be a positive, finite number of Elo points, not {prior_sd}")
+    _check_options(prior_sd, first_move)
     counts = _counts(pairings)
     strategies = sorted(set(counts["south"].to_list()) | set(counts["north"].to_list()))
     _check_connected(strategies, counts)
     anchor = _anchor(anchor, strategies)
-    design, scores, games = _design(counts, strategies)
+    design, scores, games = _design(counts, strategies, first_move)
     estimate, covariance = _fit(design, scores, games, (ELO_PER_LOGIT / prior_sd) ** 2)
+    fit = _goodness(design, scores, games, estimate)
+    size = len(strategies)
+    terms, spread = estimate[size:], covariance[size:, size:]
+    mean = _mean_term(_mean_weights(strategies, counts, first_move), terms, spread, fit.scale)
     return Ratings(
-        ladder=_ladder(strategies, anchor, estimate, covariance, counts),
-        first_move=_first_move(estimate, covariance),
-        first_player_score=_first_player_score(estimate, covariance),
+        ladder=_ladder(strategies, anchor, estimate[:size], covariance[:size, :size], fit.scale, counts),
+        first_move=_elo(*mean),
+        first_player_score=_expected_score(*mean),
         anchor=anchor,
         prior_sd=prior_sd,
+        first_moves=_first_moves(strategies, first_move, terms, spread, fit.scale, counts),
+        fit=fit,
+        first_move_model=first_move,
     )
+
+
+def _check_options(prior_sd: float, first_move: str) -> None:
+    """Raise for a prior scale that is not a positive finite number or an unknown first-move model."""
+    if not (prior_sd > 0 and math.isfinite(prior_sd)):
+        raise ValueError(f"prior_sd must be a positive, finite number of Elo points, not {prior_sd}")
+    if first_move not in FIRST_MOVES:
+        raise ValueError(f"first_move must be one of {', '.join(map(repr, FIRST_MOVES))}, not {first_move!r}")
 
 
 def _counts(pairings: pl.DataFrame) -> pl.DataFrame:
@@ -153,16 +247,21 @@ def _anchor(anchor: str | None, strategies: list[str]) -> str | None:
     raise ValueError(f"anchor {anchor!r} is not among the strategies ({', '.join(strategies)}); name one or pass None")
 
 
-def _design(counts: pl.DataFrame, strategies: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The design matrix (a row per pairing: +1 for South's theta, -1 for North's, 1 for h in the
-    last column), South's scores and the games of each pairing."""
+def _design(counts: pl.DataFrame, strategies: list[str], first_move: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The design matrix, South's scores and the games of each pairing.
+
+    A row per pairing: +1 for South's theta and -1 for North's in the first len(strategies)
+    columns, then 1 in the column of the first-move term (the only one when shared, South's own
+    when per strategy)."""
     index = {name: position for position, name in enumerate(strategies)}
-    design = np.zeros((counts.height, len(strategies) + 1))
+    size = len(strategies)
+    south = np.array([index[name] for name in counts["south"]], dtype=np.int64)
+    design = np.zeros((counts.height, size + (1 if first_move == "shared" else size)))
     rows = np.arange(counts.height)
     # one column per row in each statement, so += is safe; a self-play row nets 0 on theta
-    design[rows, [index[name] for name in counts["south"]]] += 1.0
+    design[rows, south] += 1.0
     design[rows, [index[name] for name in counts["north"]]] -= 1.0
-    design[:, -1] = 1.0
+    design[rows, size + (0 if first_move == "shared" else south)] = 1.0
     scores = (counts["south_wins"] + counts["draws"] / 2).to_numpy().astype(float)
     return design, scores, counts["games"].to_numpy().astype(float)
 
@@ -216,15 +315,43 @@ def _damped(
     return estimate
 
 
+def _goodness(design: np.ndarray, scores: np.ndarray, games: np.ndarray, estimate: np.ndarray) -> Fit:
+    """The deviance, Pearson's chi-square and the dispersion of the scores at the estimate."""
+    logits = design @ estimate
+    deviance, pearson = _deviance(scores, games, logits), _pearson(scores, games, logits)
+    parameters = int(np.linalg.matrix_rank(design))
+    df = len(scores) - parameters
+    if df <= 0:
+        return Fit(len(scores), parameters, df, deviance, pearson, math.nan, math.nan, 1.0)
+    dispersion = pearson / df
+    p = float(chi2.sf(deviance, df))
+    return Fit(len(scores), parameters, df, deviance, pearson, dispersion, p, math.sqrt(max(1.0, dispersion)))
+
+
+def _deviance(scores: np.ndarray, games: np.ndarray, logits: np.ndarray) -> float:
+    """2 sum[y log(y / (n p)) + (n - y) log((n - y) / (n (1 - p)))], with 0 log 0 = 0."""
+    losses = games - scores
+    # y log(y / (n p)) = y log(y / n) - y log p: finite however close p comes to 0 or 1
+    scored = xlogy(scores, scores / games) - scores * log_expit(logits)
+    lost = xlogy(losses, losses / games) - losses * log_expit(-logits)
+    return 2 * float(np.sum(scored + lost))
+
+
+def _pearson(scores: np.ndarray, games: np.ndarray, logits: np.ndarray) -> float:
+    """sum (y - n p)^2 / (n p (1 - p))."""
+    chance = expit(logits)
+    return float(np.sum((scores - games * chance) ** 2 / (games * chance * expit(-logits))))
+
+
 def _ladder(
-    strategies: list[str], anchor: str | None, estimate: np.ndarray, covariance: np.ndarray, counts: pl.DataFrame
+    strategies: list[str], anchor: str | None, thetas: np.ndarray, covariance: np.ndarray, scale: float, counts: pl.DataFrame
 ) -> pl.DataFrame:
-    """One row per strategy, strongest first: the rating contrasts in Elo with their intervals,
-    and the games and score of each strategy against the others."""
+    """One row per strategy, strongest first: the rating contrasts in Elo with their intervals
+    (half-widths times ``scale``), and the games and score of each strategy against the others."""
     contrasts = _contrasts(strategies, anchor)
-    rating = contrasts @ estimate[:-1] * ELO_PER_LOGIT
-    spread = Z95 * np.sqrt(np.clip(np.einsum("ij,jk,ik->i", contrasts, covariance[:-1, :-1], contrasts), 0, None))
-    spread *= ELO_PER_LOGIT
+    rating = contrasts @ thetas * ELO_PER_LOGIT
+    spread = Z95 * np.sqrt(np.clip(np.einsum("ij,jk,ik->i", contrasts, covariance, contrasts), 0, None))
+    spread *= scale * ELO_PER_LOGIT
     table = pl.DataFrame(
         {"strategy": strategies, "rating": rating, "low": rating - spread, "high": rating + spread},
         schema={"strategy": pl.String, "rating": pl.Float64, "low": pl.Float64, "high": pl.Float64},
@@ -267,17 +394,51 @@ def _records(strategies: list[str], counts: pl.DataFrame) -> pl.DataFrame:
     return table.with_columns(pl.col("games", "self_games").fill_null(0))
 
 
-def _first_move(estimate: np.ndarray, covariance: np.ndarray) -> Estimate:
-    """h in Elo with its 95% Wald interval."""
-    h, spread = estimate[-1], Z95 * math.sqrt(covariance[-1, -1])
-    return Estimate(float(h * ELO_PER_LOGIT), float((h - spread) * ELO_PER_LOGIT), float((h + spread) * ELO_PER_LOGIT))
+def _mean_weights(strategies: list[str], counts: pl.DataFrame, first_move: str) -> np.ndarray:
+    """The weights that make first_move of the first-move terms: the shared term itself, or the
+    mean of the terms of the strategies that played South."""
+    if first_move == "shared":
+        return np.ones(1)
+    played = np.isin(strategies, counts["south"].to_list()).astype(float)
+    return played / played.sum()
 
 
-def _first_player_score(estimate: np.ndarray, covariance: np.ndarray) -> Estimate:
-    """logistic(h) with h's interval mapped through the (increasing) logistic function."""
-    h, spread = estimate[-1], Z95 * math.sqrt(covariance[-1, -1])
-    return Estimate(_logistic(h), _logistic(h - spread), _logistic(h + spread))
+def _mean_term(weights: np.ndarray, terms: np.ndarray, covariance: np.ndarray, scale: float) -> tuple[float, float]:
+    """The weighted sum of the first-move terms and the half-width of its interval, in logits."""
+    return float(weights @ terms), float(Z95 * scale * math.sqrt(weights @ covariance @ weights))
+
+
+def _first_moves(
+    strategies: list[str], first_move: str, terms: np.ndarray, covariance: np.ndarray, scale: float, counts: pl.DataFrame
+) -> pl.DataFrame:
+    """One row per first-move term (the shared one, or one per strategy in South's seat) with its
+    interval in Elo and as an expected score, and the games that inform it."""
+    halves = Z95 * scale * np.sqrt(np.diag(covariance))
+    names: list[str | None] = [None] if first_move == "shared" else list(strategies)
+    games = [_south_games(name, counts) for name in names]
+    rows = [
+        (name, *_elo(term, half), *_expected_score(term, half), played)
+        for name, term, half, played in zip(names, terms.tolist(), halves.tolist(), games, strict=True)
+    ]
+    table = pl.DataFrame(rows, schema=FIRST_MOVE_SCHEMA, orient="row")
+    # without a game in South's seat a strategy's term is the prior's alone: no estimate at all
+    return table.with_columns(pl.when(pl.col("games") > 0).then(pl.all().exclude("strategy", "games")))
+
+
+def _south_games(name: str | None, counts: pl.DataFrame) -> int:
+    """The games with ``name`` in South's seat, or all games for the shared term (name None)."""
+    return int((counts if name is None else counts.filter(pl.col("south") == name))["games"].sum())
+
+
+def _elo(logit: float, half: float) -> Estimate:
+    """A term and its interval, given in logits, in Elo."""
+    return Estimate(logit * ELO_PER_LOGIT, (logit - half) * ELO_PER_LOGIT, (logit + half) * ELO_PER_LOGIT)
+
+
+def _expected_score(logit: float, half: float) -> Estimate:
+    """logistic of a term, with its interval mapped through the (increasing) logistic function."""
+    return Estimate(_logistic(logit), _logistic(logit - half), _logistic(logit + half))
 
 
 def _logistic(logit: float) -> float:
-    return float(1 / (1 + math.exp(-logit)))
+    return float(expit(logit))

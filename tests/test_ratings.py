@@ -7,6 +7,7 @@ import math
 import numpy as np
 import polars as pl
 import pytest
+from scipy.stats import chi2
 
 from pipeline.cli import main
 from pipeline.metrics import outcomes
@@ -170,6 +171,7 @@ def test_intervals_cover_the_true_ratings_about_95_percent_of_the_time():
         (_pairings([("a", "b", -3, 0, 1)]), {}, "non-negative"),
         (_pairings([("a", "b", 3, 0, 1)]), {"prior_sd": 0.0}, "prior_sd must be a positive, finite"),
         (_pairings([("a", "b", 3, 0, 1)]), {"prior_sd": math.inf}, "prior_sd must be a positive, finite"),
+        (_pairings([("a", "b", 3, 0, 1)]), {"first_move": "both"}, "first_move must be one of 'shared', 'per_strategy', not"),
     ],
 )
 def test_bad_input_raises_one_line_value_error(pairings, arguments, message):
@@ -203,3 +205,177 @@ def test_several_rule_sets_are_refused():
     )
     with pytest.raises(ValueError, match="one rule set at a time"):
         ratings(table)
+
+
+# goodness of fit, widened intervals and per-strategy first-move terms
+
+STRENGTH = {"a": 0.0, "b": 150.0, "c": 300.0, "d": 450.0, "e": 600.0, "f": 750.0}  # Elo
+SHARED = dict.fromkeys(STRENGTH, -30.0)  # Elo: one first-move term for every strategy
+DISTINCT = {"a": 60.0, "b": -20.0, "c": 0.0, "d": -120.0, "e": 150.0, "f": -60.0}  # Elo, South's own
+
+
+def _simulated(first_moves: dict[str, float], games: int, rng: np.random.Generator) -> pl.DataFrame:
+    """Every ordered pairing of STRENGTH (self-play too), South's wins drawn with the first-move
+    term of the strategy in South's seat; no draws."""
+    rows = []
+    for south, south_rating in STRENGTH.items():
+        for north, north_rating in STRENGTH.items():
+            chance = 1 / (1 + math.exp(-(south_rating - north_rating + first_moves[south]) / ELO_PER_LOGIT))
+            won = int(rng.binomial(games, chance))
+            rows.append((south, north, won, 0, games - won))
+    return _pairings(rows)
+
+
+def _logit(share: float) -> float:
+    return math.log(share / (1 - share))
+
+
+def _width(estimate) -> float:
+    return estimate.high - estimate.low
+
+
+def test_a_saturated_fit_has_zero_deviance_undefined_dispersion_and_unwidened_intervals():
+    # two pairings, two free parameters (theta_a - theta_b and h): the fit reproduces both scores,
+    # h = (logit p1 + logit p2) / 2 and theta_a - theta_b = (logit p1 - logit p2) / 2
+    fitted = ratings(_pairings([("a", "b", 700, 0, 300), ("b", "a", 450, 0, 550)]), anchor="b", prior_sd=VAGUE)
+    assert (fitted.fit.pairings, fitted.fit.parameters, fitted.fit.df) == (2, 2, 0)
+    assert fitted.fit.deviance == pytest.approx(0, abs=1e-9) and fitted.fit.pearson == pytest.approx(0, abs=1e-9)
+    assert math.isnan(fitted.fit.dispersion) and math.isnan(fitted.fit.p) and fitted.fit.scale == 1.0
+    assert fitted.first_move.value == pytest.approx((_logit(0.7) + _logit(0.45)) / 2 * ELO_PER_LOGIT, abs=1e-6)
+    # the Wald variance of either parameter is (1 / w1 + 1 / w2) / 4, with w = n p (1 - p)
+    half = 1.959963984540054 * math.sqrt((1 / (1000 * 0.7 * 0.3) + 1 / (1000 * 0.45 * 0.55)) / 4) * ELO_PER_LOGIT
+    assert _width(fitted.first_move) == pytest.approx(2 * half, rel=1e-6)
+    a = _by_name(fitted)["a"]
+    assert a["rating"] == pytest.approx((_logit(0.7) - _logit(0.45)) / 2 * ELO_PER_LOGIT, abs=1e-6)
+    assert a["high"] - a["low"] == pytest.approx(2 * half, rel=1e-6)
+
+
+@pytest.mark.parametrize("first_move", ["shared", "per_strategy"])
+def test_deviance_and_pearson_equal_a_hand_computation(first_move):
+    rows = [("a", "b", 700, 0, 300), ("b", "a", 380, 40, 580), ("a", "a", 260, 0, 240), ("b", "b", 230, 20, 250)]
+    fitted = ratings(_pairings(rows), anchor="b", first_move=first_move)
+    gap = _by_name(fitted)["a"]["rating"] / ELO_PER_LOGIT
+    terms = {row["strategy"]: row["elo"] / ELO_PER_LOGIT for row in fitted.first_moves.iter_rows(named=True)}
+    home = {"a": terms.get("a", terms.get(None)), "b": terms.get("b", terms.get(None))}
+    deviance = pearson = 0.0
+    for south, north, won, drawn, lost in rows:
+        games, score = won + drawn + lost, won + drawn / 2
+        chance = 1 / (1 + math.exp(-({"a": gap, "b": 0.0}[south] - {"a": gap, "b": 0.0}[north] + home[south])))
+        expected = games * chance
+        deviance += 2 * (score * math.log(score / expected) + (games - score) * math.log((games - score) / (games - expected)))
+        pearson += (score - expected) ** 2 / (games * chance * (1 - chance))
+    assert fitted.fit.deviance == pytest.approx(deviance, rel=1e-9)
+    assert fitted.fit.pearson == pytest.approx(pearson, rel=1e-9)
+    assert fitted.fit.df == {"shared": 2, "per_strategy": 1}[first_move]
+    assert fitted.fit.dispersion == pytest.approx(pearson / fitted.fit.df, rel=1e-9)
+    assert fitted.fit.p == pytest.approx(chi2.sf(deviance, fitted.fit.df), rel=1e-9)
+    assert fitted.fit.scale == pytest.approx(math.sqrt(max(1, pearson / fitted.fit.df)), rel=1e-9)
+
+
+def test_data_from_the_shared_model_fit_it_with_a_dispersion_near_one():
+    pairings = _simulated(SHARED, 20_000, np.random.default_rng(21))
+    shared, split = ratings(pairings), ratings(pairings, first_move="per_strategy")
+    assert (shared.fit.pairings, shared.fit.parameters, shared.fit.df) == (36, 6, 30)
+    assert (split.fit.parameters, split.fit.df) == (11, 25)
+    for fitted in (shared, split):
+        assert 0.5 <= fitted.fit.dispersion <= 1.6
+        assert fitted.fit.p > 0.01
+    assert shared.first_move.low < SHARED["a"] < shared.first_move.high
+    for row in split.first_moves.iter_rows(named=True):
+        assert row["low"] < SHARED[row["strategy"]] < row["high"]
+
+
+def test_the_per_strategy_model_recovers_distinct_first_move_terms():
+    pairings = _simulated(DISTINCT, 20_000, np.random.default_rng(22))
+    split = ratings(pairings, anchor="a", first_move="per_strategy")
+    assert 0.5 <= split.fit.dispersion <= 1.6
+    assert split.first_moves["strategy"].to_list() == list(STRENGTH)
+    for row in split.first_moves.iter_rows(named=True):
+        assert row["low"] < DISTINCT[row["strategy"]] < row["high"] and row["high"] - row["low"] < 20
+        assert row["expected_score"] == pytest.approx(1 / (1 + 10 ** (-row["elo"] / 400)), rel=1e-12)
+    for name, row in _by_name(split).items():
+        assert row["low"] <= STRENGTH[name] <= row["high"]
+    # the mean of the per-strategy terms stands for them in first_move
+    assert split.first_move.value == pytest.approx(split.first_moves["elo"].mean(), rel=1e-12)
+    assert split.first_move.low < np.mean(list(DISTINCT.values())) < split.first_move.high
+
+
+def test_the_shared_model_on_distinct_first_move_terms_is_overdispersed():
+    shared = ratings(_simulated(DISTINCT, 20_000, np.random.default_rng(22)), anchor=None)
+    assert shared.fit.dispersion > 20 and shared.fit.p < 1e-12
+    assert shared.fit.scale == pytest.approx(math.sqrt(shared.fit.dispersion))
+
+
+def test_overdispersed_intervals_are_widened_by_the_square_root_of_the_dispersion():
+    # the same games with the scores the fitted model expects give the same estimate and
+    # information but no excess spread, so their intervals are the unwidened ones
+    misfit = ratings(_simulated(DISTINCT, 20_000, np.random.default_rng(23)), anchor=None, prior_sd=VAGUE)
+    plain = ratings(_expected_scores(misfit, 20_000), anchor=None, prior_sd=VAGUE)
+    assert plain.fit.dispersion < 1e-3 and plain.fit.scale == 1.0
+    assert misfit.fit.dispersion > 20
+    for name, row in _by_name(misfit).items():
+        assert row["rating"] == pytest.approx(_by_name(plain)[name]["rating"], abs=0.01)
+        assert (row["high"] - row["low"]) / (_by_name(plain)[name]["high"] - _by_name(plain)[name]["low"]) == pytest.approx(
+            misfit.fit.scale, rel=1e-3
+        )
+    assert _width(misfit.first_move) / _width(plain.first_move) == pytest.approx(misfit.fit.scale, rel=1e-3)
+    score = misfit.first_player_score
+    assert score.low < plain.first_player_score.low < score.value < plain.first_player_score.high < score.high
+
+
+def _expected_scores(fitted, games: int) -> pl.DataFrame:
+    """Every ordered pairing of STRENGTH with South's score the fitted shared model's expectation,
+    to the nearest half game (as wins and at most one draw)."""
+    rating = {row["strategy"]: row["rating"] for row in fitted.ladder.iter_rows(named=True)}
+    rows = []
+    for south in STRENGTH:
+        for north in STRENGTH:
+            chance = 1 / (1 + math.exp(-(rating[south] - rating[north] + fitted.first_move.value) / ELO_PER_LOGIT))
+            halves = round(2 * games * chance)
+            rows.append((south, north, halves // 2, halves % 2, games - halves // 2 - halves % 2))
+    return _pairings(rows)
+
+
+def test_self_play_alone_sets_a_first_move_term_and_a_strategy_never_south_has_none():
+    # c plays South only against itself, so h_c = logit of its self-play score; d never plays South
+    rows = [("a", "b", 600, 0, 400), ("b", "a", 450, 0, 550), ("c", "c", 550, 100, 350), ("a", "c", 500, 0, 500)]
+    rows.append(("a", "d", 300, 0, 700))
+    fitted = ratings(_pairings(rows), first_move="per_strategy", prior_sd=VAGUE)
+    terms = {row["strategy"]: row for row in fitted.first_moves.iter_rows(named=True)}
+    assert terms["c"]["elo"] == pytest.approx(_logit(0.6) * ELO_PER_LOGIT, abs=1e-6)
+    assert terms["c"]["expected_score"] == pytest.approx(0.6, abs=1e-9)
+    assert terms["c"]["games"] == 1000 and terms["a"]["games"] == 3000 and terms["d"]["games"] == 0
+    assert all(terms["d"][column] is None for column in fitted.first_moves.columns if column not in ("strategy", "games"))
+    # five pairings, five identified parameters (d's term is not one of them): a saturated fit
+    assert (fitted.fit.parameters, fitted.fit.df, fitted.fit.scale) == (5, 0, 1.0)
+    assert fitted.first_move.value == pytest.approx(np.mean([terms[name]["elo"] for name in "abc"]), abs=1e-9)
+
+
+def test_the_shared_first_move_term_is_one_row_of_first_moves():
+    fitted = ratings(_synthetic(5000, np.random.default_rng(5)))
+    assert fitted.first_move_model == "shared"
+    assert fitted.first_moves.columns == [
+        "strategy",
+        "elo",
+        "low",
+        "high",
+        "expected_score",
+        "expected_score_low",
+        "expected_score_high",
+        "games",
+    ]
+    (row,) = fitted.first_moves.iter_rows(named=True)
+    assert row["strategy"] is None and row["games"] == 16 * 5000
+    assert (row["elo"], row["low"], row["high"]) == tuple(fitted.first_move)
+    assert (row["expected_score"], row["expected_score_low"], row["expected_score_high"]) == tuple(fitted.first_player_score)
+
+
+def test_a_separated_strategy_keeps_finite_first_move_terms():
+    rows = [("perfect", "random", 1000, 0, 0), ("random", "perfect", 0, 0, 1000), ("perfect", "perfect", 0, 0, 1000)]
+    rows += [("greedy", "random", 700, 0, 300), ("random", "greedy", 300, 0, 700), ("greedy", "greedy", 480, 0, 520)]
+    fitted = ratings(_pairings(rows), first_move="per_strategy")
+    assert np.isfinite(fitted.first_moves.select("elo", "low", "high").to_numpy()).all()
+    assert np.isfinite(fitted.ladder.select("rating", "low", "high").to_numpy()).all()
+    assert np.isfinite([fitted.fit.deviance, fitted.fit.pearson, fitted.fit.dispersion]).all()
+    perfect = fitted.first_moves.filter(pl.col("strategy") == "perfect")
+    assert perfect["elo"].item() < -1000  # perfect, who never loses, lost every game against itself as South
