@@ -9,7 +9,8 @@ return polars DataFrames grouped by ``by`` (the columns of the games table; the 
 ("south", "north") by default, as pipeline.metrics, ``by=()`` for every game together):
 
     replay_games(games)         the Plies; ``Plies.frame()`` is its polars DataFrame, one row per ply
-    ludii_plies(games)          Ludii's BranchingFactor, DecisionMoves and PositionalRepetition
+    ludii_plies(games)          Ludii's BranchingFactor, DecisionMoves and PositionalRepetition, ours and
+                                Ludii's to the letter (pipeline.ludii sets the latter beside Ludii's database)
     events_by_ply(games)        the share of the turns at each ply on which each rule event fires
     agreement(games, solution)  each strategy's moves against the strong solution
 
@@ -21,24 +22,32 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from math import comb
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
 
 from engine import events
+from engine.index import BoardIndex, board_index
 from engine.replay import FLAG_BITS, Replay, replay
-from engine.rules import Rules
+from engine.rules import PITS, ROW, Rules
 from engine.solver import Solution
 from engine.tables import END_CODES
 from pipeline.metrics import PAIRING, _wilson
 from pipeline.stats import Z95
 
 GAME_COLUMNS = ("rules", "game_id", "south", "north", "plies")
-LUDII_PLIES = ("BranchingFactor", "DecisionMoves", "PositionalRepetition")
+LUDII_PLIES = ("BranchingFactor", "DecisionMoves", "PositionalRepetition")  # our reading of Ludii's metrics
+# Every metric of ludii_plies' table, in its order: ours, then Ludii's to the letter and the per-turn mean.
+LUDII_COLUMNS = (*LUDII_PLIES, "BranchingFactor_per_game", "BranchingFactor_per_turn", "PositionalRepetition_ludii")
+MEANS_OVER_GAMES = (*LUDII_PLIES, "BranchingFactor_per_game")  # a value per game, averaged over the games
 TURN_EVENTS = events.TURN_FLAGS  # the turn events a single ply fires or not
 END_EVENTS = events.END_EVENTS
 FLAG_VALUES = 1 << len(FLAG_BITS)  # the values a ply's flags (engine.replay.FLAG_BITS) can take
 REPETITION_CHUNK = 1 << 14  # games whose states are sorted together (a sort that stays in the cache)
+ROTATE_BLOCK = 1 << 16  # plies whose boards are turned back to South's view together (bounded temporaries)
 MAX_GAMES_PER_PAIRING = 5_000  # agreement's default: about 2 s for the 36 pairings of the default study
 AGREEMENT_COLUMNS = (
     "rules",
@@ -151,39 +160,51 @@ def replay_games(games: pl.LazyFrame | pl.DataFrame, by: Sequence[str] = ()) -> 
 
 def ludii_plies(games: pl.LazyFrame | pl.DataFrame | Plies, by: Sequence[str] = PAIRING) -> pl.DataFrame:
     """Ludii's per-ply metrics (the Ludii "Evaluation" metrics, Digital Ludeme Project), per
-    group: games, then each metric with its 95% normal interval over games (sample standard
-    deviation; the mean itself for one game) as NAME, NAME_low, NAME_high. As in Ludii, each
-    is computed per game, then averaged over the games:
+    group: games, then each metric of LUDII_COLUMNS with its 95% interval as NAME, NAME_low,
+    NAME_high. The Ludii files named are those of github.com/Ludeme/Ludii, under
+    Evaluation/src/metrics unless a path says otherwise.
+
+    Our reading (LUDII_PLIES): as in Ludii, each is computed per game, then averaged over the
+    games; a normal interval over games (sample standard deviation; the mean itself for one game).
 
     - BranchingFactor: the mean number of legal moves over the positions where a move was
       played (games without a move left out).
     - DecisionMoves: the share of the moves played with more than one legal move (games
-      without a move left out).
+      without a move left out). single/complexity/DecisionMoves.java divides by the moves of
+      each game, so that one game without a move would make Ludii's value NaN.
     - PositionalRepetition: 1 - distinct states / states, the states being the start and the
-      position after every move, a state being (board, side to move). Ludii's own Java code
-      divides two integers here, which truncates distinct / states to 1 (no repeat) or 0 (any
-      repeat), a bug; we use real division.
+      position after every move, a state being (board, side to move). Ludii's Java keys a state
+      by the board alone and divides two integers (see PositionalRepetition_ludii); we use real
+      division, and our key is that of single/stateRepetition/SituationalRepetition.java
+      (State.fullHash, which adds the mover to State.stateHash).
+
+    Ludii's Java to the letter, and the mean per turn:
+
+    - BranchingFactor_per_game: Ludii's BranchingFactorAverage (multiple/metrics/BranchingFactor.java
+      averaged by multiple/MultiMetricFramework.metricAverage; registered in Evaluation.java):
+      per game, the mean number of legal moves over the positions where a move was played;
+      then the mean over every game, a game without a move counting 0. It equals
+      BranchingFactor when every game has a move. Normal interval over games.
+    - BranchingFactor_per_turn: the legal moves summed over every turn of the group, divided by
+      its turns, so that each game weighs as much as its turns; the interval is that of a
+      ratio of two sums over games (the delta method with the games as clusters).
+    - PositionalRepetition_ludii: single/stateRepetition/PositionalRepetition.java adds, per
+      game, 1.0 - (unique / total) over the State.stateHash() of the start and of the state
+      after every move, unique and total being ints: the division truncates to 1 without a
+      repeat and to 0 with one, so a game counts 1 if some board comes back, else 0.
+      stateHash (Core/src/other/state/State.java) hashes the containers (the pits as they lie)
+      without the side to move. The metric is the share of games with a repeated board, with
+      its Wilson interval. Between two equal boards of one game no stone was captured (stones
+      only leave the board), so the captured piles, which Ludii would hold too, are equal.
     """
     plies = _plies(games, by)
-    per_game = pl.DataFrame(
-        {
-            "BranchingFactor": _per_game_mean(plies, plies.column("options")),
-            "DecisionMoves": _per_game_mean(plies, plies.column("options") > 1),
-            "PositionalRepetition": _repetition(plies),
-        }
-    ).fill_nan(None)
+    per_game = _ludii_per_game(plies)
     if by:
         per_game = plies.games.select(*by).hstack(per_game)
-    exprs = [pl.len().cast(pl.Int64).alias("games")]
-    for name in LUDII_PLIES:
-        exprs += [pl.col(name).mean(), pl.col(name).std(ddof=1).alias(f"_{name}_sd"), pl.col(name).count().alias(f"_{name}_n")]
-    table = per_game.group_by(*by).agg(exprs).sort(*by) if by else per_game.select(exprs)
-    intervals = []
-    for name in LUDII_PLIES:
-        spread = Z95 * pl.col(f"_{name}_sd").fill_null(0.0) / pl.col(f"_{name}_n").cast(pl.Float64).sqrt()
-        intervals += [(pl.col(name) - spread).alias(f"{name}_low"), (pl.col(name) + spread).alias(f"{name}_high")]
-    table = table.with_columns(intervals)
-    return table.select(*by, "games", *(f"{name}{end}" for name in LUDII_PLIES for end in ("", "_low", "_high")))
+    sums = _ludii_sums()
+    table = per_game.group_by(*by).agg(sums).sort(*by) if by else per_game.select(sums)
+    table = table.with_columns(_ludii_intervals())
+    return table.select(*by, "games", *(f"{name}{end}" for name in LUDII_COLUMNS for end in ("", "_low", "_high")))
 
 
 def events_by_ply(games: pl.LazyFrame | pl.DataFrame | Plies, by: Sequence[str] = PAIRING) -> pl.DataFrame:
@@ -281,41 +302,181 @@ def _with_game_id(message: str, game_ids: pl.Series, first: int) -> str:
     return f"game_id {game_ids[first + int(found.group(1))]}" + message[found.end() :]
 
 
-def _per_game_mean(plies: Plies, values: np.ndarray) -> np.ndarray:
-    """The mean of a per-ply array over each game's plies; NaN for a game without moves."""
+def _ludii_per_game(plies: Plies) -> pl.DataFrame:
+    """One row per game: the metrics of MEANS_OVER_GAMES (null where a game has none), and what
+    the pooled metrics sum: _legal (legal moves over its turns), _plies and _repeated (a board
+    comes back)."""
+    lengths = plies.plies
+    options = plies.column("options")
+    legal = _per_game_sum(plies, options)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        branching = legal / lengths
+        decisions = _per_game_sum(plies, options > 1) / lengths
+    repetition, repeated = _repetitions(plies)
+    return pl.DataFrame(
+        {
+            "BranchingFactor": branching,
+            "DecisionMoves": decisions,
+            "PositionalRepetition": repetition,
+            "BranchingFactor_per_game": np.where(lengths > 0, branching, 0.0),
+            "_legal": legal,
+            "_plies": lengths,
+            "_repeated": repeated,
+        }
+    ).fill_nan(None)
+
+
+def _ludii_sums() -> list[pl.Expr]:
+    """The aggregates of ludii_plies' groups: games, each mean over games with its spread, and
+    the sums of the pooled metrics."""
+    exprs = [pl.len().cast(pl.Int64).alias("games")]
+    for name in MEANS_OVER_GAMES:
+        exprs += [pl.col(name).mean(), pl.col(name).std(ddof=1).alias(f"_{name}_sd"), pl.col(name).count().alias(f"_{name}_n")]
+    legal, turns = pl.col("_legal").cast(pl.Float64), pl.col("_plies").cast(pl.Float64)
+    return [
+        *exprs,
+        legal.sum().alias("_legal"),
+        turns.sum().alias("_plies"),
+        (legal * legal).sum().alias("_legal_squared"),
+        (legal * turns).sum().alias("_legal_by_plies"),
+        (turns * turns).sum().alias("_plies_squared"),
+        pl.col("_repeated").sum().cast(pl.Int64).alias("_repeated"),
+    ]
+
+
+def _ludii_intervals() -> list[pl.Expr]:
+    """Each metric of LUDII_COLUMNS and its 95% interval, from _ludii_sums' aggregates."""
+    intervals = []
+    for name in MEANS_OVER_GAMES:
+        spread = Z95 * pl.col(f"_{name}_sd").fill_null(0.0) / pl.col(f"_{name}_n").cast(pl.Float64).sqrt()
+        intervals += [(pl.col(name) - spread).alias(f"{name}_low"), (pl.col(name) + spread).alias(f"{name}_high")]
+    share, low, high = _wilson("_repeated", "games", "_ludii")
+    repeated = [share.alias("PositionalRepetition_ludii"), low.alias("PositionalRepetition_ludii_low")]
+    return [*intervals, *_per_turn(), *repeated, high.alias("PositionalRepetition_ludii_high")]
+
+
+def _per_turn() -> list[pl.Expr]:
+    """BranchingFactor_per_turn = legal / plies summed over the games, with its 95% interval by the
+    delta method with the games as clusters (Cochran, Sampling Techniques, ratio estimator; as
+    pipeline.metrics' per_100_turns): se = sqrt(sum((x - r t)^2) / (n - 1) / n) / mean(t), x a
+    game's legal moves and t its turns. Null without turns."""
+    games = pl.col("games").cast(pl.Float64)
+    ratio = pl.col("_legal") / pl.col("_plies")
+    squares = pl.col("_legal_squared") - 2 * ratio * pl.col("_legal_by_plies") + ratio**2 * pl.col("_plies_squared")
+    se = (squares.clip(lower_bound=0.0) / (games - 1) / games).sqrt() / (pl.col("_plies") / games)
+    half = pl.when(pl.col("games") > 1).then(Z95 * se).otherwise(0.0)
+    defined = pl.col("_plies") > 0
+    name = "BranchingFactor_per_turn"
+    return [
+        pl.when(defined).then(ratio).alias(name),
+        pl.when(defined).then(ratio - half).alias(f"{name}_low"),
+        pl.when(defined).then(ratio + half).alias(f"{name}_high"),
+    ]
+
+
+def _per_game_sum(plies: Plies, values: np.ndarray) -> np.ndarray:
+    """The sum of a per-ply array over each game's plies (int64; 0 for a game without moves)."""
     lengths = plies.plies
     played = lengths > 0
-    sums = np.zeros(len(lengths), dtype=np.float64)
+    sums = np.zeros(len(lengths), dtype=np.int64)
     sums[played] = np.add.reduceat(values, plies.offsets[:-1][played], dtype=np.int64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(played, sums / lengths, np.nan)
+    return sums
 
 
-def _repetition(plies: Plies) -> np.ndarray:
-    """1 - distinct states / states of each game. Its states are the positions before its moves
-    and its final position, each with its mover: a position is seen by its mover, so (index,
-    mover) is (board, side to move)."""
+def _repetitions(plies: Plies) -> tuple[np.ndarray, np.ndarray]:
+    """Each game's PositionalRepetition, 1 - distinct states / states, and whether a board comes
+    back (bool). Its states are the positions before its moves and its final position, each
+    with its side to move; its boards, the same without the side to move."""
     lengths = plies.plies
-    state = plies.column("position").astype(np.int64) * 2 + plies.column("mover")
-    final = plies.per_game("final_position") * 2 + lengths % 2
+    state, final = _states(plies)
     bits = int(max(state.max(initial=0), final.max(initial=0))).bit_length()
     distinct = np.empty(len(plies), dtype=np.int64)
+    boards = np.empty(len(plies), dtype=np.int64)
     for start in range(0, len(plies), REPETITION_CHUNK):
         games = slice(start, start + REPETITION_CHUNK)
         moves = slice(plies.offsets[start], plies.offsets[min(start + REPETITION_CHUNK, len(plies))])
-        distinct[games] = _distinct_states(state[moves], final[games], lengths[games], bits)
-    return 1 - distinct / (lengths + 1)
+        distinct[games], boards[games] = _distinct_states(state[moves], final[games], lengths[games], bits)
+    return 1 - distinct / (lengths + 1), boards < lengths + 1
 
 
-def _distinct_states(state: np.ndarray, final: np.ndarray, lengths: np.ndarray, bits: int) -> np.ndarray:
-    """The number of distinct states of each game of a chunk: keyed by (game, state), one sort
-    puts each game's repeats side by side."""
+def _distinct_states(state: np.ndarray, final: np.ndarray, lengths: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """The number of distinct states and of distinct boards of each game of a chunk: keyed by
+    (game, board, side to move), one sort puts each game's repeats side by side, of states
+    and of boards alike."""
     games = np.arange(len(lengths), dtype=np.int64) << bits
     keys = np.concatenate([np.repeat(games, lengths) | state, games | final])
     keys.sort()
-    new = np.ones(len(keys), dtype=bool)
-    new[1:] = keys[1:] != keys[:-1]
-    return np.bincount(keys[new] >> bits, minlength=len(lengths))
+    # Two neighbours differ in some bit (a new state), or in a bit above the side to move's (a new board).
+    differ = keys[1:] ^ keys[:-1]
+    new_state = np.ones(len(keys), dtype=bool)
+    new_state[1:] = differ != 0
+    new_board = np.ones(len(keys), dtype=bool)
+    new_board[1:] = differ > 1
+    del differ
+    game = np.right_shift(keys, bits, out=keys)
+    return np.bincount(game[new_state], minlength=len(lengths)), np.bincount(game[new_board], minlength=len(lengths))
+
+
+def _states(plies: Plies) -> tuple[np.ndarray, np.ndarray]:
+    """Every state as board * 2 + side to move (int64), the board being the engine.index of the
+    six pits as they lie: per ply the position before the move, per game its final position."""
+    per_ply, per_game = [], []
+    for _, run in plies.replays:
+        index = board_index(run.rules.total_stones)
+        per_ply.append(_as_it_lies(index, run.position, run.mover))
+        per_game.append(_as_it_lies(index, run.final_position, (run.plies % 2).astype(np.uint8)))
+    if len(per_ply) == 1:
+        return per_ply[0], per_game[0]
+    return np.concatenate(per_ply), np.concatenate(per_game)
+
+
+def _as_it_lies(index: BoardIndex, position: np.ndarray, mover: np.ndarray) -> np.ndarray:
+    """board * 2 + mover for positions in the mover's view: North's boards turned back by three
+    pits (engine.rotate), ROTATE_BLOCK plies at a time."""
+    board = position.astype(np.int64)
+    for start in range(0, len(board), ROTATE_BLOCK):
+        north = np.flatnonzero(mover[start : start + ROTATE_BLOCK] == 1) + start
+        board[north] = _rotated(index, board[north])
+    board *= 2
+    board += mover
+    return board
+
+
+def _rotated(index: BoardIndex, ranks: np.ndarray) -> np.ndarray:
+    """The index of each board turned by three pits, from the ranks alone.
+
+    The bars of a board (engine.index) are p_k = c_0 + ... + c_k + k, and its rank is the sum
+    of C(p_k, k + 1): p_5, ..., p_0 come back in turn as the largest n with C(n, k + 1) at most
+    what is left of the rank (as engine.index.row_stones). The turned board c_3, c_4, c_5, c_0,
+    c_1, c_2 has the bars p_(3+k) - p_2 - 1 for k = 0, 1, 2 and p_5 - p_2 + p_(k-3) for k = 3, 4, 5."""
+    tables = _unrank_tables(index)
+    top = np.searchsorted(tables.binomial[PITS - 1], ranks, side="right") - 1
+    bars = [top] * PITS  # bars[0 .. 4] are found below
+    rest = ranks - tables.binomial[PITS - 1][top]
+    for k in range(PITS - 2, -1, -1):
+        bars[k] = tables.bar[k][rest].astype(np.int64)
+        rest = rest - tables.binomial[k][bars[k]]
+    turned = [bars[ROW + k] - bars[ROW - 1] - 1 for k in range(ROW)]
+    turned += [bars[PITS - 1] - bars[ROW - 1] + bars[k] for k in range(ROW)]
+    return sum(tables.binomial[k][bar] for k, bar in enumerate(turned))
+
+
+class _UnrankTables(NamedTuple):
+    binomial: tuple[np.ndarray, ...]  # binomial[k][n] = C(n, k + 1) for every bar position n
+    bar: tuple[np.ndarray, ...]  # bar[k][r] = the largest n with C(n, k + 1) <= r, k = 0 .. 4 (uint8)
+
+
+@lru_cache(maxsize=4)
+def _unrank_tables(index: BoardIndex) -> _UnrankTables:
+    """What _rotated looks up. Once p_(k+1) is found, what is left of the rank is below
+    C(p_(k+1), k + 1), so bar[k] covers 0 .. C(total + 6, k + 1) - 1: 1.9 MB for 42 stones. The
+    top bar, whose table would be as long as the index, is found by a binary search instead."""
+    binomial = tuple(np.ascontiguousarray(index.binomial[:, k + 1]) for k in range(PITS))
+    bar = tuple(
+        (np.searchsorted(binomial[k], np.arange(comb(index.total + PITS, k + 1)), side="right") - 1).astype(np.uint8)
+        for k in range(PITS - 1)
+    )
+    return _UnrankTables(binomial, bar)
 
 
 def _groups(games: pl.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pl.DataFrame]:

@@ -7,16 +7,19 @@ import polars as pl
 import pytest
 
 import engine
+from engine.index import board_index, counts_to_codes
 from engine.solver import cached_solution
 from pipeline.cli import main
 from pipeline.records import scan_games
-from pipeline.stats import mean_interval, wilson
+from pipeline.stats import Z95, mean_interval, wilson
 from pipeline.turns import (
     AGREEMENT_COLUMNS,
     END_EVENTS,
+    LUDII_COLUMNS,
     LUDII_PLIES,
     TURN_EVENTS,
     Plies,
+    _rotated,
     agreement,
     events_by_ply,
     ludii_plies,
@@ -45,6 +48,20 @@ strategies = ["random", "greedy"]
 CYCLE_RULES = engine.Rules(stones_per_pit=3, capture_counts=(6,), ply_cap=30)
 CYCLE_MOVES = [1, 5, 1, 3, 2, 5, 1, 4, 0, 5, 0, 3, 2, 3, 1, 3, 2, 3]
 CYCLE_OPTIONS = [3, 3, 3, 2, 2, 3, 1, 2, 3, 2, 3, 1, 2, 2, 1, 2, 1, 1]
+# A game of the same rules whose board after ply 5 (North to move) comes back after ply 14 (South
+# to move): 16 moves, 17 states, all distinct, but 16 distinct boards. It ends with South's row
+# all singletons.
+#
+#   after ply 5, North to move      after ply 14, South to move
+#          5  4  3                         5  4  3
+#   North [5  1  2]                 North [5  1  2]
+#   South [1  1  2]                 South [1  1  2]
+#          0  1  2                         0  1  2
+CROSS_MOVES = [0, 3, 2, 3, 1, 5, 2, 4, 0, 3, 0, 4, 1, 4, 2, 3]
+CROSS_OPTIONS = [3, 3, 2, 3, 1, 2, 3, 2, 2, 2, 2, 2, 1, 3, 1, 2]
+# A game of the same rules without a repeated board: 5 moves, 6 boards.
+PLAIN_MOVES = [1, 4, 0, 5, 1]
+PLAIN_OPTIONS = [3, 3, 2, 2, 2]
 
 
 @pytest.fixture(scope="module")
@@ -67,17 +84,34 @@ def plies(study) -> Plies:
 
 
 def _reference(rules: engine.Rules, moves: list[int]) -> dict[str, float]:
-    """The three Ludii metrics of one game, straight from engine.legal_moves and engine.apply_move."""
+    """The Ludii metrics of one game with a move, straight from engine.legal_moves and
+    engine.apply_move, and the sums of the per-turn mean: _legal (legal moves) and _plies."""
     board, options, states = engine.start_board(rules), [], [(engine.start_board(rules), 0)]
     for ply, pit in enumerate(moves):
         options.append(len(engine.legal_moves(board, ply % 2, ply, rules)))
         board = engine.apply_move(board, ply % 2, pit, ply, rules).board
         states.append((board, (ply + 1) % 2))
+    boards = [board for board, _ in states]
     return {
         "BranchingFactor": sum(options) / len(options),
         "DecisionMoves": sum(n > 1 for n in options) / len(options),
         "PositionalRepetition": 1 - len(set(states)) / len(states),
+        "BranchingFactor_per_game": sum(options) / len(options),
+        "PositionalRepetition_ludii": float(len(set(boards)) < len(boards)),  # Java: 1.0 - (int / int)
+        "_legal": sum(options),
+        "_plies": len(options),
     }
+
+
+def _per_turn(reference: list[dict[str, float]]) -> tuple[float, float, float]:
+    """The pooled legal moves per turn with its delta-method interval, from each game's residual
+    x - r t (x its legal moves, t its turns)."""
+    legal = np.array([game["_legal"] for game in reference])
+    turns = np.array([game["_plies"] for game in reference])
+    ratio = legal.sum() / turns.sum()
+    n = len(reference)
+    half = Z95 * np.sqrt(((legal - ratio * turns) ** 2).sum() / (n - 1) / n) / turns.mean() if n > 1 else 0.0
+    return ratio, ratio - half, ratio + half
 
 
 def _hand_built(moves: list[list[int]], rules: engine.Rules = CYCLE_RULES) -> pl.DataFrame:
@@ -123,9 +157,19 @@ def test_ludii_plies_match_the_scalar_engine(plies, games):
         rules = engine.Rules.from_name(row["rules"])
         reference = [_reference(rules, moves) for moves in group["moves"].to_list()]
         assert row["games"] == len(group)
-        for name in LUDII_PLIES:
+        for name in (*LUDII_PLIES, "BranchingFactor_per_game"):
             expected = mean_interval(np.array([game[name] for game in reference]))
             assert (row[name], row[f"{name}_low"], row[f"{name}_high"]) == pytest.approx(tuple(expected), **EXACT)
+        repeated = wilson(sum(game["PositionalRepetition_ludii"] for game in reference), len(reference))
+        found = (row["PositionalRepetition_ludii"], row["PositionalRepetition_ludii_low"], row["PositionalRepetition_ludii_high"])
+        assert found == pytest.approx(tuple(repeated), **EXACT)
+        found = (row["BranchingFactor_per_turn"], row["BranchingFactor_per_turn_low"], row["BranchingFactor_per_turn_high"])
+        assert found == pytest.approx(_per_turn(reference), **EXACT)
+
+
+def test_ludii_plies_columns(plies):
+    table = ludii_plies(plies, by=KEYS)
+    assert table.columns == [*KEYS, "games", *(f"{name}{end}" for name in LUDII_COLUMNS for end in ("", "_low", "_high"))]
 
 
 def test_ludii_plies_on_a_hand_built_game_with_a_repeated_state():
@@ -134,17 +178,50 @@ def test_ludii_plies_on_a_hand_built_game_with_a_repeated_state():
     assert row["games"] == 1
     assert row["BranchingFactor"] == pytest.approx(sum(CYCLE_OPTIONS) / 18) == pytest.approx(37 / 18)
     assert row["DecisionMoves"] == pytest.approx(13 / 18)
-    assert row["PositionalRepetition"] == pytest.approx(1 / 19)  # Ludii's integer division would give 0
+    assert row["PositionalRepetition"] == pytest.approx(1 / 19)
     assert row["PositionalRepetition_low"] == row["PositionalRepetition_high"] == row["PositionalRepetition"]
+    assert row["PositionalRepetition_ludii"] == 1.0  # Java's 1.0 - (18 / 19) in ints is 1.0 - 0
     plies = replay_games(_hand_built([CYCLE_MOVES]))
     assert plies.column("options").tolist() == CYCLE_OPTIONS
     assert plies.per_game("end_code").tolist() == [1]  # singleton_end
 
 
-def test_a_game_without_moves_has_no_branching_factor():
+def test_a_game_without_moves_has_no_branching_factor_of_ours_and_0_of_ludiis():
     two = ludii_plies(_hand_built([CYCLE_MOVES, []]), by=()).row(0, named=True)
     assert two["games"] == 2 and two["BranchingFactor"] == pytest.approx(37 / 18)
     assert two["PositionalRepetition"] == pytest.approx((1 / 19 + 0) / 2)
+    assert two["BranchingFactor_per_game"] == pytest.approx((37 / 18 + 0) / 2)  # MultiMetricFramework.metricAverage
+    assert two["BranchingFactor_per_turn"] == pytest.approx(37 / 18)
+    assert two["PositionalRepetition_ludii"] == pytest.approx(1 / 2)
+
+
+def test_ludiis_literal_metrics_on_hand_built_games():
+    assert sum(CROSS_OPTIONS) == 34 and sum(PLAIN_OPTIONS) == 12
+    games = [CYCLE_MOVES, CROSS_MOVES, PLAIN_MOVES]
+    assert [_reference(CYCLE_RULES, moves)["PositionalRepetition_ludii"] for moves in games] == [1.0, 1.0, 0.0]
+    assert _reference(CYCLE_RULES, CROSS_MOVES)["PositionalRepetition"] == 0.0  # (board, side to move) never repeats
+    row = ludii_plies(_hand_built([*games, []]), by=()).row(0, named=True)
+    assert row["games"] == 4
+    assert row["BranchingFactor"] == pytest.approx((37 / 18 + 34 / 16 + 12 / 5) / 3)  # the game without moves left out
+    assert row["BranchingFactor_per_game"] == pytest.approx((37 / 18 + 34 / 16 + 12 / 5 + 0) / 4)  # counted as 0
+    assert row["BranchingFactor_per_turn"] == pytest.approx((37 + 34 + 12) / (18 + 16 + 5))
+    assert row["DecisionMoves"] == pytest.approx((13 / 18 + 13 / 16 + 5 / 5) / 3)
+    assert row["PositionalRepetition"] == pytest.approx((1 / 19 + 0 + 0 + 0) / 4)
+    assert row["PositionalRepetition_ludii"] == pytest.approx(2 / 4)
+    assert (row["PositionalRepetition_ludii_low"], row["PositionalRepetition_ludii_high"]) == pytest.approx(wilson(2, 4)[1:])
+    plies = replay_games(_hand_built([CROSS_MOVES, PLAIN_MOVES]))
+    assert plies.column("options").tolist() == CROSS_OPTIONS + PLAIN_OPTIONS
+
+
+@pytest.mark.parametrize("stones", [3, 7])
+def test_rotated_turns_the_boards_as_engine_rotate(stones):
+    total = 6 * stones
+    index = board_index(total)
+    counts = np.random.default_rng(stones).multinomial(total, [1 / 7] * 7, size=2_000)[:, :6]  # the 7th: stones taken
+    counts[:3] = [[0] * 6, [total, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, total]]
+    turned = [engine.rotate(int(code)) for code in counts_to_codes(counts)]
+    found = _rotated(index, index.rank_counts(counts))
+    assert found.tolist() == index.rank_codes(np.array(turned, dtype=np.uint64)).tolist()
 
 
 def test_events_by_ply_totals_are_the_games_table_totals(plies, games):
