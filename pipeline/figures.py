@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any, cast
 
 import matplotlib
+import matplotlib.colors
+import matplotlib.patches
 import matplotlib.ticker
 import numpy as np
 import polars as pl
@@ -100,11 +102,11 @@ def forest(
 ) -> Figure:
     """A forest plot: one row per line of ``table`` (labelled by column ``label``), the estimate
     ``value`` with its interval ``<stem>_low`` .. ``<stem>_high`` (the stem being ``value`` less
-    a ``_share`` suffix, as pipeline.metrics names them), and a reference line. Rows with
+    a ``_share`` or ``_score`` suffix, as pipeline.metrics names them), and a reference line. Rows with
     the same ``colour_by`` share a colour and a marker, and a thin rule separates the groups (the
     labels name them, so there is no legend)."""
     rows = table.height
-    stem = value.removesuffix("_share")
+    stem = _stem(value)
     with style():
         figure, axes = _canvas(COLUMN, 0.6 + 0.16 * max(rows, 3))
         positions = np.arange(rows)[::-1]
@@ -188,7 +190,7 @@ def events_by_ply(
     """Per event (column event), the share of turns at each ply (columns ply, share, share_low,
     share_high) on which it fires, as lines with a 95% band, on a log scale from 0.01%: the
     rules fire at rates from a few in ten thousand turns to one in two. A share of 0 leaves a
-    gap in its line."""
+    gap in its line, and a band is drawn only where its lower end is on the axis (above 0.01%)."""
     names = table["event"].unique(maintain_order=True).to_list()
     with style():
         figure, axes = _canvas(COLUMN, 2.6)
@@ -199,9 +201,9 @@ def events_by_ply(
             share = 100 * part["share"].to_numpy()
             share = np.where(share > 0, share, np.nan)
             axes.plot(plies, share, color=colour, label=name, marker=MARKERS[i % 8], markersize=2)
-            axes.fill_between(
-                plies, 100 * part["share_low"].to_numpy(), 100 * part["share_high"].to_numpy(), color=colour, alpha=0.2, lw=0
-            )
+            low = 100 * part["share_low"].to_numpy()
+            # a band whose lower end is 0 would fall to the foot of the log axis: drawn only where it is above it
+            axes.fill_between(plies, low, 100 * part["share_high"].to_numpy(), where=low > 0.01, color=colour, alpha=0.2, lw=0)
         axes.set_yscale("log")
         axes.set_ylim(0.01, 100)
         axes.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
@@ -230,7 +232,7 @@ def dot_grid(
     reference line if given, and a log scale for values that span orders of magnitude."""
     rows = table[row].unique(maintain_order=True).to_list()
     names = table[series].unique(maintain_order=True).to_list()
-    stem = value.removesuffix("_share")
+    stem = _stem(value)
     scale = 100.0 if percent else 1.0
     step = 0.7 / max(len(names), 1)
     with style():
@@ -256,10 +258,19 @@ def dot_grid(
 
 
 def heatmap(
-    table: pl.DataFrame, *, row: str, column: str, value: str, title: str | None = None, colour_label: str, fmt: str = "{:.1f}"
+    table: pl.DataFrame,
+    *,
+    row: str,
+    column: str,
+    value: str,
+    title: str | None = None,
+    colour_label: str,
+    fmt: str = "{:.1f}",
+    diverging: float | None = None,
 ) -> Figure:
-    """A grid of values (rows x columns) with every cell's value printed in it; a sequential,
-    colour-blind-safe colour map (cividis)."""
+    """A grid of values (rows x columns, labelled by the columns' names) with every cell's value
+    printed in it; a sequential, colour-blind-safe colour map (cividis), or with ``diverging`` a
+    diverging one (PuOr, also colour-blind safe) centred on that value. An empty cell stays blank."""
     rows = table[row].unique(maintain_order=True).to_list()
     columns = table[column].unique(maintain_order=True).to_list()
     grid = np.full((len(rows), len(columns)), np.nan)
@@ -267,17 +278,31 @@ def heatmap(
         grid[rows.index(r), columns.index(c)] = np.nan if v is None else v
     with style():
         figure, axes = _canvas(PAGE, 0.9 + 0.24 * len(rows))
-        image = axes.imshow(grid, cmap="cividis", aspect="auto")
+        if diverging is None:
+            image = axes.imshow(grid, cmap="cividis", aspect="auto")
+        else:
+            spread = max(float(np.nanmax(np.abs(grid - diverging))) if np.isfinite(grid).any() else 0.0, 1e-9)
+            norm = matplotlib.colors.TwoSlopeNorm(diverging, diverging - spread, diverging + spread)
+            image = axes.imshow(grid, cmap="PuOr", norm=norm, aspect="auto")
         axes.set_xticks(np.arange(len(columns)), columns, rotation=30, ha="right")
         axes.set_yticks(np.arange(len(rows)), rows)
+        axes.set_xlabel(column)
+        axes.set_ylabel(row)
         axes.grid(visible=False)
-        middle = np.nanmean(grid) if np.isfinite(grid).any() else 0.0
         for (r, c), v in np.ndenumerate(grid):
             if np.isfinite(v):
-                axes.text(c, r, fmt.format(v), ha="center", va="center", fontsize=6, color="white" if v < middle else "black")
+                red, green, blue, _ = image.cmap(image.norm(v))
+                dark = 0.299 * red + 0.587 * green + 0.114 * blue < 0.5
+                axes.text(c, r, fmt.format(v), ha="center", va="center", fontsize=7, color="white" if dark else "black")
         figure.colorbar(image, ax=axes, label=colour_label, fraction=0.03, pad=0.01)
         _title(axes, title)
     return figure
+
+
+def _stem(value: str) -> str:
+    """The stem of an estimate's interval columns: first_player_score -> first_player (its
+    bounds first_player_low and _high), fired_share -> fired."""
+    return value.removesuffix("_share").removesuffix("_score")
 
 
 def _title(axes: Axes, title: str | None) -> None:
@@ -300,3 +325,32 @@ def _colour_groups(table: pl.DataFrame, colour_by: str | None) -> Sequence[tuple
         return [("", np.ones(table.height, dtype=bool))]
     values = table[colour_by].to_numpy()
     return [(str(name), values == name) for name in table[colour_by].unique(maintain_order=True).to_list()]
+
+
+def board(counts: Sequence[int], *, title: str | None = None) -> Figure:
+    """The board as RULES.md draws it: North's row on top (pits 5 4 3 from the left), South's
+    below (0 1 2), each pit a hollow with its stones counted in it and its number beside it,
+    and an arrow round the ring for the way stones are sown (0 -> 1 -> ... -> 5 -> 0)."""
+    if len(counts) != 6:
+        raise ValueError(f"a board has 6 pits, not {len(counts)}")
+    places = {pit: (pit, 0.0) for pit in range(3)} | {pit: (5 - pit, 1.0) for pit in range(3, 6)}
+    with style():
+        figure, axes = _canvas(COLUMN, 1.75)
+        axes.set_aspect("equal")
+        axes.axis("off")
+        axes.add_patch(
+            matplotlib.patches.FancyBboxPatch((-0.5, -0.45), 3.0, 1.9, boxstyle="round,pad=0.05", fc="#f3ead8", ec="#8c7853")
+        )
+        for pit, (x, y) in places.items():
+            axes.add_patch(matplotlib.patches.Circle((x, y), 0.36, fc="#d9c7a3", ec="#8c7853", lw=0.8))
+            axes.text(x, y, str(counts[pit]), ha="center", va="center", fontsize=11, fontweight="bold", color="#3b2f1e")
+            axes.text(x + 0.3, y + (0.33 if y else -0.36), str(pit), ha="center", va="center", fontsize=6.5, color="#555555")
+        arrow = {"arrowstyle": "-|>", "color": OKABE_ITO[0], "lw": 0.9, "mutation_scale": 8}
+        axes.annotate("", xy=(2.72, 0.85), xytext=(2.72, 0.15), arrowprops=arrow | {"connectionstyle": "arc3,rad=0.5"})
+        axes.annotate("", xy=(-0.72, 0.15), xytext=(-0.72, 0.85), arrowprops=arrow | {"connectionstyle": "arc3,rad=0.5"})
+        axes.text(-1.05, 1.0, "North", ha="right", va="center")
+        axes.text(-1.05, 0.0, "South\n(moves first)", ha="right", va="center")
+        axes.set_xlim(-2.1, 3.0)
+        axes.set_ylim(-0.6, 1.6)
+        _title(axes, title)
+    return figure

@@ -5,14 +5,13 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-from scipy.optimize import brentq
-from scipy.stats import binomtest
+from intervals import score_rate, sign_test
 
 import engine
 from pipeline.cli import main
 from pipeline.metrics import events, ludii, outcomes
 from pipeline.records import read_games, scan_games
-from pipeline.stats import Z95, wilson
+from pipeline.stats import wilson
 
 EXACT = {"rel": 1e-9, "abs": 1e-12}
 
@@ -50,19 +49,8 @@ def test_outcomes_match_pandas_and_stats(study, by):
         assert (row["games"], row["south_wins"], row["draws"], row["north_wins"]) == (n, south, draws, north)
         for name, count in (("south", south), ("draw", draws), ("north", north)):
             _close((row[f"{name}_share"], row[f"{name}_low"], row[f"{name}_high"]), wilson(count, n))
-        _close((row["first_player_score"], row["first_player_low"], row["first_player_high"]), _sign_test_interval(south, draws, north))
-        assert row["first_player_p"] == pytest.approx(binomtest(south, south + north).pvalue, **EXACT)
-
-
-def _sign_test_interval(first: int, draws: int, second: int) -> tuple[float, float, float]:
-    """The first player's score 1/2 + d (pi - 1/2) and its range over the box of scipy's exact
-    (Clopper-Pearson) interval of pi, the decisive games' win share, and its Wilson interval of
-    d, the share of decisive games."""
-    decisive, games = first + second, first + draws + second
-    pi = binomtest(first, decisive).proportion_ci(method="exact")
-    d = binomtest(decisive, games).proportion_ci(method="wilson")
-    corners = [0.5 + share * (win - 0.5) for share in (d.low, d.high) for win in (pi.low, pi.high)]
-    return (first + draws / 2) / games, min(corners), max(corners)
+        found = (row["first_player_score"], row["first_player_low"], row["first_player_high"], row["first_player_p"])
+        _close(found, sign_test(south, draws, north))
 
 
 @pytest.mark.parametrize("by", [("south", "north"), ()])
@@ -101,28 +89,9 @@ def test_events_match_pandas_and_stats(study, by):
         _close((row["fired_share"], row["fired_low"], row["fired_high"]), wilson(fired, n))
         # the closed form sums squares over games, the reference finds roots: agreement to 1e-8
         found = (row["mean"], row["mean_low"], row["mean_high"])
-        assert found == pytest.approx(_score_interval(counts, np.ones(n)), rel=1e-8)
-        per_turn = tuple(100 * x for x in _score_interval(counts, group.plies.to_numpy(float)))
+        assert found == pytest.approx(score_rate(counts, np.ones(n)), rel=1e-8)
+        per_turn = tuple(100 * x for x in score_rate(counts, group.plies.to_numpy(float)))
         assert (row["per_100_turns"], row["per_100_turns_low"], row["per_100_turns_high"]) == pytest.approx(per_turn, rel=1e-8)
-
-
-def _score_interval(counts: np.ndarray, exposures: np.ndarray) -> tuple[float, float, float]:
-    """The rate sum(counts) / sum(exposures) and the rates r where the score statistic
-    (X - r T)^2 / (phi r T) is at most Z95^2, found by root-finding; phi is the ratio
-    estimator's variance over games (residuals counts - rate * exposures) over the Poisson one."""
-    total, time, n = counts.sum(), exposures.sum(), len(counts)
-    rate = total / time
-    if total == 0:
-        return 0.0, 0.0, Z95**2 / time
-    phi = (counts - rate * exposures).var(ddof=1) * n / total
-    if phi == 0:
-        return rate, rate, rate
-
-    def score(r: float) -> float:
-        return (total - r * time) ** 2 - Z95**2 * phi * r * time
-
-    low = brentq(score, 0.0, rate) if score(0.0) > 0 else 0.0
-    return rate, low, brentq(score, rate, 10 * rate + 10 * Z95**2 * phi / time)
 
 
 def _known_games() -> pl.LazyFrame:

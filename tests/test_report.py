@@ -13,13 +13,15 @@ import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
+from intervals import score_rate, sign_test
 
 import engine
 from pipeline.cli import main
 from pipeline.ratings import ratings
 from pipeline.records import read_manifest, scan_games
 from pipeline.report import KEYS, ReportData, compute, figure, figure_names
-from pipeline.stats import Z95, mean_interval, p_value_against, wilson
+from pipeline.report.words import short
+from pipeline.stats import mean_interval, wilson
 from pipeline.turns import END_EVENTS, TURN_EVENTS
 
 RULES = engine.Rules(stones_per_pit=3)
@@ -35,8 +37,11 @@ stones_per_pit = 3
 "random vs random" = 400
 """
 # The tables of a study with exact outcomes only (this one has none): tests/test_report_exact.py.
-EXACT_TABLES = ("exact", "exact_check")
+EXACT_TABLES = ("exact", "exact_check", "coverage")
 FIGURES = (
+    "board",
+    "seat_effect",
+    "pairing_scores",
     "first_player_advantage",
     "game_length",
     "rule_events",
@@ -79,24 +84,68 @@ def test_outcomes_table(built, tables):
     pairings = _pairings(built[2])
     assert list(rows) == [(south, north) for south, north, _ in pairings]
     for south, north, part in pairings:
-        assert rows[south, north] == _outcome_cells(part)
+        assert {**rows[south, north], "p (Holm)": None} == _outcome_cells(part)
+    p_values = [sign_test(*_counts(part))[3] for _, _, part in pairings]
+    holm = _holm(p_values)
+    for (south, north, _), adjusted in zip(pairings, holm, strict=True):
+        assert rows[south, north]["p (Holm)"] == _p(adjusted)
     pooled = tables["All pairings pooled"][1]
-    assert pooled == [{"rules": RULES.name, **_outcome_cells(built[2])}]
+    expected = _outcome_cells(built[2])
+    del expected["p (Holm)"]
+    assert pooled == [{"rules": RULES.name, **expected}]
+
+
+def _counts(part):
+    return tuple(int((part.winner == side).sum()) for side in ("south", "draw", "north"))
 
 
 def _outcome_cells(part):
     n = len(part)
-    south_wins, draws = int((part.winner == "south").sum()), int((part.winner == "draw").sum())
-    scores = np.where(part.winner == "south", 1.0, np.where(part.winner == "draw", 0.5, 0.0))
-    p = p_value_against(scores, 0.5)
+    south_wins, draws, north_wins = _counts(part)
+    score, low, high, p = sign_test(south_wins, draws, north_wins)
     return {
         "games": f"{n:,}",
         "South wins (%)": _percent(wilson(south_wins, n), 1),
         "draws (%)": _percent(wilson(draws, n), 1),
-        "North wins (%)": _percent(wilson(n - south_wins - draws, n), 1),
-        "first-player score": _plain(wilson(south_wins + draws / 2, n), 3),
-        "p (score = 1/2)": f"{p:.3g}" if p >= 1e-300 else "<1e-300",
+        "North wins (%)": _percent(wilson(north_wins, n), 1),
+        "first-player score": f"{score:.3f} [{low:.3f}, {high:.3f}]",
+        "p (score = 1/2)": _p(p),
+        "p (Holm)": None,
     }
+
+
+def _p(p):
+    return "< 0.001" if p < 0.001 else f"{p:.2g}"
+
+
+def _holm(p_values):
+    """Holm's adjusted p-values, by the definition: the running maximum of (m - k) p_(k) over the sorted values."""
+    order = sorted(range(len(p_values)), key=p_values.__getitem__)
+    adjusted, running = [0.0] * len(p_values), 0.0
+    for k, i in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - k) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def test_seat_effect_table(built, tables):
+    """Both seat orders of a pair pooled: the first player's wins, draws and losses, the sign test."""
+    rows = {row["strategies"]: row for row in tables["Seat effect per pair of strategies"][1]}
+    games = built[2]
+    names = ["random", "greedy", "perfect"]
+    expected_keys = [a if a == b else f"{a} and {b}" for i, a in enumerate(names) for b in names[i:]]
+    assert sorted(rows) == sorted(expected_keys)
+    for key in expected_keys:
+        a, _, b = key.partition(" and ")
+        b = b or a
+        both = games[((games.south == a) & (games.north == b)) | ((games.south == b) & (games.north == a))]
+        first, draws, second = _counts(both)
+        score, low, high, p = sign_test(first, draws, second)
+        row = rows[key]
+        assert row["games"] == f"{len(both):,}"
+        assert row["first player wins / draws / loses"] == f"{first:,} / {draws:,} / {second:,}"
+        assert row["seat effect"] == f"{score - 0.5:+.3f} [{low - 0.5:+.3f}, {high - 0.5:+.3f}]"
+        assert row["p"] == _p(p)
 
 
 def test_length_table(built, tables):
@@ -108,9 +157,9 @@ def test_length_table(built, tables):
             "mean plies": f"{mean.value:.2f} [{mean.low:.2f}, {mean.high:.2f}]",
             "median": f"{np.median(plies):.1f}",
             "90th percentile": f"{np.quantile(plies, 0.9):.1f}",
+            "99th percentile": f"{np.quantile(plies, 0.99):.1f}",
             "longest": f"{int(plies.max())}",
-            "at the ply cap (%)": f"{100 * (part.end_reason == 'ply_cap').mean():.2f}",
-        }
+        }  # no game reaches the cap: the column at the ply cap is left out
 
 
 def test_ludii_table(built, tables, replayed):
@@ -124,7 +173,6 @@ def test_ludii_table(built, tables, replayed):
             "Balance": 1 - abs(south_share - north_share),
             "Completion": ((part.end_reason == "no_moves") & (part.winner != "draw")).mean(),
             "Drawishness": draw_share,
-            "Timeouts": (part.end_reason == "ply_cap").mean(),
             "Duration": part.plies.mean(),
             "BranchingFactor": np.mean([np.mean(game["options"]) for game in games]),
             "DecisionMoves": np.mean([np.mean(np.array(game["options"]) > 1) for game in games]),
@@ -140,15 +188,18 @@ def test_ludii_table(built, tables, replayed):
 def test_events_table(built, tables):
     rows = {row["event"]: row for row in tables["Rule events"][1]}
     part = _pairings(built[2])[0][2]  # random v random: the pairing with the most games
-    assert list(rows) == list(engine.EVENTS)
+    assert list(rows) == [short(name) for name in engine.EVENTS]
     for name in engine.EVENTS:
         counts = part[name].to_numpy(dtype=float)
-        mean = mean_interval(counts)
-        assert rows[name] == {
-            "event": name,
+        mean = score_rate(counts, np.ones(len(counts)))
+        rate = [100 * value for value in score_rate(counts, part.plies.to_numpy(dtype=float))]
+        assert rows[short(name)] == {
+            "event": short(name),
+            "games where it fired": f"{int((counts > 0).sum()):,}",
+            "count": f"{int(counts.sum()):,}",
             "games where it fires (%)": _percent(wilson(int((counts > 0).sum()), len(counts)), 2),
-            "mean per game": f"{mean.value:.4f} [{mean.low:.4f}, {mean.high:.4f}]",
-            "per 100 turns": _rate(counts, part.plies.to_numpy(dtype=float)),
+            "mean per game": "{:.4f} [{:.4f}, {:.4f}]".format(*mean),
+            "per 100 turns": "{:.3f} [{:.3f}, {:.3f}]".format(*rate),
         }
 
 
@@ -187,10 +238,12 @@ def test_ratings_tables(built, tables):
         .groupby(["south", "north"], as_index=False)[["games", "south_wins", "draws", "north_wins"]]
         .sum()
     )
-    fitted = ratings(pl.from_pandas(counts))
+    fitted = ratings(pl.from_pandas(counts), first_move="per_strategy")
     ladder = tables["Rating ladder (Elo)"][1]
-    assert [row["strategy"] for row in ladder] == fitted.ladder["strategy"].to_list()
-    for row, line in zip(ladder, fitted.ladder.iter_rows(named=True), strict=True):
+    assert [row["strategy"] for row in ladder] == ["random", "greedy", "perfect"]  # the study's order
+    by_name = {line["strategy"]: line for line in fitted.ladder.iter_rows(named=True)}
+    for row in ladder:
+        line = by_name[row["strategy"]]
         assert row["rating"] == f"{line['rating']:.0f} [{line['low']:.0f}, {line['high']:.0f}]"
         against_others = built[2][
             (built[2].south != built[2].north) & ((built[2].south == row["strategy"]) | (built[2].north == row["strategy"]))
@@ -200,10 +253,14 @@ def test_ratings_tables(built, tables):
             against_others.winner == "draw", 0.5, (against_others.winner == "south") == (against_others.south == row["strategy"])
         )
         assert row["score"] == f"{points.mean():.3f}"
-    first = tables["First-move term"][1][0]
-    assert first["Elo"] == _plain(fitted.first_move, 1)
-    assert first["expected score between equals"] == _plain(fitted.first_player_score, 3)
-    assert ladder[0]["strategy"] == "perfect" and ladder[-1]["strategy"] == "random"
+    first = {row["strategy"]: row for row in tables["First-move term per strategy in South's seat"][1]}
+    for line in fitted.first_moves.iter_rows(named=True):
+        assert first[line["strategy"]]["Elo"] == f"{line['elo']:.0f} [{line['low']:.0f}, {line['high']:.0f}]"
+    fits = {row["model"]: row for row in tables["Fit of the rating models"][1]}
+    assert fits["a first-move term per strategy"]["deviance"] == f"{fitted.fit.deviance:,.1f}"
+    assert fits["a first-move term per strategy"]["df"] == f"{fitted.fit.df}"
+    shared = ratings(pl.from_pandas(counts)).fit
+    assert fits["one first-move term"]["deviance"] == f"{shared.deviance:,.1f}"
 
 
 def test_agreement_table(built, tables, replayed):
@@ -234,15 +291,19 @@ def test_headlines_repeat_the_tables(built, tables):
     headline = next(line for line in text.splitlines() if line.startswith(f"**{RULES.name}, random (South) v random (North)"))
     outcome = _rows(tables["Outcomes per pairing"])["random", "random"]
     assert f"{outcome['games']} games" in headline
-    assert (
-        f"First-player score {outcome['first-player score']} (two-sided p against 1/2: {outcome['p (score = 1/2)']})" in headline
-    )
+    p = _p_words(outcome["p (score = 1/2)"])
+    assert f"First-player score {outcome['first-player score']} (two-sided sign test against 1/2: p {p})" in headline
     assert f"South wins {outcome['South wins (%)']}%, draws {outcome['draws (%)']}%" in headline
     length = _rows(tables["Game length per pairing"])["random", "random"]
     assert f"Mean length {length['mean plies']} plies" in headline
-    for row in tables["Rule events"][1]:
-        if ":" not in row["event"] and not row["event"].endswith(("_stones", "_pits")):
-            assert f"{row['event']} {row['games where it fires (%)']}" in headline
+    events = {row["event"]: row for row in tables["Rule events"][1]}
+    for name in (*TURN_EVENTS, *END_EVENTS):
+        if not name.endswith(("_stones", "_pits")):
+            assert f"{short(name)} {events[short(name)]['games where it fires (%)']}" in headline
+
+
+def _p_words(cell):
+    return cell if cell.startswith("<") else f"= {cell}"
 
 
 def test_headline_and_files(built):
@@ -265,7 +326,8 @@ def test_csv_tables_match_the_markdown(built):
     for south, north, part in _pairings(built[2]):
         line = outcomes.filter((pl.col("south") == south) & (pl.col("north") == north)).row(0, named=True)
         assert line["games"] == len(part)
-        assert line["first_player_score"] == pytest.approx(((part.winner == "south") + (part.winner == "draw") / 2).mean(), abs=1e-9)
+        score = ((part.winner == "south") + (part.winner == "draw") / 2).mean()
+        assert line["first_player_score"] == pytest.approx(score, abs=1e-9)
 
 
 def test_html_is_one_offline_file(built):
@@ -336,14 +398,6 @@ def _values(solution, moves):
         result = engine.apply_move(board, mover, pit, ply, RULES)
         yield solution.value(board, mover, ply), result.captured - solution.value(result.board, 1 - mover, ply + 1)
         board = result.board
-
-
-def _rate(counts, turns):
-    """100 x events per turn with its 95% interval over games (delta method: each game's residual
-    counts - ratio * turns)."""
-    ratio = counts.sum() / turns.sum()
-    se = (counts - ratio * turns).std(ddof=1) / np.sqrt(len(counts)) / turns.mean()
-    return f"{100 * ratio:.3f} [{max(0.0, 100 * (ratio - Z95 * se)):.3f}, {100 * (ratio + Z95 * se):.3f}]"
 
 
 def _markdown_tables(text: str) -> dict[str, tuple[list[str], list[dict[str, str]]]]:
@@ -450,7 +504,7 @@ def test_variant_self_play_and_events(swept):
                     "variant": label,
                     "strategy": strategy,
                     "games": f"{n:,}",
-                    "first-player score": _plain(wilson(south + draws / 2, n), 3),
+                    "first-player score": "{:.3f} [{:.3f}, {:.3f}]".format(*sign_test(south, draws, n - south - draws)[:3]),
                     "draws (%)": _percent(wilson(draws, n), 1),
                     "mean plies": f"{length.value:.2f} [{length.low:.2f}, {length.high:.2f}]",
                 }
@@ -462,8 +516,28 @@ def test_variant_self_play_and_events(swept):
         south, north = row["pairing"].split(" v ")
         part = games[(games.rules == rules.name) & (games.south == south) & (games.north == north)]
         assert (south, north) == ("random", "random")
-        assert row["games where it fires (%)"] == _percent(wilson(int((part[row["event"]] > 0).sum()), len(part)), 2)
+        name = next(name for name in engine.EVENTS if short(name) == row["event"])
+        assert row["games where it fires (%)"] == _percent(wilson(int((part[name] > 0).sum()), len(part)), 2)
     assert {row["variant"] for row in events} == set(SWEPT)
     for name in ("variant_first_player_advantage", "variant_game_length", "variant_rule_events", "game_length"):
         assert (report / "figures" / f"{name}.svg").is_file(), name
     assert not (report / "figures" / "first_player_advantage.svg").exists()
+
+
+def test_the_abstract_gives_the_solved_result_and_the_footer_how_to_rebuild(built):
+    study, report, _ = built
+    text = (report / "report.md").read_text(encoding="utf-8")
+    abstract = text[text.index("## Abstract") : text.index("## Contents")]
+    solution = engine.solve(RULES)
+    start = engine.start_board(RULES)
+    best = solution.best_moves(start, 0, 0)
+    value = solution.start_value()
+    assert value < 0 and len(best) == 1  # 3 stones a pit: North wins, and South has one best first move
+    assert f"North, who moves second, wins by {-value} stones" in abstract
+    assert f"South's only best first move is pit {best[0]}" in abstract
+    for pit, worth in zip(engine.legal_moves(start, 0, 0, RULES), solution.move_values(start, 0, 0), strict=True):
+        assert f"pit {pit} {'loses' if worth < 0 else 'wins'} by {abs(worth)}" in abstract or worth == 0
+    assert "**Moving first is a disadvantage.**" in abstract  # greedy and perfect never win as South here
+    footer = text[text.rindex("---") :]
+    assert f"Rebuild it with: modiar study report {study} --out <the folder of this report>" in footer
+    assert "engine version 1" in footer

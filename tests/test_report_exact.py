@@ -15,12 +15,14 @@ import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
+from intervals import sign_test
 
 import engine
 from pipeline.cli import main
 from pipeline.exact_check import FLAG_P, QUANTITIES, binomial_p, exact_check, least_count_variance, z_score
 from pipeline.records import parquet_bytes, read_manifest, scan_exact, scan_games
 from pipeline.report import ReportData, compose, compute
+from pipeline.report.words import short
 
 # Four stones a pit and a cap of 60 plies: the exact outcomes take a second. greedy v heuristic
 # plays 20 games only (an approximate z); the mcts pairings have no exact outcome.
@@ -228,8 +230,8 @@ def test_exact_values_stand_beside_the_sampled_ones(built):
         assert lengths[south, north]["mean plies, exact"] == f"{exact_of(exact, south, north)['mean_plies']:.4f}"
     events = {row["event"]: row for row in tables["Rule events"]}
     random = exact_of(exact, "random", "random")
-    assert list(events) == list(engine.EVENTS)
-    for name, row in events.items():
+    assert list(events) == [short(name) for name in engine.EVENTS]
+    for name, row in zip(engine.EVENTS, events.values(), strict=True):
         assert row["fires, exact (%)"] == f"{100 * random[f'fires_{name}']:.4f}"
         assert row["mean, exact"] == f"{random[f'mean_{name}']:.6f}"
 
@@ -241,8 +243,8 @@ def test_the_headline_gives_the_exact_values(built):
     assert f"First-player score {random['first_player_score']:.9f} (exact; its games give " in headline
     assert f"South wins {100 * random['south_win']:.4f}%, draws {100 * random['draw']:.4f}% (exact)" in headline
     assert f"Mean length {random['mean_plies']:.4f} plies (exact)" in headline
-    assert f"capture {100 * random['fires_capture']:.4f}" in headline
-    assert "two-sided p against 1/2" not in headline
+    assert f"captures {100 * random['fires_capture']:.4f}" in headline  # the event under its short name
+    assert "sign test against 1/2" not in headline
 
 
 def test_every_sampled_figure_is_tested_and_an_honest_study_passes(built):
@@ -342,3 +344,46 @@ def test_report_data_with_exact_from_the_library(built):
         written.select("rules", "south", "north", "quantity")
     )
     assert np.allclose(data.exact_check["z"].to_numpy(), written["z"].to_numpy(), rtol=1e-8, atol=1e-8)
+
+
+def test_seat_effects_pool_both_orders_and_weigh_unequal_ones_equally(built):
+    """greedy v heuristic played 20 games and heuristic v greedy 200: pooled, heuristic's strength
+    would weigh ten times more in one order, so the seat effect is the mean of the two orders."""
+    _, report, _, _, games, exact = built
+    table = pl.read_csv(report / "tables" / "seat_effect.csv")
+    row = table.filter((pl.col("strategy_a") == "greedy") & (pl.col("strategy_b") == "heuristic")).row(0, named=True)
+    scores = []
+    for south, north in (("greedy", "heuristic"), ("heuristic", "greedy")):
+        part = games[(games.south == south) & (games.north == north)]
+        scores.append(((part.winner == "south") + (part.winner == "draw") / 2).mean())
+    assert row["seat_effect"] == pytest.approx(sum(scores) / 2 - 0.5, abs=1e-12)
+    assert row["seat_effect_test"] == "normal, orders weighted equally"
+    both = [exact_of(exact, "greedy", "heuristic"), exact_of(exact, "heuristic", "greedy")]
+    assert row["seat_effect_exact"] == pytest.approx(sum(line["first_player_score"] for line in both) / 2 - 0.5, abs=1e-9)
+    # random and greedy: 200 games each way, pooled, tested by the sign test on the decisive games
+    row = table.filter((pl.col("strategy_a") == "random") & (pl.col("strategy_b") == "greedy")).row(0, named=True)
+    pooled = games[
+        ((games.south == "random") & (games.north == "greedy")) | ((games.south == "greedy") & (games.north == "random"))
+    ]
+    first, draws, second = (int((pooled.winner == side).sum()) for side in ("south", "draw", "north"))
+    assert (row["games"], row["first_player_wins"], row["draws"], row["second_player_wins"]) == (
+        len(pooled),
+        first,
+        draws,
+        second,
+    )
+    score, low, high, p = sign_test(first, draws, second)
+    assert (row["seat_effect"], row["seat_effect_low"], row["seat_effect_high"], row["seat_effect_p"]) == pytest.approx(
+        (score - 0.5, low - 0.5, high - 0.5, p), abs=1e-12
+    )
+    assert row["seat_effect_test"] == "sign test"
+
+
+def test_coverage_of_the_intervals_is_measured_against_the_exact_values(built):
+    _, report, text, _, _, exact = built
+    coverage = pl.read_csv(report / "tables" / "coverage.csv")
+    random = exact_of(exact, "random", "random")
+    score = coverage.filter(pl.col("figure") == "first-player score")
+    assert score["exact"].to_list() == pytest.approx([random["first_player_score"]] * 2)
+    assert coverage.filter(pl.col("interval") == "report")["coverage"].min() >= 0.9
+    assert "**Coverage of the 95% intervals (%)** (tables/coverage.csv)" in text

@@ -25,11 +25,15 @@ One module per job, in the order build_report runs them:
 
 from __future__ import annotations
 
+import datetime
+import functools
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-from pipeline.paths import REPORTS
+from engine.version import ENGINE_VERSION
+from pipeline.paths import REPORTS, ROOT
 from pipeline.records import RecordError, read_manifest, scan_exact, scan_games
 from pipeline.report.figures import figure, figure_names
 from pipeline.report.render import MARKER, check_out, markdown, page, publish, staging
@@ -64,15 +68,39 @@ def build_report(directory: str | Path, out: str | Path | None = None, *, progre
     directory = Path(directory)
     manifest = read_manifest(directory)
     games = scan_games(directory)
+    given = out
     out = check_out(directory, out if out is not None else _default_out(manifest["study"]))
     started = time.perf_counter()
     with staging(out) as folder:
         data = compute(games, manifest, exact=scan_exact(directory) if "exact" in manifest else None)
         _say(progress, f"tables computed in {time.perf_counter() - started:.1f} s")
         report = compose(manifest, data, warning=incomplete_warning(directory, manifest, verified=True))
+        report.footer = footer(directory, None if given is None else out)
         publish(folder, out, report)
     _say(progress, f"report of {manifest['study']} in {time.perf_counter() - started:.1f} s: {out / 'index.html'}")
     return out
+
+
+def footer(directory: Path, out: Path | None = None) -> list[str]:
+    """How a report was made: the code's commit, the engine's version, the date and the command
+    that rebuilds it (``out``: the report's folder when not the default one)."""
+    command = f"modiar study report {directory}" + ("" if out is None else " --out <the folder of this report>")
+    return [
+        f"Built on {datetime.date.today().isoformat()} by modiar at commit {source_commit()}, engine version "
+        f"{ENGINE_VERSION}, from the study in {directory}. Rebuild it with: {command}"
+    ]
+
+
+def source_commit() -> str:
+    """The git commit of the code that runs (with "+ changes" when the checkout has uncommitted
+    changes), or "unknown (not a git checkout)" for an installed copy."""
+    try:
+        run = functools.partial(subprocess.run, cwd=ROOT, capture_output=True, text=True, timeout=10, check=True)
+        commit = run(["git", "rev-parse", "--short=12", "HEAD"]).stdout.strip()
+        dirty = run(["git", "status", "--porcelain", "--untracked-files=no"]).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (not a git checkout)"
+    return f"{commit} + changes" if dirty else commit
 
 
 def _default_out(study: object) -> Path:

@@ -12,8 +12,12 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
+from engine.api import start_board
+from engine.board import unpack
+from engine.rules import Rules
 from pipeline import figures as plot
 from pipeline.report.tables import GAME_EVENTS, KEYS, SELF_PLAY, ReportData
+from pipeline.report.words import short
 from pipeline.turns import END_EVENTS, TURN_EVENTS
 
 # first_move_forfeit fires at ply 0 only, by its definition: nothing to see by ply.
@@ -25,7 +29,8 @@ def figure_names(data: ReportData) -> list[str]:
     several = data.several_rules
     # With several rule sets the variant figures show the advantage and the events per rule set,
     # and the length distributions are those of each rule set's largest pairing.
-    names = ["game_length"] if several else ["first_player_advantage", "game_length", "rule_events"]
+    names = ["board", "seat_effect", "pairing_scores"]
+    names += ["game_length"] if several else ["first_player_advantage", "game_length", "rule_events"]
     # Games of 0 plies (no legal first move) have no turn to draw, only their end.
     names += ["events_by_ply", "end_events_by_ply"] if _by_ply(data, _TURN_NAMES).height else ["end_events_by_ply"]
     if data.ratings is not None:
@@ -54,12 +59,71 @@ def draw(folder: Path, data: ReportData) -> None:
         plot.save(figure(name, data), folder, name)
 
 
+def _board_figure(data: ReportData) -> Figure:
+    rules = Rules.from_name(data.rule_sets["rules"][0])
+    return plot.board(unpack(start_board(rules)))
+
+
+def _seat_effect_figure(data: ReportData) -> Figure:
+    """The seat effect of every pair (self-play first), with its exact value where known."""
+    table = data.seat_effect
+    same = pl.col("strategy_a") == pl.col("strategy_b")
+    label = pl.when(same).then(pl.col("strategy_a")).otherwise(pl.format("{} and {}", "strategy_a", "strategy_b"))
+    if data.several_rules:
+        label = pl.format("{}: {}", "rules", label)
+    kind = pl.when(same).then(pl.lit("self-play")).otherwise(pl.lit("both seat orders"))
+    table = table.with_columns(label.alias("label"), kind.alias("kind")).sort(pl.col("kind") != "self-play", maintain_order=True)
+    figure = plot.forest(
+        table,
+        label="label",
+        value="seat_effect",
+        xlabel="seat effect: first player's score - 1/2",
+        reference=0.0,
+        colour_by="kind",
+    )
+    exact = table["seat_effect_exact"].to_numpy()
+    if np.isfinite(exact.astype(float)).any():
+        with plot.style():
+            axes = figure.axes[0]
+            positions = np.arange(table.height)[::-1]
+            axes.scatter(exact, positions, marker="x", color=plot.OKABE_ITO[3], zorder=3, label="exact")
+            axes.legend(loc="lower left", bbox_to_anchor=(0, 1.02, 1, 0.2), ncols=3, borderaxespad=0)
+    return figure
+
+
+def _pairing_scores_figure(data: ReportData) -> Figure:
+    """The first player's score of every ordered pairing of the first rule set, as a grid: the
+    exact score where the study has it, else its games' estimate."""
+    rules = data.rule_sets["rules"][0]
+    table = data.outcomes.filter(pl.col("rules") == rules)
+    if data.exact is not None:
+        exact = data.exact.select("south", "north", pl.col("first_player_score").alias("_exact"))
+        table = table.join(exact, on=["south", "north"], how="left", maintain_order="left")
+        table = table.with_columns(pl.coalesce("_exact", "first_player_score").alias("first_player_score"))
+    order = data.strategies(rules)
+    grid = pl.DataFrame({"south": [a for a in order for _ in order], "north": [b for _ in order for b in order]})
+    table = grid.join(
+        table.select("south", "north", "first_player_score"), on=["south", "north"], how="left", maintain_order="left"
+    )
+    return plot.heatmap(
+        table.rename({"south": "South (moves first)", "north": "North"}),
+        row="South (moves first)",
+        column="North",
+        value="first_player_score",
+        colour_label="first player's score",
+        fmt="{:.2f}",
+        diverging=0.5,
+    )
+
+
 def _advantage_figure(data: ReportData) -> Figure:
     label = pl.format("{} v {}", "south", "north")
     if data.several_rules:
         label = pl.format("{}: {}", "rules", label)
-    table = data.outcomes.with_columns(label.alias("label")).rename({"first_player_score": "advantage"}, strict=False)
-    return plot.forest(table, label="label", value="advantage", xlabel="first-player score (draw = 1/2)", colour_by="south")
+    table = data.outcomes.with_columns(label.alias("label"))
+    return plot.forest(
+        table, label="label", value="first_player_score", xlabel="first-player score (draw = 1/2)", colour_by="south"
+    )
 
 
 def _length_figure(data: ReportData) -> Figure:
@@ -76,7 +140,7 @@ def _events_figure(data: ReportData) -> Figure:
     table = data.events.filter(SELF_PLAY & pl.col("event").is_in(GAME_EVENTS))
     label = pl.format("{}: {}", "rules", "south") if data.several_rules else pl.col("south")
     return plot.dot_grid(
-        table.with_columns(label.alias("self-play")),
+        _named(table).with_columns(label.alias("self-play")),
         row="event",
         series="self-play",
         value="fired_share",
@@ -85,17 +149,17 @@ def _events_figure(data: ReportData) -> Figure:
 
 
 def _turn_events_figure(data: ReportData) -> Figure:
-    return plot.events_by_ply(_by_ply(data, _TURN_NAMES), max_ply=_ply_limit(data))
+    return plot.events_by_ply(_named(_by_ply(data, _TURN_NAMES)), max_ply=_ply_limit(data))
 
 
 def _end_events_figure(data: ReportData) -> Figure:
-    return plot.events_by_ply(_by_ply(data, END_EVENTS), max_ply=_ply_limit(data), ylabel="games that end at the ply (%)")
+    return plot.events_by_ply(_named(_by_ply(data, END_EVENTS)), max_ply=_ply_limit(data), ylabel="games that end at the ply (%)")
 
 
 def _ladder_figure(data: ReportData) -> Figure:
     ladder = _present(data.ratings, "ratings", "no rule set has two strategies to rate")
     label = pl.format("{}: {}", "rules", "strategy") if data.several_rules else pl.col("strategy")
-    table = ladder.with_columns(label.alias("label"), rating_low=pl.col("low"), rating_high=pl.col("high"))
+    table = ladder.with_columns(label.alias("label"), rating_low=pl.col("low"), rating_high=pl.col("high"))  # study order
     return plot.forest(table, label="label", value="rating", xlabel="rating (Elo)", reference=0.0)
 
 
@@ -103,7 +167,7 @@ def _agreement_figure(data: ReportData) -> Figure:
     label = pl.format("{}: {}", "rules", "strategy") if data.several_rules else pl.col("strategy")
     table = _present(data.agreement, "agreement", "the study never played perfect").with_columns(label.alias("label"))
     return plot.forest(
-        table.sort("rules", "kept_share", descending=[False, True]),
+        table,
         label="label",
         value="kept_share",
         xlabel="share of its moves that keep the value",
@@ -123,28 +187,29 @@ def _variant_length_figure(data: ReportData) -> Figure:
 def _variant_events_figure(data: ReportData) -> Figure:
     table = data.main_pairings().join(data.events, on=list(KEYS)).filter(pl.col("event").is_in(GAME_EVENTS))
     table = data.with_variant(table).with_columns((100 * pl.col("fired_share")).alias("percent"))
-    return plot.heatmap(table, row="variant", column="event", value="percent", colour_label="games in which it fires (%)")
+    return plot.heatmap(_named(table), row="variant", column="event", value="percent", colour_label="games in which it fires (%)")
 
 
 def _exact_figure(data: ReportData) -> Figure:
     """The sampled first-player score of each self-play pairing with its interval, and its exact value."""
     table = _self_play_exact(data)
     label = pl.format("{}: {}", "rules", "south") if data.several_rules else pl.col("south")
-    table = table.with_columns(label.alias("label")).rename({"first_player_score": "advantage"})
-    figure = plot.forest(table, label="label", value="advantage", xlabel="first-player score (draw = 1/2)")
+    table = table.with_columns(label.alias("label"))
+    figure = plot.forest(table, label="label", value="first_player_score", xlabel="first-player score (draw = 1/2)")
     with plot.style():
         axes = figure.axes[0]
         axes.containers[0].set_label("its games, 95% interval")
         positions = np.arange(table.height)[::-1]
-        axes.scatter(
-            table["first_player_score"].to_numpy(), positions, marker="x", color=plot.OKABE_ITO[3], zorder=3, label="exact"
-        )
+        axes.scatter(table["exact_score"].to_numpy(), positions, marker="x", color=plot.OKABE_ITO[3], zorder=3, label="exact")
         handles, labels = axes.get_legend_handles_labels()
         axes.legend(handles[::-1], labels[::-1], loc="lower left", bbox_to_anchor=(0, 1.02, 1, 0.2), ncols=2, borderaxespad=0)
     return figure
 
 
 _DRAWINGS: dict[str, Callable[[ReportData], Figure]] = {
+    "board": _board_figure,
+    "seat_effect": _seat_effect_figure,
+    "pairing_scores": _pairing_scores_figure,
     "first_player_advantage": _advantage_figure,
     "game_length": _length_figure,
     "rule_events": _events_figure,
@@ -166,8 +231,10 @@ def _self_play_by_variant(data: ReportData, table: pl.DataFrame, value: str, xla
 
 
 def _self_play_exact(data: ReportData) -> pl.DataFrame:
-    """The self-play pairings with an exact outcome: their outcomes and exact first_player_score."""
-    exact = _present(data.exact, "exact", "the study has no exact outcomes").select(*KEYS, "first_player_score")
+    """The self-play pairings with an exact outcome: their outcomes and exact_score, the exact first-player score."""
+    exact = _present(data.exact, "exact", "the study has no exact outcomes").select(
+        *KEYS, pl.col("first_player_score").alias("exact_score")
+    )
     return data.outcomes.filter(SELF_PLAY).join(exact, on=list(KEYS), maintain_order="left")
 
 
@@ -185,6 +252,11 @@ def _spans_decades(values: pl.Series) -> bool:
     """Whether positive values span more than a factor of 20: then a log scale reads better."""
     array = values.to_numpy()
     return bool(array.size and array.min() > 0 and array.max() > 20 * array.min())
+
+
+def _named(table: pl.DataFrame) -> pl.DataFrame:
+    """A table of events with each event under its short name in words (pipeline.report.words)."""
+    return table.with_columns(pl.col("event").map_elements(short, return_dtype=pl.String))
 
 
 def _present(table: pl.DataFrame | None, name: str, why: str) -> pl.DataFrame:

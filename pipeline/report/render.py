@@ -16,6 +16,7 @@ import re
 import shutil
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -31,51 +32,17 @@ MARKER = ".modiar-report"  # in every report's folder, JSON: only a folder holdi
 
 
 def markdown(report: Report) -> str:
-    """The report as Markdown, its figures linked from figures/; its alarm first, in bold."""
-    return _markdown(f"Study report: {report.study}", report.text, report.sections, report.alarm)
+    """The report as Markdown, its figures linked from figures/: its alarm first, in bold; then
+    its abstract, its contents (links to GitHub's anchors of its headings), its sections, its
+    appendix and, after a rule, its footer."""
+    return _markdown(_document(report))
 
 
 def page(report: Report, figure_folder: Path) -> str:
-    """The report as one HTML file with its SVG figures inline (no server, no network); its
-    alarm first, in red."""
-    return _page(f"Study report: {report.study}", report.text, report.sections, figure_folder, report.alarm)
-
-
-def _markdown(title: str, text: Sequence[str], sections: Sequence[Section], alarm: Sequence[str] = ()) -> str:
-    lines = [f"# {title}", "", *_paragraphs([f"**{paragraph}**" for paragraph in alarm]), *_paragraphs(text)]
-    for section in sections:
-        lines += [f"## {section.title}", "", *_paragraphs(section.text)]
-        for stem, caption in section.figures:
-            lines += [
-                f"![{caption}](figures/{stem}.svg)",
-                "",
-                f"*{caption}* ([PDF](figures/{stem}.pdf), [PNG](figures/{stem}.png))",
-                "",
-            ]
-        for table in section.tables:
-            source = f" (tables/{table.name}.csv)" if table.name else ""
-            lines += [f"**{table.caption}**{source}", "", _markdown_table(table), ""]
-    return "\n".join(lines)
-
-
-def _page(title: str, text: Sequence[str], sections: Sequence[Section], figure_folder: Path, alarm: Sequence[str] = ()) -> str:
-    body = [f"<h1>{html.escape(title)}</h1>"]
-    if alarm:  # a possible bug: red, before anything else
-        paragraphs = "".join(f"<p><strong>{html.escape(paragraph)}</strong></p>" for paragraph in alarm)
-        body.append(f'<div class="alarm" role="alert" style="color: {_ALARM_RED}">{paragraphs}</div>')
-    body += [_html_paragraph(paragraph) for paragraph in text]
-    for section in sections:
-        body.append(f"<h2>{html.escape(section.title)}</h2>")
-        body += [_html_paragraph(paragraph) for paragraph in section.text]
-        for stem, caption in section.figures:
-            svg = (figure_folder / f"{stem}.svg").read_text(encoding="utf-8")
-            svg = svg[svg.index("<svg") :]
-            body.append(
-                f"<figure>{svg}<figcaption>{html.escape(caption)} "
-                f'<a href="figures/{stem}.pdf">PDF</a> <a href="figures/{stem}.png">PNG</a></figcaption></figure>'
-            )
-        body += [_html_table(table) for table in section.tables]
-    return _HTML.format(title=html.escape(title), body="\n".join(body))
+    """The report as one HTML file with its SVG figures inline (no server, no network): its
+    alarm first, in red; then its abstract, its contents, its sections, its appendix and its
+    footer. It fits a phone's width: wide tables scroll within their box."""
+    return _page(_document(report), figure_folder)
 
 
 def check_out(study: Path, out: str | Path) -> Path:
@@ -117,17 +84,27 @@ def staging(out: Path) -> Iterator[Path]:
 
 
 def publish_pages(
-    staging: Path, out: Path, title: str, text: Sequence[str], sections: Sequence[Section], tables: dict[str, pl.DataFrame]
+    staging: Path,
+    out: Path,
+    title: str,
+    text: Sequence[str],
+    sections: Sequence[Section],
+    tables: dict[str, pl.DataFrame],
+    *,
+    abstract: Sequence[str] = (),
+    footer: Sequence[str] = (),
 ) -> None:
     """Write a report other than a study's (the skill ladder's) into ``staging``, whose figures/
-    its caller has drawn, and move it to ``out``: its CSV tables, Markdown, HTML and marker."""
+    its caller has drawn, and move it to ``out``: its CSV tables, Markdown, HTML and marker.
+    ``abstract`` and ``footer`` are laid out as a study report's are."""
+    document = _Document(title, text, sections, abstract=abstract, footer=footer)
     try:
         folder = staging / "tables"
         folder.mkdir(parents=True, exist_ok=True)
         for name, table in tables.items():
-            table.write_csv(folder / f"{name}.csv", float_precision=10)
-        (staging / "report.md").write_text(_markdown(title, text, sections), encoding="utf-8")
-        (staging / "index.html").write_text(_page(title, text, sections, staging / "figures"), encoding="utf-8")
+            table.write_csv(folder / f"{name}.csv")
+        (staging / "report.md").write_text(_markdown(document), encoding="utf-8")
+        (staging / "index.html").write_text(_page(document, staging / "figures"), encoding="utf-8")
         (staging / MARKER).write_text(json.dumps({"study": title, "engine_version": ENGINE_VERSION}) + "\n", encoding="utf-8")
         _replace(staging, out)
     except OSError as error:
@@ -148,16 +125,43 @@ _HTML = """<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title}</title>
 <style>
-body {{ font-family: system-ui, sans-serif; max-width: 62rem; margin: 2rem auto; padding: 0 1rem; color: #222; }}
-table {{ border-collapse: collapse; margin: 0.5rem 0 1.5rem; font-size: 0.85rem; }}
-th, td {{ padding: 0.2rem 0.6rem; border-bottom: 1px solid #ddd; text-align: right; }}
-th:first-child, td:first-child {{ text-align: left; }}
-caption {{ text-align: left; font-weight: bold; padding-bottom: 0.3rem; }}
-figure {{ margin: 1rem 0; }} figure svg {{ max-width: 100%; height: auto; }}
+body {{ font-family: system-ui, sans-serif; line-height: 1.45; max-width: 62rem; margin: 2rem auto; padding: 0 1rem;
+  color: #222; overflow-wrap: break-word; }}
+h1 {{ font-size: 1.7rem; line-height: 1.2; }}
+h2 {{ margin-top: 2.4rem; padding-bottom: 0.2rem; border-bottom: 1px solid #ddd; }}
+h3 {{ margin-top: 1.8rem; }}
+a {{ color: #0060a0; }}
+.abstract {{ background: #f2f6fa; border-left: 4px solid #0072b2; padding: 0.1rem 1.2rem 0.3rem; margin: 1.2rem 0 1.5rem; }}
+.abstract h2, .contents h2 {{ font-size: 1.05rem; margin: 0.8rem 0 0.4rem; border: 0; padding: 0; }}
+.contents ol {{ margin: 0; padding-left: 1.6rem; }} .contents li {{ margin: 0.1rem 0; }}
+.scroll {{ overflow-x: auto; margin: 0.5rem 0 1.5rem; }}
+/* No cell wraps (an interval stays on one line; a header too) but those of a column of sentences;
+   a table too wide scrolls in its box, and its caption wraps within the screen's width. */
+table {{ border-collapse: collapse; font-size: 0.85rem; font-variant-numeric: tabular-nums; }}
+th, td {{ padding: 0.2rem 0.6rem; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }}
+th {{ vertical-align: bottom; }} td {{ vertical-align: baseline; }}
+.words {{ text-align: left; }}
+.prose {{ white-space: normal; min-width: 16rem; }}
+caption {{ max-width: calc(100vw - 2rem); text-align: left; font-weight: bold; padding-bottom: 0.3rem; }}
+figure {{ margin: 1rem 0 1.5rem; }}
+.plot {{ overflow-x: auto; }}
+.plot svg {{ display: block; max-width: 100%; height: auto; }}
+/* A figure of known size follows the column's width between 3/4 of its size (its 7 pt type stays
+   above 7 px; a narrower column scrolls it sideways) and 3/2 (a one-column figure is not blown up). */
+.sized svg {{ width: 100%; min-width: calc(0.75 * var(--size)); max-width: calc(1.5 * var(--size)); }}
 figcaption {{ font-size: 0.85rem; color: #555; }}
 .alarm {{ border: 2px solid #b00000; padding: 0 0.8rem; margin: 1rem 0; }}
+footer {{ margin-top: 3rem; padding-top: 0.4rem; border-top: 1px solid #ccc; font-size: 0.8rem; color: #555; }}
+@media print {{
+  body {{ max-width: none; margin: 0; padding: 0; font-size: 10pt; color: #000; }}
+  .contents {{ display: none; }}
+  .scroll, .plot {{ overflow: visible; }} .sized svg {{ min-width: 0; }}
+  h2, h3 {{ break-after: avoid; }} figure, tr, .abstract, .alarm {{ break-inside: avoid; }}
+  a {{ color: inherit; text-decoration: none; }}
+}}
 </style>
 </head>
 <body>
@@ -168,9 +172,163 @@ figcaption {{ font-size: 0.85rem; color: #555; }}
 _ALARM_RED = "#b00000"  # the alarm of a possible bug: sampled figures far from their exact values
 # A link of the report's text, [words](target), as Markdown writes it.
 _LINK = re.compile(r"\[([^\[\]]+)\]\(([^()\s]+)\)")
+# The ids of the headings the report itself adds: no section's anchor may take them.
+_ABSTRACT, _CONTENTS, _APPENDIX = "abstract", "contents", "appendix"
+# An SVG's width in points, as matplotlib writes it.
+_SVG_WIDTH = re.compile(r'<svg[^>]*?\swidth="([0-9.]+)pt"')
+# A cell that reads as a number ("-0.5", "< 0.001"): its column is right-aligned unless a cell
+# of it holds words; "n/a" and an empty cell go either way. A cell longer than _PROSE is a
+# sentence: its column may wrap.
+_NUMBER = re.compile(r"[-+−<>≤≥]?\s?[0-9]")
+_EITHER = ("n/a", "")
+_PROSE = 40
+# Inline code of the report's text, `words`, as Markdown writes it.
+_CODE = re.compile(r"`([^`]+)`")
 _REPORT_FILES = (MARKER, "index.html", "report.md")
 _REPORT_FOLDERS = {"tables": (".csv",), "figures": tuple(f".{suffix}" for suffix in plot.FORMATS)}
 _LITTER = (".DS_Store", "Thumbs.db")  # what file browsers leave in a folder they show
+
+
+@dataclass(frozen=True)
+class _Document:
+    """What a report's Markdown and HTML lay out, in this order: the title, the alarm, the
+    abstract, the text, the contents, the sections (those of the appendix last) and the footer."""
+
+    title: str
+    text: Sequence[str]
+    sections: Sequence[Section]
+    alarm: Sequence[str] = ()
+    abstract: Sequence[str] = ()
+    footer: Sequence[str] = ()
+
+
+def _document(report: Report) -> _Document:
+    title = f"Study report: {report.study}"
+    return _Document(title, report.text, report.sections, report.alarm, report.abstract, report.footer)
+
+
+def _markdown(document: _Document) -> str:
+    main, appendix = _outline(document.sections)
+    lines = [f"# {document.title}", "", *_paragraphs([f"**{paragraph}**" for paragraph in document.alarm])]
+    if document.abstract:
+        lines += ["## Abstract", "", *_paragraphs(document.abstract)]
+    lines += [*_paragraphs(document.text), *_markdown_contents(main, appendix)]
+    for section, _ in main:
+        lines += [f"## {section.title}", "", *_markdown_section(section)]
+    if appendix:
+        lines += ["## Appendix", ""]
+    for section, _ in appendix:
+        lines += [f"### {section.title}", "", *_markdown_section(section)]
+    if document.footer:
+        lines += ["---", "", *_paragraphs(document.footer)]
+    return "\n".join(lines)
+
+
+def _markdown_contents(main: _Anchored, appendix: _Anchored) -> list[str]:
+    if not main and not appendix:
+        return []
+    lines = ["## Contents", "", *(f"- [{section.title}](#{anchor})" for section, anchor in main)]
+    if appendix:
+        lines += [f"- [Appendix](#{_APPENDIX})", *(f"  - [{section.title}](#{anchor})" for section, anchor in appendix)]
+    return [*lines, ""]
+
+
+def _markdown_section(section: Section) -> list[str]:
+    lines = _paragraphs(section.text)
+    for stem, caption in section.figures:
+        lines += [
+            f"![{caption}](figures/{stem}.svg)",
+            "",
+            f"*{caption}* ([PDF](figures/{stem}.pdf), [PNG](figures/{stem}.png))",
+            "",
+        ]
+    for table in section.tables:
+        source = f" (tables/{table.name}.csv)" if table.name else ""
+        lines += [f"**{table.caption}**{source}", "", _markdown_table(table), ""]
+    return lines
+
+
+def _page(document: _Document, figure_folder: Path) -> str:
+    main, appendix = _outline(document.sections)
+    body = [f"<h1>{html.escape(document.title)}</h1>"]
+    if document.alarm:  # a possible bug: red, before anything else
+        paragraphs = "".join(f"<p><strong>{html.escape(paragraph)}</strong></p>" for paragraph in document.alarm)
+        body.append(f'<div class="alarm" role="alert" style="color: {_ALARM_RED}">{paragraphs}</div>')
+    if document.abstract:
+        paragraphs = "".join(_html_paragraph(paragraph) for paragraph in document.abstract)
+        body.append(f'<section class="abstract" id="{_ABSTRACT}"><h2>Abstract</h2>{paragraphs}</section>')
+    body += [_html_paragraph(paragraph) for paragraph in document.text]
+    body += _html_contents(main, appendix)
+    body += [_html_section(section, anchor, "h2", figure_folder) for section, anchor in main]
+    if appendix:
+        parts = "\n".join(_html_section(section, anchor, "h3", figure_folder) for section, anchor in appendix)
+        body.append(f'<section class="appendix" id="{_APPENDIX}">\n<h2>Appendix</h2>\n{parts}\n</section>')
+    if document.footer:
+        body.append("<footer>" + "".join(_html_paragraph(paragraph) for paragraph in document.footer) + "</footer>")
+    return _HTML.format(title=html.escape(document.title), body="\n".join(body))
+
+
+def _html_contents(main: _Anchored, appendix: _Anchored) -> list[str]:
+    if not main and not appendix:
+        return []
+    items = [_html_link(section.title, anchor) for section, anchor in main]
+    if appendix:
+        inner = "".join(f"<li>{_html_link(section.title, anchor)}</li>" for section, anchor in appendix)
+        items.append(f"{_html_link('Appendix', _APPENDIX)}<ol>{inner}</ol>")
+    entries = "".join(f"<li>{item}</li>" for item in items)
+    return [f'<nav class="contents" id="{_CONTENTS}" aria-label="Contents"><h2>Contents</h2><ol>{entries}</ol></nav>']
+
+
+def _html_link(title: str, anchor: str) -> str:
+    return f'<a href="#{anchor}">{html.escape(title)}</a>'
+
+
+def _html_section(section: Section, anchor: str, heading: str, figure_folder: Path) -> str:
+    body = [f'<section id="{anchor}">', f"<{heading}>{html.escape(section.title)}</{heading}>"]
+    body += [_html_paragraph(paragraph) for paragraph in section.text]
+    body += [_html_figure(stem, caption, figure_folder) for stem, caption in section.figures]
+    body += [_html_table(table) for table in section.tables]
+    return "\n".join([*body, "</section>"])
+
+
+def _html_figure(stem: str, caption: str, figure_folder: Path) -> str:
+    svg = (figure_folder / f"{stem}.svg").read_text(encoding="utf-8")
+    svg = svg[svg.index("<svg") :]
+    width = _SVG_WIDTH.search(svg)
+    box = f'class="plot sized" style="--size: {width.group(1)}pt"' if width else 'class="plot"'
+    return (
+        f"<figure><div {box}>{svg}</div><figcaption>{html.escape(caption)} "
+        f'<a href="figures/{stem}.pdf">PDF</a> <a href="figures/{stem}.png">PNG</a></figcaption></figure>'
+    )
+
+
+# Sections paired with the anchors of their headings, main sections and the appendix's apart.
+_Anchored = list[tuple[Section, str]]
+
+
+def _outline(sections: Sequence[Section]) -> tuple[_Anchored, _Anchored]:
+    """The main sections and those of the appendix, in the report's order, each with the anchor
+    of its heading: GitHub's (lower case, punctuation dropped, spaces to hyphens, a repeat
+    numbered), which is also its id in the HTML."""
+    ordered = [section for section in sections if not section.appendix] + [section for section in sections if section.appendix]
+    used = {_ABSTRACT, _CONTENTS, _APPENDIX}
+    anchored = [(section, _unique(_slug(section.title), used)) for section in ordered]
+    main = [(section, anchor) for section, anchor in anchored if not section.appendix]
+    return main, anchored[len(main) :]
+
+
+def _slug(title: str) -> str:
+    return re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-") or "section"
+
+
+def _unique(slug: str, used: set[str]) -> str:
+    """``slug``, or ``slug-1``, ``slug-2``... if it is taken; then taken."""
+    candidate, repeat = slug, 0
+    while candidate in used:
+        repeat += 1
+        candidate = f"{slug}-{repeat}"
+    used.add(candidate)
+    return candidate
 
 
 def _markdown_table(table: Table) -> str:
@@ -180,17 +338,48 @@ def _markdown_table(table: Table) -> str:
 
 
 def _html_table(table: Table) -> str:
-    head = "".join(f"<th>{html.escape(cell)}</th>" for cell in table.header)
-    rows = "".join("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in table.rows)
+    classes = _column_classes(table)
+    head = _html_cells("th", table.header, classes)
+    rows = "".join(f"<tr>{_html_cells('td', row, classes)}</tr>" for row in table.rows)
     source = f" (tables/{table.name}.csv)" if table.name else ""
-    return f"<table><caption>{html.escape(table.caption + source)}</caption><tr>{head}</tr>{rows}</table>"
+    caption = f"<caption>{html.escape(table.caption + source)}</caption>"
+    # Wide tables scroll inside their box, so the page keeps the width of a phone's screen.
+    return f'<div class="scroll"><table>{caption}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>'
+
+
+def _html_cells(tag: str, cells: Sequence[str], classes: Sequence[str]) -> str:
+    """A row's cells, each with its column's class; `code` in them as in a paragraph."""
+    opening = [
+        f'<{tag} class="{classes[column]}">' if column < len(classes) and classes[column] else f"<{tag}>"
+        for column in range(len(cells))
+    ]
+    return "".join(f"{start}{_code(html.escape(cell))}</{tag}>" for start, cell in zip(opening, cells, strict=True))
+
+
+def _column_classes(table: Table) -> list[str]:
+    """Each column's class: "words" (left-aligned: South, North, strategy) if a cell of it holds
+    words, not a number, "words prose" (it may wrap) if one holds a sentence; none (numbers,
+    right-aligned) otherwise."""
+    return [_column_class([row[column] for row in table.rows if column < len(row)]) for column in range(len(table.header))]
+
+
+def _column_class(cells: Sequence[str]) -> str:
+    if not any(cell not in _EITHER and not _NUMBER.match(cell) for cell in cells):
+        return ""
+    return "words prose" if any(len(cell) > _PROSE for cell in cells) else "words"
 
 
 def _html_paragraph(text: str) -> str:
-    """A paragraph of the report's text in HTML: **bold** and [links](target), the rest escaped."""
-    escaped = _LINK.sub(r'<a href="\2">\1</a>', html.escape(text))
+    """A paragraph of the report's text in HTML: **bold**, [links](target) and `code`, the rest
+    escaped."""
+    escaped = _code(_LINK.sub(r'<a href="\2">\1</a>', html.escape(text)))
     parts = escaped.split("**")
     return "<p>" + "".join(f"<strong>{part}</strong>" if i % 2 else part for i, part in enumerate(parts)) + "</p>"
+
+
+def _code(escaped: str) -> str:
+    """`code` in escaped text as HTML."""
+    return _CODE.sub(r"<code>\1</code>", escaped)
 
 
 def _paragraphs(texts: Sequence[str]) -> list[str]:
@@ -209,7 +398,7 @@ def _write_report(folder: Path, report: Report) -> None:
 def _write_tables(folder: Path, data: ReportData) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for name, table in data.tables():
-        table.write_csv(folder / f"{name}.csv", float_precision=10)
+        table.write_csv(folder / f"{name}.csv")
 
 
 def _make_folders(folder: Path, made: list[Path]) -> None:

@@ -14,10 +14,14 @@ from typing import Any
 
 import polars as pl
 
+import engine
+from engine.rules import Rules
 from pipeline.exact_check import FLAG_P, FLAG_Z, MIN_EXPECTED, MIN_GAMES, label
 from pipeline.records import Manifest
 from pipeline.report.figures import figure_names
 from pipeline.report.tables import GAME_EVENTS, KEYS, SELF_PLAY, ReportData
+from pipeline.report.words import GAME, describe, event, short
+from pipeline.stats import p_text
 from pipeline.turns import MAX_GAMES_PER_PAIRING
 
 # The rules the report's words refer to: the repository's RULES.md, seen from reports/<study>/.
@@ -47,8 +51,9 @@ class Section:
 
 @dataclass
 class Report:
-    """The report: ``alarm`` (sampled figures far from their exact values, a possible bug) opens
-    it, in red in HTML; then ``text`` and the sections."""
+    """The report: ``alarm`` (what a reader must know before anything else: that the study is
+    unfinished, that sampled figures lie far from their exact values) opens it, in red in HTML;
+    then the abstract, ``text``, the sections (the appendix's last) and the footer."""
 
     study: str
     text: list[str]
@@ -61,7 +66,7 @@ class Report:
 
 def compose(manifest: Manifest, data: ReportData, *, warning: str | None = None) -> Report:
     """The report's words and formatted tables, from the computed tables; ``warning`` (that the
-    study is unfinished, pipeline.status.incomplete_warning) opens the report in bold, after the
+    study is unfinished, pipeline.status.incomplete_warning) opens the report, in bold, before the
     alarm of any sampled figure more than 4 standard errors from its exact value."""
     rule_sets = data.outcomes["rules"].unique(maintain_order=True).to_list()
     games = int(data.outcomes["games"].sum())
@@ -69,29 +74,30 @@ def compose(manifest: Manifest, data: ReportData, *, warning: str | None = None)
     text = [
         f"Study **{manifest['study']}**: {games:,} games under {_plural(len(rule_sets), 'rule set')} "
         f"({', '.join(rule_sets)}), seed {manifest['config'].get('seed')}, engine version {versions.get('engine', '?')}.",
-        "Intervals are two-sided 95%: Wilson score intervals for shares, normal intervals for means. "
-        "South moves first; the first-player score counts a draw as one half.",
+        "South moves first. The first player's score counts a win as 1 and a draw as 1/2; intervals are two-sided "
+        "95% (Methods says which, and how the tests are corrected for their number).",
     ]
-    text = [f"**{warning}**", *text] if warning else text
-    sections = [_headline_section(data)]
+    sections = [_game_section(data), _headline_section(data)]
     sections += _variant_sections(data) if data.several_rules else []
     sections += [
-        _advantage_section(data),
+        _first_player_section(data),
         _length_section(data),
-        _ludii_section(data),
         _events_section(data),
         _events_by_ply_section(data),
     ]
-    if data.ratings is not None and data.first_move is not None:
-        sections.append(_ratings_section(data.ratings, data.first_move, data))
     if data.agreement is not None:
         sections.append(_agreement_section(data.agreement, data))
+    if data.ratings is not None and data.first_move is not None and data.ratings_fit is not None:
+        sections.append(_ratings_section(data.ratings, data.first_move, data.ratings_fit, data))
+    sections.append(_ludii_section(data))
     if data.exact_check is not None:
         sections.append(_exact_section(data.exact_check, data))
+    sections += [_methods_section(data), _advantage_section(data), _ludii_appendix(data)]
     drawn = set(figure_names(data))
     for section in sections:
         section.figures = [(stem, caption) for stem, caption in section.figures if stem in drawn]
-    return Report(manifest["study"], text, sections, data, _alarm(data))
+    alarm = [warning, *_alarm(data)] if warning else _alarm(data)
+    return Report(manifest["study"], text, sections, data, alarm, abstract=_abstract(data))
 
 
 def _headline_section(data: ReportData) -> Section:
@@ -117,11 +123,11 @@ def _sampled_headline(data: ReportData, keys: dict[str, Any]) -> str:
     length = _row(data.ludii, keys)
     fired = data.events.filter(*(pl.col(key) == value for key, value in keys.items()))
     rates = "; ".join(
-        f"{row['event']} {_share(row, 'fired', 2)}" for row in fired.iter_rows(named=True) if row["event"] in GAME_EVENTS
+        f"{short(row['event'])} {_share(row, 'fired', 2)}" for row in fired.iter_rows(named=True) if row["event"] in GAME_EVENTS
     )
     return (
-        f"First-player score {_plain(outcome, 'advantage', 3)} "
-        f"(two-sided p against 1/2: {_p_value(outcome['first_player_p'])}); "
+        f"First-player score {_plain(outcome, 'first_player', 3)} "
+        f"(two-sided sign test against 1/2: p {_p_text(outcome['first_player_p'])}); "
         f"South wins {_share(outcome, 'south')}%, draws {_share(outcome, 'draw')}%. "
         f"Mean length {length['Duration']:.2f} [{length['Duration_low']:.2f}, {length['Duration_high']:.2f}] plies. "
         f"Games in which each rule fires (%): {rates}."
@@ -129,10 +135,10 @@ def _sampled_headline(data: ReportData, keys: dict[str, Any]) -> str:
 
 
 def _exact_headline(outcome: dict[str, Any], exact: dict[str, Any]) -> str:
-    rates = "; ".join(f"{name} {100 * exact[f'fires_{name}']:.4f}" for name in GAME_EVENTS)
+    rates = "; ".join(f"{short(name)} {100 * exact[f'fires_{name}']:.4f}" for name in GAME_EVENTS)
     return (
         f"First-player score {exact['first_player_score']:.{EXACT_SCORE_DIGITS}f} (exact; its games give "
-        f"{_plain(outcome, 'advantage', 3)}); South wins {100 * exact['south_win']:.4f}%, draws "
+        f"{_plain(outcome, 'first_player', 3)}); South wins {100 * exact['south_win']:.4f}%, draws "
         f"{100 * exact['draw']:.4f}% (exact). Mean length {exact['mean_plies']:.4f} plies (exact). "
         f"Games in which each rule fires (%, exact): {rates}."
     )
@@ -153,7 +159,7 @@ def _variant_sections(data: ReportData) -> list[Section]:
             f"{row['games']:,}",
             *_beside(
                 [
-                    _plain(row, "advantage", 3),
+                    _plain(row, "first_player", 3),
                     _share(row, "draw"),
                     f"{row['Duration']:.2f} [{row['Duration_low']:.2f}, {row['Duration_high']:.2f}]",
                 ],
@@ -172,7 +178,7 @@ def _variant_sections(data: ReportData) -> list[Section]:
         [
             row["variant"],
             f"{row['south']} v {row['north']}",
-            row["event"],
+            short(row["event"]),
             *_beside([_share(row, "fired", 2)], [_exact_cell(data, row, f"fires_{row['event']}", "{:.4f}", 100)], data),
         ]
         for row in fired.iter_rows(named=True)
@@ -230,22 +236,25 @@ def _advantage_section(data: ReportData) -> Section:
         [*_pairing_cells(row, data), *_beside(_outcome_cells(row), _exact_outcome_cells(data, row), data)]
         for row in data.outcomes.iter_rows(named=True)
     ]
-    pooled = [[row["rules"], *_outcome_cells(row)] for row in data.outcomes_overall.iter_rows(named=True)]
-    cells = ["games", "South wins (%)", "draws (%)", "North wins (%)", "first-player score", "p (score = 1/2)"]
-    exact = [None, "South wins, exact (%)", "draws, exact (%)", "North wins, exact (%)", "first-player score, exact", None]
+    pooled = [[row["rules"], *_outcome_cells(row)[:-1]] for row in data.outcomes_overall.iter_rows(named=True)]
+    cells = ["games", "South wins (%)", "draws (%)", "North wins (%)", "first-player score", "p (score = 1/2)", "p (Holm)"]
+    exact = [None, "South wins, exact (%)", "draws, exact (%)", "North wins, exact (%)", "first-player score, exact", None, None]
     text = (
-        "The first player's score per ordered pairing (South's strategy first), with a two-sided test against one "
-        "half; then every game of a rule set pooled (each pairing weighs as many games as it played)."
+        "The first player's score per ordered pairing (South's strategy first), with the exact sign test against one "
+        "half and its Holm adjustment over every pairing; then every game of a rule set pooled (each pairing weighs as "
+        "many games as it played). Between different strategies the score mixes the seat with their strengths: the "
+        "seat effect is read from both orders together (Who gains from moving first)."
     )
     text += _exact_note(data)
     return Section(
-        "First-player advantage",
+        "Outcomes of every pairing",
         [text],
         [
             Table("Outcomes per pairing", [*_pairing_header(data), *_beside(cells, exact, data)], rows, "outcomes"),
-            Table("All pairings pooled", ["rules", *cells], pooled, "outcomes_overall"),
+            Table("All pairings pooled", ["rules", *cells[:-1]], pooled, "outcomes_overall"),
         ],
-        [("first_player_advantage", "First-player score per pairing, 95% Wilson intervals; the dashed line is a fair game.")],
+        [("first_player_advantage", "First-player score per pairing, 95% intervals; the dashed line is a fair game.")],
+        appendix=True,
     )
 
 
@@ -255,12 +264,14 @@ def _outcome_cells(row: dict[str, Any]) -> list[str]:
         _share(row, "south"),
         _share(row, "draw"),
         _share(row, "north"),
-        _plain(row, "advantage", 3),
+        _plain(row, "first_player", 3),
         _p_value(row["first_player_p"]),
+        _p_value(row.get("first_player_p_holm")),
     ]
 
 
 def _length_section(data: ReportData) -> Section:
+    capped = bool(data.ludii["Timeouts"].max())
     rows = [
         [
             *_pairing_cells(row, data),
@@ -271,38 +282,69 @@ def _length_section(data: ReportData) -> Section:
             ),
             f"{row['Duration_median']:.1f}",
             f"{row['Duration_p90']:.1f}",
+            f"{row['Duration_p99']:.1f}",
             f"{row['Duration_max']}",
-            f"{100 * row['Timeouts']:.2f}",
+            *([f"{100 * row['Timeouts']:.2f}"] if capped else []),
         ]
         for row in data.ludii.iter_rows(named=True)
     ]
     header = [*_pairing_header(data), *_beside(["mean plies"], ["mean plies, exact"], data)]
-    header += ["median", "90th percentile", "longest", "at the ply cap (%)"]
+    header += ["median", "90th percentile", "99th percentile", "longest", *(["at the ply cap (%)"] if capped else [])]
     subjects = "the largest pairing of each rule set" if data.several_rules else "the self-play pairings"
+    cap = "" if capped else " No game of the study reached the ply cap."
     return Section(
         "Game length",
-        ["Plies per game (a ply is one player's move)." + _exact_note(data)],
+        ["Plies per game (a ply is one player's move)." + cap + _exact_note(data)],
         [Table("Game length per pairing", header, rows, "ludii")],
         [("game_length", f"Distribution of game length in {subjects}; each panel's axis stops at 99.5% of its games.")],
     )
 
 
 def _ludii_section(data: ReportData) -> Section:
-    table = data.ludii.join(data.ludii_plies.drop("games", strict=False), on=list(KEYS), how="left")
-    names = ["AdvantageP1", "Balance", "Completion", "Drawishness", "Timeouts", "Duration"]
-    names += ["BranchingFactor", "DecisionMoves", "PositionalRepetition"]
+    """The Ludii-comparable table: self-play, counted as Ludii counts (pipeline.ludii)."""
+    table = data.ludii_comparable
+    names = ["AdvantageP1", "Balance", "Completion", "Drawishness", "Timeouts", "Duration", "Duration_p99"]
+    names += ["BranchingFactor", "BranchingFactor_per_turn", "DecisionMoves", "PositionalRepetition", "PositionalRepetition_ours"]
+    names = [name for name in names if name in table.columns]
     rows = [
-        [*_pairing_cells(row, data), *(_ludii_cell(name, row[name]) for name in names)] for row in table.iter_rows(named=True)
+        [*_rules_cells(row, data), row["south"], *(_ludii_cell(name, row[name]) for name in names)]
+        for row in table.iter_rows(named=True)
     ]
     return Section(
         "Ludii game metrics",
         [
-            "The metrics of the Ludii general game system (Digital Ludeme Project), under their own names, so that "
-            "Modiar can be set beside the games of its database. Player 1 is South. Shares are fractions, not percents; "
-            "Duration is the mean number of plies. BranchingFactor, DecisionMoves and PositionalRepetition come from "
-            "replaying every game (see pipeline.turns for their exact definitions); the CSV holds their intervals."
+            "The metrics of the Ludii general game system (Digital Ludeme Project) under their own names, computed as "
+            "Ludii computes them, so that Modiar can be set beside the games of its database: self-play only; a game "
+            "stopped by the ply cap counted as a draw, as Ludii counts a game that reaches its move limit; "
+            "BranchingFactor, the legal moves per turn averaged in each game and then over games, as Ludii does (beside "
+            "it the same pooled over every turn); PositionalRepetition as Ludii's code computes it, the share of games "
+            "in which a board comes back (beside it ours, the share of a game's positions, board and player to move, "
+            "seen before). Player 1 is South. Shares are fractions, Duration and its 99th "
+            "percentile are plies. pipeline.ludii gives the definitions and the Ludii source files they follow; the "
+            "appendix has our own metrics for every pairing."
+        ],
+        [Table("Ludii-comparable metrics (self-play)", [*_rules_header(data), "strategy", *names], rows, "ludii_comparable")],
+    )
+
+
+def _ludii_appendix(data: ReportData) -> Section:
+    table = data.ludii.join(data.ludii_plies.drop("games", strict=False), on=list(KEYS), how="left")
+    names = ["AdvantageP1", "Balance", "Completion", "Drawishness", "Timeouts", "Duration"]
+    names += ["BranchingFactor", "DecisionMoves", "PositionalRepetition"]
+    names = [name for name in names if name != "Timeouts" or bool(table["Timeouts"].max())]
+    rows = [
+        [*_pairing_cells(row, data), *(_ludii_cell(name, row[name]) for name in names)] for row in table.iter_rows(named=True)
+    ]
+    return Section(
+        "Game metrics of every pairing",
+        [
+            "The Ludii metrics as this project defines them, for every ordered pairing: a game stopped by the ply cap "
+            "keeps the winner of its score, BranchingFactor is the mean per game without the games of no move, "
+            "PositionalRepetition ours "
+            f"(pipeline.turns).{'' if bool(table['Timeouts'].max()) else ' Timeouts is left out: no game reached the ply cap.'}"
         ],
         [Table("Ludii metrics per pairing", [*_pairing_header(data), *names], rows, "ludii")],
+        appendix=True,
     )
 
 
@@ -312,7 +354,9 @@ def _events_section(data: ReportData) -> Section:
     rows = [
         [
             *_rules_cells(row, data),
-            row["event"],
+            short(row["event"]),
+            f"{row['fired']:,}",
+            f"{row['total']:,}",
             *_beside(
                 [_share(row, "fired", 2), f"{row['mean']:.4f} [{row['mean_low']:.4f}, {row['mean_high']:.4f}]"],
                 [
@@ -326,13 +370,22 @@ def _events_section(data: ReportData) -> Section:
         for row in table.iter_rows(named=True)
     ]
     sampled = ["games where it fires (%)", "mean per game"]
-    header = [*_rules_header(data), "event", *_beside(sampled, ["fires, exact (%)", "mean, exact"], data), "per 100 turns"]
+    header = [
+        *_rules_header(data),
+        "event",
+        "games where it fired",
+        "count",
+        *_beside(sampled, ["fires, exact (%)", "mean, exact"], data),
+        "per 100 turns",
+    ]
     return Section(
         "Rule events",
         [
             f"How often each rule of {RULES_MD} fires, in the pairing with the most games ({_described(main)}); "
-            "tables/events.csv has every pairing. Counts such as first_move_forfeit_stones and capture_stones are "
-            f"stones, the others turns or games.{_exact_note(data)}"
+            "the glossary (The game and the players) says what each event means, and tables/events.csv has every "
+            "pairing. The raw counts come first: the games in which the event fired and its count over all games. "
+            "Counts of stones and pits are stones and pits; the others are turns or games. The intervals of a mean "
+            f"and of a rate are score intervals that keep their coverage for a rare event (Methods).{_exact_note(data)}"
         ],
         [Table("Rule events", header, rows, "events")],
         [("rule_events", "Share of games in which each rule fires, self-play pairings, 95% Wilson intervals.")],
@@ -358,40 +411,82 @@ def _events_by_ply_section(data: ReportData) -> Section:
     )
 
 
-def _ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, data: ReportData) -> Section:
+def _ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, fit: pl.DataFrame, data: ReportData) -> Section:
     rows = [
         [
             *_rules_cells(row, data),
             row["strategy"],
             f"{row['rating']:.0f} [{row['low']:.0f}, {row['high']:.0f}]",
             f"{row['games']:,}",
-            f"{row['score']:.3f}",
+            "n/a" if row["score"] is None else f"{row['score']:.3f}",
         ]
         for row in ladder.iter_rows(named=True)
     ]
     first = [
         [
             *_rules_cells(row, data),
-            f"{row['elo']:.1f} [{row['low']:.1f}, {row['high']:.1f}]",
-            f"{row['expected_score']:.3f} [{row['expected_score_low']:.3f}, {row['expected_score_high']:.3f}]",
+            row["strategy"],
+            "n/a" if row["elo"] is None else f"{row['elo']:.0f} [{row['low']:.0f}, {row['high']:.0f}]",
+            "n/a"
+            if row["elo"] is None
+            else f"{row['expected_score']:.3f} [{row['expected_score_low']:.3f}, {row['expected_score_high']:.3f}]",
         ]
         for row in first_move.iter_rows(named=True)
     ]
+    fits = [
+        [
+            *_rules_cells(row, data),
+            "one first-move term" if row["model"] == "shared" else "a first-move term per strategy",
+            f"{row['pairings']}",
+            f"{row['parameters']}",
+            f"{row['deviance']:,.1f}",
+            f"{row['df']}",
+            "n/a" if row["dispersion"] != row["dispersion"] else f"{row['dispersion']:,.1f}",
+            _p_value(row["p"]),
+        ]
+        for row in fit.iter_rows(named=True)
+    ]
+    per_strategy = fit.filter(pl.col("model") == "per_strategy").row(0, named=True)
+    misfit = per_strategy["dispersion"] == per_strategy["dispersion"] and per_strategy["dispersion"] > 2
     rules = _rules_header(data)
+    text = [
+        "A Bradley-Terry model fitted to every game of the round robin, a draw counting half a win for each side, on "
+        "the Elo scale (400 points is a factor of 10 in the odds), with a first-move term for each strategy in South's "
+        f"seat (Agresti, Categorical Data Analysis, section 11.6). {_anchor_text(fit)} A weak Gaussian prior "
+        f"(sd {first_move['prior_sd'][0]:.0f} Elo) keeps the terms of a strategy that never loses, or never wins, finite; "
+        "such a term is set by the prior and says only that the games cannot bound it.",
+        "**How well the model fits.** The deviance and Pearson's dispersion (chi-square over its degrees of freedom) "
+        "are given for the model with one shared first-move term and for the model with one per strategy "
+        "(tables/ratings_fit.csv). Every interval is widened by the square root of the dispersion when it is above 1 "
+        "(quasi-likelihood; McCullagh and Nelder, Generalized Linear Models, section 4.5).",
+    ]
+    if misfit:
+        text.append(
+            f"**The model does not fit these games** (dispersion {per_strategy['dispersion']:,.0f} with a first-move term "
+            "per strategy): the strategies' results are not those of one strength each. Deterministic players beat some "
+            "opponents from one seat and lose from the other, and strength is not transitive. The ratings are a rough "
+            "summary with intervals widened to match; the outcome of every pairing (appendix) and the seat effects are "
+            "the results, and no first-move term is headlined."
+        )
     return Section(
         "Strategy ratings",
-        [
-            "A Bradley-Terry model with a first-move term, fitted to every game of the round robin, a draw counting half "
-            "a win for each side, on the Elo scale (400 points is a factor of 10 in the odds). "
-            f"{_anchor_text(first_move)} A weak Gaussian prior (sd {first_move['prior_sd'][0]:.0f} Elo) "
-            "keeps the rating of a strategy that never loses finite; pipeline.ratings gives the details. "
-            "The first-move term is South's edge from moving first, between equal strategies."
-        ],
+        text,
         [
             Table("Rating ladder (Elo)", [*rules, "strategy", "rating", "games", "score"], rows, "ratings"),
-            Table("First-move term", [*rules, "Elo", "expected score between equals"], first, "first_move"),
+            Table(
+                "First-move term per strategy in South's seat",
+                [*rules, "strategy", "Elo", "expected score between equals"],
+                first,
+                "first_move",
+            ),
+            Table(
+                "Fit of the rating models",
+                [*rules, "model", "pairings", "parameters", "deviance", "df", "dispersion", "p (fit)"],
+                fits,
+                "ratings_fit",
+            ),
         ],
-        [("rating_ladder", "Ratings with 95% intervals; the anchor strategy is at 0.")],
+        [("rating_ladder", "Ratings with 95% intervals (widened by the model's dispersion); the anchor strategy is at 0.")],
     )
 
 
@@ -408,11 +503,12 @@ def _agreement_section(agreement: pl.DataFrame, data: ReportData) -> Section:
     ]
     values = ", ".join(f"{rules}: {value:+d}" for rules, value in _start_values(agreement))
     rules = _rules_header(data)
-    return Section(
+    section = Section(
         "Perfect play",
         [
-            f"The value of the start under perfect play (South's final total minus North's): {values}. "
-            "Each strategy's moves against the strong solution: the share that keep the value and the value lost per move "
+            f"The value of the start under perfect play (South's final total minus North's): {values}; the value of each "
+            "of South's first moves is that of the game after it, both sides then playing perfectly. Each strategy's "
+            "moves against the strong solution: the share that keep the value and the value lost per move "
             f"(in stones of final margin), over the first {MAX_GAMES_PER_PAIRING:,} games (by game id) of every pairing. "
             "Moves within a game are not independent, so the intervals of the loss are somewhat narrow."
         ],
@@ -426,6 +522,14 @@ def _agreement_section(agreement: pl.DataFrame, data: ReportData) -> Section:
         ],
         [("perfect_play_agreement", "Share of moves that keep the game's value, 95% Wilson intervals.")],
     )
+    if data.openings is not None:
+        openings = [
+            [*_rules_cells(row, data), f"{row['pit']}", f"{row['value']:+d}", "yes" if row["best"] else "no"]
+            for row in data.openings.iter_rows(named=True)
+        ]
+        header = [*rules, "pit", "value for South (stones)", "best"]
+        section.tables.insert(0, Table("South's first moves under perfect play", header, openings, "openings"))
+    return section
 
 
 def _exact_section(check: pl.DataFrame, data: ReportData) -> Section:
@@ -551,6 +655,337 @@ def _figure(row: dict[str, Any], data: ReportData) -> str:
     return f"{rules}{row['south']} v {row['north']}, {label(row['quantity'])}"
 
 
+def _abstract(data: ReportData) -> list[str]:
+    """The report in plain words, for a reader with five minutes: the solved result, who gains
+    from moving first, how long games last and how often the rules fire, under the first rule
+    set (a variant sweep's own rule set); each figure is the one the sections give."""
+    rules = data.rule_sets["rules"][0]
+    text = [
+        "Modiar is a small mancala from the villages around Tangier: two rows of three pits, seven stones in each. "
+        f"This report gives what {int(data.outcomes['games'].sum()):,} games between computer strategies, "
+        f"{'and their exact outcomes, ' if data.exact is not None else ''}say about the game"
+        f"{' and its variants' if data.several_rules else ''}."
+    ]
+    text += _solved_words(data, rules)
+    text += _first_player_words(data, rules)
+    text += _length_words(data, rules)
+    text += _event_words(data, rules)
+    return text
+
+
+def _solved_words(data: ReportData, rules: str) -> list[str]:
+    if data.openings is None or rules not in data.openings["rules"].to_list():
+        return []
+    openings = data.openings.filter(pl.col("rules") == rules)
+    value = int(openings["value"].max())  # type: ignore[arg-type]
+    total = _total_stones(data, rules)
+    winner = "South, who moves first," if value > 0 else "North, who moves second,"
+    result = (
+        "a draw"
+        if value == 0
+        else f"{winner} wins by {abs(value)} stones ({(total + abs(value)) // 2} to {(total - abs(value)) // 2})"
+    )
+    best = openings.filter("best")["pit"].to_list()
+    moves = "; ".join(f"pit {row['pit']} {_stones(row['value'])}" for row in openings.iter_rows(named=True))
+    only = (
+        f"South's only best first move is pit {best[0]}"
+        if len(best) == 1
+        else f"South's best first moves are pits {_listed(best)}"
+    )
+    return [
+        f"**The game is solved.** With perfect play on both sides, {result}. {only}; "
+        f"the value of each first move for South, in stones of final margin: {moves}."
+    ]
+
+
+def _first_player_words(data: ReportData, rules: str) -> list[str]:
+    scores = []
+    for name in data.strategies(rules):
+        value = _self_play_score(data, rules, name)
+        if value is not None:
+            scores.append(f"{name} {value}")
+    text = []
+    if scores:
+        text.append(
+            f"**{_seat_verdict(data, rules)}** Between two copies of the same strategy, South's score (a win 1, a draw "
+            f"one half) is: {'; '.join(scores)}. A fair seat would give 0.5."
+        )
+    pairs = data.seat_effect.filter((pl.col("rules") == rules) & (pl.col("strategy_a") != pl.col("strategy_b")))
+    if pairs.height:
+        significant = pairs.filter(pl.col("seat_effect_p_holm") < 0.05)
+        worse = int((significant["seat_effect"] < 0).sum())
+        better = significant.height - worse
+        text.append(
+            f"Over both seat orders of each of the {pairs.height} pairs of different strategies, which cancels their "
+            f"strengths, moving first lowers the score in {worse} pairs and raises it in {better} (Holm-adjusted p < 0.05); "
+            f"{'South is at a disadvantage' if worse > better else 'South is not at a disadvantage'} in most pairs."
+        )
+    return text
+
+
+def _seat_verdict(data: ReportData, rules: str) -> str:
+    """What self-play says of the first seat, in a few words: the sign of most self-play seat
+    effects that are significant (Holm), exact values counting as certain."""
+    self_play = data.seat_effect.filter((pl.col("rules") == rules) & (pl.col("strategy_a") == pl.col("strategy_b")))
+    signs = []
+    for row in self_play.iter_rows(named=True):
+        if row["seat_effect_exact"] is not None:
+            signs.append(0 if abs(row["seat_effect_exact"]) < 1e-9 else (1 if row["seat_effect_exact"] > 0 else -1))
+        elif row["seat_effect_p_holm"] is not None and row["seat_effect_p_holm"] < 0.05:
+            signs.append(1 if row["seat_effect"] > 0 else -1)
+        else:
+            signs.append(0)
+    worse, better = signs.count(-1), signs.count(1)
+    if worse > better + signs.count(0):
+        return "Moving first is a disadvantage."
+    if better > worse + signs.count(0):
+        return "Moving first is an advantage."
+    return "Moving first is neither a clear advantage nor a clear disadvantage."
+
+
+def _self_play_score(data: ReportData, rules: str, name: str) -> str | None:
+    """A strategy's self-play first-player score in words: exact when known, else sampled with its interval."""
+    keys = {"rules": rules, "south": name, "north": name}
+    exact = _exact_row(data, keys)
+    if exact is not None:
+        return f"{exact['first_player_score']:.3f}"
+    found = data.outcomes.filter(*(pl.col(key) == value for key, value in keys.items()))
+    return None if not found.height else _plain(found.row(0, named=True), "first_player", 3)
+
+
+def _length_words(data: ReportData, rules: str) -> list[str]:
+    self_play = data.ludii.filter((pl.col("rules") == rules) & SELF_PLAY)
+    if not self_play.height:
+        return []
+    parts = []
+    for row in self_play.iter_rows(named=True):
+        exact = _exact_row(data, row)
+        mean = f"{exact['mean_plies']:.1f}" if exact is not None else f"{row['Duration']:.1f}"
+        parts.append(f"{row['south']} {mean}")
+    capped = int(
+        (data.ludii.filter(pl.col("rules") == rules)["Timeouts"] * data.ludii.filter(pl.col("rules") == rules)["games"]).sum()
+    )
+    longest = int(data.ludii.filter(pl.col("rules") == rules)["Duration_max"].max())  # type: ignore[arg-type]
+    cap = Rules.from_name(rules).ply_cap
+    ending = "none reached the cap" if capped == 0 else f"{capped:,} were stopped by it"
+    return [
+        f"**How long games last.** Mean length in self-play, in plies (one player's move): {'; '.join(parts)}. "
+        f"The longest game of the study lasted {longest} plies; of the cap of {cap}, {ending}."
+    ]
+
+
+def _event_words(data: ReportData, rules: str) -> list[str]:
+    main = data.main_pairings().filter(pl.col("rules") == rules).row(0, named=True)
+    exact = _exact_row(data, main)
+    events = data.events.filter(*(pl.col(key) == main[key] for key in KEYS))
+    shares = {}
+    for row in events.iter_rows(named=True):
+        shares[row["event"]] = exact[f"fires_{row['event']}"] if exact is not None else row["fired_share"]
+
+    def share(name: str, words: str) -> str:
+        return f"never {words}" if shares[name] == 0 else f"{words} in {100 * shares[name]:.2f}% of games"
+
+    pairing = f"{main['south']} v {main['north']}" if main["south"] != main["north"] else f"{main['south']} players"
+    feeding = (
+        "feeding is never due"
+        if shares["feeding_active"] == 0
+        else f"feeding is due in {100 * shares['feeding_active']:.2f}% of games; it {share('feeding_forced', 'forces a move')} "
+        f"and {share('feeding_lapsed', 'lapses')}"
+    )
+    slam = f"the grand-slam ban {share('grand_slam_blocked', 'takes a move away')} and {share('grand_slam_end', 'ends the game')}"
+    ends = f"{100 * shares['singleton_end']:.2f}% of games end with only single stones left to the player to move"
+    return [
+        f"**How often the rules fire** (games between {pairing}{', exact' if exact is not None else ''}): {feeding}; "
+        f"{slam}; {ends}, and {100 * shares['empty_row_end']:.2f}% with an empty row."
+    ]
+
+
+def _game_section(data: ReportData) -> Section:
+    """The game in brief with its board, the strategies, and every rule event in words."""
+    strategies = [[name, describe(name)] for name in data.strategies()]
+    glossary = [
+        [short(name), f"`{name}`", event(name)] for name in GAME_EVENTS + tuple(n for n in engine.EVENTS if n not in GAME_EVENTS)
+    ]
+    return Section(
+        "The game and the players",
+        [*GAME, f"The full rules, with worked examples, are in {RULES_MD}.{_rule_set_words(data)}"],
+        [
+            Table("The strategies", ["strategy", "what it does"], strategies),
+            Table("The rule events: what the report counts", ["event", "column", "what it means"], glossary),
+        ],
+        [("board", "The board at the start: seven stones in each pit; stones are sown counter-clockwise (arrows).")],
+    )
+
+
+def _rule_set_words(data: ReportData) -> str:
+    """What rule set the study plays, when it is not RULES.md's alone."""
+    names = data.rule_sets["rules"].to_list()
+    if names == [Rules().name]:
+        return ""
+    return (
+        f" This study plays {_plural(len(names), 'rule set')}: {_listed(names)}; a rule set's name spells out every "
+        "field that differs from RULES.md (RULES.md: Rule-set names). The board below is that of the first."
+    )
+
+
+def _first_player_section(data: ReportData) -> Section:
+    """Who gains from moving first: the seat effect of every pair of strategies (both seat
+    orders pooled, so that strength cancels) and self-play."""
+    table = data.seat_effect
+    rows = [
+        [
+            *_rules_cells(row, data),
+            row["strategy_a"] if row["strategy_a"] == row["strategy_b"] else f"{row['strategy_a']} and {row['strategy_b']}",
+            f"{row['games']:,}",
+            f"{row['first_player_wins']:,} / {row['draws']:,} / {row['second_player_wins']:,}",
+            *_beside(
+                [f"{row['seat_effect']:+.3f} [{row['seat_effect_low']:+.3f}, {row['seat_effect_high']:+.3f}]"],
+                ["n/a" if row["seat_effect_exact"] is None else f"{row['seat_effect_exact']:+.6f}"],
+                data,
+            ),
+            _p_value(row["seat_effect_p"]),
+            _p_value(row["seat_effect_p_holm"]),
+        ]
+        for row in table.iter_rows(named=True)
+    ]
+    header = [*_rules_header(data), "strategies", "games", "first player wins / draws / loses"]
+    header += [*_beside(["seat effect"], ["seat effect, exact"], data), "p", "p (Holm)"]
+    pairs = table.filter(pl.col("strategy_a") != pl.col("strategy_b"))
+    worse = pairs.filter((pl.col("seat_effect_p_holm") < 0.05) & (pl.col("seat_effect") < 0)).height
+    better = pairs.filter((pl.col("seat_effect_p_holm") < 0.05) & (pl.col("seat_effect") > 0)).height
+    text = [
+        "A game between two different strategies mixes two things: which seat moves first and which strategy is "
+        "stronger. Played both ways round, a pair of strategies moves first equally often, so pooling the two seat "
+        "orders cancels their strengths and leaves the effect of the seat: the **seat effect** is the pooled first "
+        "player's score minus 1/2 (a win counts 1, a draw 1/2), negative when moving first is a disadvantage. A "
+        "strategy's self-play is a pair of its own.",
+        f"**Of {_plural(pairs.height, 'pair')} of different strategies, moving first is a significant disadvantage in "
+        f"{worse} and a significant advantage in {better}** (Holm-adjusted p < 0.05 over every pair"
+        f"{' and rule set' if data.several_rules else ''}).",
+        "The test is the exact sign test on the decisive games (draws carry no sign), two-sided against a seat effect "
+        "of 0; pooling two seat orders makes it conservative. The interval is built to agree with it (see Methods). "
+        f"{_unequal_orders(table)}"
+        "tables/seat_effect.csv has every pair at full precision; the outcome of every ordered pairing is in the "
+        "appendix.",
+    ]
+    return Section(
+        "Who gains from moving first",
+        text,
+        [Table("Seat effect per pair of strategies", header, rows, "seat_effect")],
+        [
+            (
+                "seat_effect",
+                "Seat effect per pair of strategies (both seat orders pooled) and in self-play, 95% intervals; "
+                "crosses are exact values. Left of the dashed line, moving first is a disadvantage.",
+            ),
+            (
+                "pairing_scores",
+                "First player's score in every ordered pairing (rows: South's strategy, columns: North's); exact "
+                "where the study computed it, else its games' estimate. Between different strategies it mixes seat and strength.",
+            ),
+        ],
+    )
+
+
+def _unequal_orders(table: pl.DataFrame) -> str:
+    """The sentence for pairs whose two seat orders played unequal numbers of games, if any."""
+    unequal = table.filter(pl.col("seat_effect_test") != "sign test")
+    if not unequal.height:
+        return ""
+    pairs = _listed([f"{row['strategy_a']} and {row['strategy_b']}" for row in unequal.iter_rows(named=True)])
+    return (
+        f"The two seat orders of {pairs} played different numbers of games: pooled, the larger would weigh more and let "
+        "strength back in, so their seat effect is the mean of the two orders' scores less 1/2, with a normal interval "
+        "and z test. "
+    )
+
+
+def _methods_section(data: ReportData) -> Section:
+    """How every figure of the report is estimated and tested, and how well the intervals cover."""
+    text = [
+        "**Estimates and intervals.** All intervals are two-sided 95%. A share of games (South wins, draws, games in "
+        "which an event fires) has its Wilson score interval (Wilson 1927). The first player's score, a win counting 1 "
+        "and a draw 1/2, is 1/2 + d (pi - 1/2), d being the share of decisive games and pi the first player's share of "
+        "them; its interval is the range of that expression over the Clopper-Pearson interval of pi (Clopper and "
+        "Pearson 1934) and the Wilson interval of d. A mean count per game and a rate per 100 turns have a score "
+        "interval for a rate (the Poisson score interval, with a dispersion estimated from the games as clusters): "
+        "it is the usual normal interval for a frequent event, and unlike it keeps an upper bound above 0 for an "
+        "event seen once or never. A mean length has its normal interval (thousands of games).",
+        "**Tests.** The first player's score is tested against 1/2 by the exact sign test (the exact binomial test of "
+        "the decisive games, two-sided; draws carry no sign): exact at any number of games, so 5 wins in 5 games gives "
+        "p = 0.0625, not a p near 0. Its interval holds 1/2 exactly when p >= 0.05, so the two never disagree. p-values "
+        "below 0.001 are printed as p < 0.001.",
+        "**Many comparisons.** Each table of tests is a family: the p-values of the first-player tests of every ordered "
+        "pairing and rule set, and those of the seat effects of every pair and rule set, are adjusted by Holm's "
+        "step-down method (Holm 1979), which keeps the chance of any false rejection in the family below 5% whatever the "
+        "dependence between the tests; columns headed p (Holm) give the adjusted values, and the words of the report "
+        "rely on them."
+        + (
+            ""
+            if data.exact_check is None
+            else " The test of every sampled figure against its exact value (Sampled against exact) flags at "
+            f"|z| > {FLAG_Z:g}, a chance of {FLAG_P:.1e} per honest figure: over the {data.exact_check.height:,} figures "
+            f"tested the chance of a false alarm is at most {min(1.0, data.exact_check.height * FLAG_P):.2f} (Bonferroni)."
+        ),
+        "**Seat against strength.** Only self-play and pairs pooled over both seat orders measure the seat; an ordered "
+        "pairing of two different strategies measures the seat and their strengths together, and the report never "
+        "reads a seat effect into it.",
+    ]
+    tables = []
+    if data.coverage is not None:
+        text.append(
+            "**Coverage.** The intervals are checked where they are weakest, in small pairings and for rare events: "
+            f"{_coverage_setting(data.coverage)} The table gives, for each figure, how many of the replications' 95% "
+            "intervals hold its exact value, for the interval of the report and for the normal interval it replaced "
+            "(pipeline.coverage; tables/coverage.csv)."
+        )
+        tables.append(_coverage_table(data.coverage))
+    return Section("Methods", text, tables)
+
+
+def _coverage_setting(coverage: pl.DataFrame) -> str:
+    row = coverage.row(0, named=True)
+    return (
+        f"{row['replications']:,} independent pairings of {row['games']} games of {row['south']} v {row['north']} "
+        f"(seeded), each with its intervals, against the exact values of the pairing."
+    )
+
+
+def _coverage_table(coverage: pl.DataFrame) -> Table:
+    rows = []
+    for (figure,), part in coverage.group_by("figure", maintain_order=True):
+        cells = {
+            row["interval"]: f"{100 * row['coverage']:.1f} [{100 * row['coverage_low']:.1f}, {100 * row['coverage_high']:.1f}]"
+            for row in part.iter_rows(named=True)
+        }
+        exact = part["exact"][0]
+        name, _, what = str(figure).rpartition(": ")
+        rows.append(
+            [
+                f"{short(name)}: {what}" if name else what,
+                f"{exact:.4g}",
+                cells.get("report", "n/a"),
+                cells.get("normal", "the same"),
+            ]
+        )
+    return Table(
+        "Coverage of the 95% intervals (%)", ["figure", "exact value", "report's interval", "normal interval"], rows, "coverage"
+    )
+
+
+def _total_stones(data: ReportData, rules: str) -> int:
+    return 6 * Rules.from_name(rules).stones_per_pit
+
+
+def _stones(value: int) -> str:
+    return "draws" if value == 0 else f"{'wins' if value > 0 else 'loses'} by {abs(value)}"
+
+
+def _listed(values: Sequence[object]) -> str:
+    words = [str(value) for value in values]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
 # ---------------------------------------------------------------------------------------------
 # Cells and phrases
 
@@ -583,7 +1018,8 @@ def _share(row: dict[str, Any], name: str, digits: int = 1) -> str:
 
 
 def _plain(row: dict[str, Any], name: str, digits: int) -> str:
-    return f"{row[f'{name}_share']:.{digits}f} [{row[f'{name}_low']:.{digits}f}, {row[f'{name}_high']:.{digits}f}]"
+    value = row[f"{name}_share"] if f"{name}_share" in row else row[f"{name}_score"]
+    return f"{value:.{digits}f} [{row[f'{name}_low']:.{digits}f}, {row[f'{name}_high']:.{digits}f}]"
 
 
 def _ludii_cell(name: str, value: float | None) -> str:
@@ -600,9 +1036,13 @@ def _rate(row: dict[str, Any]) -> str:
 
 
 def _p_value(p: float | None) -> str:
-    if p is None or p != p:
-        return "n/a"
-    return f"{p:.3g}" if p >= 1e-300 else "<1e-300"
+    """A p-value in a table cell: "< 0.001" below a thousandth, else two significant digits."""
+    return "n/a" if p is None else p_text(p).removeprefix("= ")
+
+
+def _p_text(p: float | None) -> str:
+    """A p-value in a sentence, after "p": "= 0.062" or "< 0.001"."""
+    return "n/a" if p is None else p_text(p)
 
 
 def _start_values(table: pl.DataFrame) -> list[tuple[str, int]]:
@@ -649,6 +1089,7 @@ def _exact_outcome_cells(data: ReportData, row: dict[str, Any]) -> list[str | No
         _exact_cell(data, row, "draw", "{:.3f}", 100),
         _exact_cell(data, row, "north_win", "{:.3f}", 100),
         _exact_cell(data, row, "first_player_score", "{:.6f}"),
+        None,
         None,
     ]
 

@@ -16,8 +16,10 @@ import polars as pl
 import engine
 from engine.rules import Rules
 from pipeline.exact_check import exact_check
-from pipeline.metrics import events, ludii, outcomes
+from pipeline.ludii import comparable
+from pipeline.metrics import events, first_player_columns, ludii, outcomes
 from pipeline.records import Manifest
+from pipeline.stats import Z95, holm
 from pipeline.study import parse_study
 from pipeline.turns import END_EVENTS, TURN_EVENTS
 
@@ -46,8 +48,9 @@ class ReportData:
     """Every table of the report (polars DataFrames, full precision); a field's name is its CSV's.
 
     The tables of pipeline.metrics, pipeline.turns and pipeline.ratings, with the columns their
-    functions document. ``ratings`` and ``first_move`` are None when no rule set has two
-    strategies to rate; ``agreement`` is None when the study never played ``perfect``; ``exact``
+    functions document; ``outcomes`` adds first_player_p_holm, and ``seat_effect`` is
+    seat_effects'. ``ratings``, ``first_move`` and ``ratings_fit`` are None when no rule set
+    has two strategies to rate; ``agreement`` is None when the study never played ``perfect``; ``exact``
     and ``exact_check`` are None when the study has no exact outcomes (exact.parquet).
     """
 
@@ -56,14 +59,19 @@ class ReportData:
     outcomes_overall: pl.DataFrame  # per rule set, every pairing pooled
     ludii: pl.DataFrame  # per pairing: pipeline.metrics.ludii (with the length's quantiles)
     ludii_plies: pl.DataFrame  # per pairing: pipeline.turns.ludii_plies
+    ludii_comparable: pl.DataFrame  # per self-play pairing: pipeline.ludii.comparable
     events: pl.DataFrame  # per pairing and event: pipeline.metrics.events
     events_by_ply: pl.DataFrame  # per pairing, event and ply: pipeline.turns.events_by_ply
     lengths: pl.DataFrame  # per pairing and length in plies: its games
+    seat_effect: pl.DataFrame  # per rule set and pair of strategies, both seat orders pooled: seat_effects
     ratings: pl.DataFrame | None = None  # per rule set and strategy: the ladder of pipeline.ratings
-    first_move: pl.DataFrame | None = None  # per rule set: the first-move term of the ratings
+    first_move: pl.DataFrame | None = None  # per rule set and strategy in South's seat: its first-move term
+    ratings_fit: pl.DataFrame | None = None  # per rule set and model (shared, per_strategy): pipeline.ratings.Fit
     agreement: pl.DataFrame | None = None  # per rule set and strategy: pipeline.turns.agreement
+    openings: pl.DataFrame | None = None  # per rule set solved and first move: its value under perfect play
     exact: pl.DataFrame | None = None  # per pairing with an exact outcome: exact.parquet, flat (EXACT_COLUMNS)
     exact_check: pl.DataFrame | None = None  # per pairing and quantity: pipeline.exact_check.exact_check
+    coverage: pl.DataFrame | None = None  # per figure and interval: pipeline.coverage, in the main self-play pairing
 
     def tables(self) -> Iterator[tuple[str, pl.DataFrame]]:
         """(name, table) for every table there is, in the order of the fields."""
@@ -87,6 +95,22 @@ class ReportData:
         best = table.sort(["games", "order"], descending=[True, False]).unique("rules", keep="first", maintain_order=True)
         return best.sort("order").select(*KEYS)
 
+    def strategies(self, rules: str | None = None) -> list[str]:
+        """The strategies of a rule set (of every rule set by default) in the study's order, that
+        of its config: the order of every table and figure."""
+        table = self.outcomes if rules is None else self.outcomes.filter(pl.col("rules") == rules)
+        return pl.concat([table["south"], table["north"]]).unique(maintain_order=True).to_list()
+
+    def in_order(self, table: pl.DataFrame, column: str = "strategy") -> pl.DataFrame:
+        """``table`` sorted by its rule set (the study's order, when it has a rules column) and by
+        its ``column`` of strategies in the study's order; rows keep their order otherwise."""
+        rules = self.rule_sets["rules"].to_list()
+        strategies = self.strategies()
+        keys = [pl.col(column).replace_strict(strategies, range(len(strategies)), default=len(strategies))]
+        if "rules" in table.columns:
+            keys.insert(0, pl.col("rules").replace_strict(rules, range(len(rules)), default=len(rules)))
+        return table.with_row_index("_row").sort([*keys, pl.col("_row")]).drop("_row")
+
     def with_variant(self, table: pl.DataFrame) -> pl.DataFrame:
         """``table`` with the variant label of its rule set (column variant) beside its rules."""
         return table.join(self.rule_sets.select("rules", "variant"), on="rules", how="left", maintain_order="left")
@@ -99,26 +123,35 @@ def compute(games: pl.LazyFrame, manifest: Manifest | None = None, *, exact: pl.
     outcomes, pipeline.records.scan_exact) adds the tables exact and exact_check."""
     keys = list(KEYS)
     first = _first_games(games)
-    pairings = outcomes(games, by=keys)
+    pairings = _sorted_by(outcomes(games, by=keys), first)
+    pairings = pairings.with_columns(pl.Series("first_player_p_holm", holm(pairings["first_player_p"].to_numpy())))
     ludii_plies, events_by_ply = _per_ply(games, keys)
-    ratings, first_move = _ratings(pairings)
-    agreement = _agreement(games)
+    ratings, first_move, ratings_fit = _ratings(pairings)
+    agreement, openings = _agreement(games)
+    exact_table = None if exact is None else _exact(exact, first)
     data = ReportData(
         rule_sets=_rule_sets(first, agreement, manifest),
         outcomes=pairings,
+        seat_effect=seat_effects(pairings, exact_table),
         outcomes_overall=outcomes(games, by=["rules"]),
         ludii=ludii(games, by=keys),
         ludii_plies=ludii_plies,
+        ludii_comparable=comparable(games, ludii_plies, by=keys),
         events=events(games, by=keys),
         events_by_ply=events_by_ply,
         lengths=games.group_by(*keys, "plies").agg(pl.len().alias("games")).sort(*keys, "plies").collect(),
         ratings=ratings,
         first_move=first_move,
+        ratings_fit=ratings_fit,
         agreement=agreement,
-        exact=None if exact is None else _exact(exact, first),
+        openings=openings,
+        exact=exact_table,
         exact_check=None if exact is None else exact_check(games, exact),
+        coverage=None if exact_table is None else _coverage(exact_table, manifest),
     )
-    return replace(data, **{name: _sorted_by(table, first) for name, table in data.tables()})
+    data = replace(data, **{name: _sorted_by(table, first) for name, table in data.tables()})
+    by_strategy = {name: getattr(data, name) for name in ("ratings", "first_move", "agreement")}
+    return replace(data, **{name: data.in_order(table) for name, table in by_strategy.items() if table is not None})
 
 
 def variant_labels(manifest: Manifest) -> dict[str, str]:
@@ -152,6 +185,20 @@ def _exact(exact: pl.LazyFrame, first: pl.DataFrame) -> pl.DataFrame:
     return table.with_columns(pl.Series("plies_sd", spread, dtype=pl.Float64)).select(EXACT_COLUMNS)
 
 
+def _coverage(exact: pl.DataFrame, manifest: Manifest | None) -> pl.DataFrame | None:
+    """pipeline.coverage in the first self-play pairing with an exact outcome, 2,000 pairings of
+    30 games seeded by the study's seed; None when there is no such pairing."""
+    from pipeline.coverage import coverage
+
+    self_play = exact.filter(SELF_PLAY)
+    if not self_play.height:
+        return None
+    row = self_play.row(0, named=True)
+    seed = int(manifest["config"].get("seed", 0)) if manifest is not None else 0
+    table = coverage(row["south"], row["north"], row, rules=Rules.from_name(row["rules"]), seed=seed)
+    return table.select(*(pl.lit(row[key]).alias(key) for key in KEYS), pl.all())
+
+
 def _first_games(games: pl.LazyFrame) -> pl.DataFrame:
     """Per pairing: its first game id (_first, the study's order) and its number of games."""
     return games.group_by(list(KEYS)).agg(pl.col("game_id").min().alias("_first"), pl.len().alias("games")).collect()
@@ -182,48 +229,131 @@ def _per_ply(games: pl.LazyFrame, keys: list[str]) -> tuple[pl.DataFrame, pl.Dat
     return pl.concat(metrics), pl.concat(by_ply)
 
 
-def _ratings(pairings: pl.DataFrame) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
-    """The rating ladder and the first-move term of every rule set with two strategies or more;
-    (None, None) when there is none."""
+def seat_effects(pairings: pl.DataFrame, exact: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The seat effect of every pair of strategies of each rule set, free of their strengths:
+    the games of both seat orders pooled (a against b and b against a; a strategy's self-play
+    alone), so that each strategy is the first player as often as the second.
+
+    One row per rule set and pair (strategy_a before strategy_b in the study's order, or equal):
+    games, first_player_wins, draws, second_player_wins, seat_effect (the pooled first player's
+    score minus 1/2: negative when moving first is a disadvantage) with seat_effect_low/_high
+    and seat_effect_p (pipeline.stats.first_player: an exact sign test on the decisive games,
+    conservative for two pooled orders, and the interval that agrees with it; seat_effect_test
+    names it, see _equal_weights for pairs whose orders played unequal games), seat_effect_p_holm
+    (Holm's adjustment over every pair of every rule set), and seat_effect_exact (the mean of the
+    two orders' exact first-player scores minus 1/2; null unless both are known). With as many
+    games in each order, as a study plays, the pooled score is the mean of the two orders'."""
+    totals: dict[tuple[str, str, str], list[list[int]]] = {}
+    for (rules,), part in pairings.group_by("rules", maintain_order=True):
+        rank = {name: place for place, name in enumerate(pl.concat([part["south"], part["north"]]).unique(maintain_order=True))}
+        for row in part.iter_rows(named=True):
+            a, b = sorted((row["south"], row["north"]), key=rank.__getitem__)
+            orders = totals.setdefault((str(rules), a, b), [])
+            orders.append([int(row[column]) for column in ("games", "south_wins", "draws", "north_wins")])
+    counts = [[sum(order[place] for order in orders) for place in range(4)] for orders in totals.values()]
+    table = pl.DataFrame(
+        [(*key, *pooled) for key, pooled in zip(totals, counts, strict=True)],
+        schema={name: pl.String for name in ("rules", "strategy_a", "strategy_b")}
+        | {name: pl.Int64 for name in ("games", "first_player_wins", "draws", "second_player_wins")},
+        orient="row",
+    )
+    table = table.with_columns(
+        *first_player_columns(table["first_player_wins"], table["draws"], table["second_player_wins"], "seat_effect"),
+        pl.lit("sign test").alias("seat_effect_test"),
+    )
+    table = _equal_weights(table, list(totals.values()))
+    table = table.with_columns(pl.Series("seat_effect_p_holm", holm(table["seat_effect_p"].to_numpy())))
+    return table.with_columns(_exact_seat_effect(table, exact))
+
+
+def _equal_weights(table: pl.DataFrame, orders: list[list[list[int]]]) -> pl.DataFrame:
+    """The pairs whose two seat orders played different numbers of games: pooling would weigh
+    the orders unequally and let strength back in, so their seat effect is the mean of the two
+    orders' scores less 1/2, with a normal interval and z test from the two orders' variances
+    (seat_effect_test "normal, orders weighted equally")."""
+    rows = table.to_dicts()
+    for row, played in zip(rows, orders, strict=True):
+        if len(played) < 2 or played[0][0] == played[1][0]:
+            continue
+        means, variances = [], []
+        for games, first, draws, _ in played:
+            score = (first + draws / 2) / games
+            means.append(score)
+            variances.append(max((first + draws / 4) / games - score**2, 0.0) / games)
+        effect, spread = sum(means) / 2 - 0.5, math.sqrt(sum(variances)) / 2
+        z = effect / spread if spread > 0 else (0.0 if effect == 0 else math.copysign(math.inf, effect))
+        row |= {
+            "seat_effect": effect,
+            "seat_effect_low": effect - Z95 * spread,
+            "seat_effect_high": effect + Z95 * spread,
+            "seat_effect_p": math.erfc(abs(z) / math.sqrt(2)),
+            "seat_effect_test": "normal, orders weighted equally",
+        }
+    return pl.DataFrame(rows, schema=table.schema)
+
+
+def _exact_seat_effect(table: pl.DataFrame, exact: pl.DataFrame | None) -> pl.Series:
+    """Per pair, the mean of its two orders' exact first-player scores minus 1/2 (null unless both are known)."""
+    if exact is None:
+        return pl.Series("seat_effect_exact", [None] * table.height, dtype=pl.Float64)
+    score = {(rules, south, north): value for rules, south, north, value in exact.select(*KEYS, "first_player_score").iter_rows()}
+    values = []
+    for rules, a, b in table.select("rules", "strategy_a", "strategy_b").iter_rows():
+        orders = [score.get((rules, a, b)), score.get((rules, b, a))]
+        values.append(None if None in orders else sum(orders) / 2 - 0.5)  # type: ignore[arg-type]
+    return pl.Series("seat_effect_exact", values, dtype=pl.Float64)
+
+
+def _ratings(pairings: pl.DataFrame) -> tuple[pl.DataFrame | None, pl.DataFrame | None, pl.DataFrame | None]:
+    """Per rule set with two strategies or more: the rating ladder of the model with a
+    first-move term per strategy, those terms, and the fit of both models (shared and
+    per_strategy); (None, None, None) when there is none."""
     from pipeline.ratings import ratings
 
-    ladders, first_moves = [], []
+    ladders, first_moves, fits = [], [], []
     for (rules,), part in pairings.group_by("rules", maintain_order=True):
         if part.select(pl.concat_list("south", "north").explode().n_unique()).item() < 2:
             continue
-        fitted = ratings(part)
-        ladders.append(fitted.ladder.select(pl.lit(rules).alias("rules"), pl.all()))
-        first, score = fitted.first_move, fitted.first_player_score
-        first_moves.append(
-            pl.DataFrame(
-                {
-                    "rules": [rules],
-                    "anchor": [None if fitted.anchor is None else str(fitted.anchor)],
-                    "prior_sd": [fitted.prior_sd],
-                    "elo": [first.value],
-                    "low": [first.low],
-                    "high": [first.high],
-                    "expected_score": [score.value],
-                    "expected_score_low": [score.low],
-                    "expected_score_high": [score.high],
-                }
-            )
-        )
+        rules_column = pl.lit(rules).alias("rules")
+        for model in ("shared", "per_strategy"):
+            fitted = ratings(part, first_move=model)
+            fits.append(pl.DataFrame([{"rules": rules, "model": model, "anchor": fitted.anchor, **vars(fitted.fit)}]))
+        ladders.append(fitted.ladder.select(rules_column, pl.all()))
+        order = pl.concat([part["south"], part["north"]]).unique(maintain_order=True).to_list()
+        terms = fitted.first_moves.select(rules_column, pl.all(), pl.lit(fitted.prior_sd).alias("prior_sd"))
+        first_moves.append(terms.sort(pl.col("strategy").replace_strict(order, range(len(order)), default=None)))
     if not ladders:
-        return None, None
-    return pl.concat(ladders), pl.concat(first_moves)
+        return None, None, None
+    return pl.concat(ladders), pl.concat(first_moves), pl.concat(fits, how="diagonal_relaxed")
 
 
-def _agreement(games: pl.LazyFrame) -> pl.DataFrame | None:
-    """Agreement with perfect play for each rule set under which the study played ``perfect``:
-    its solution was needed to play, so the report does not depend on what else is cached."""
+def _agreement(games: pl.LazyFrame) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
+    """Agreement with perfect play, and the value of each first move, for each rule set under
+    which the study played ``perfect``: its solution was needed to play, so the report does not
+    depend on what else is cached. (None, None) when the study never played perfect."""
     from engine.solver import solve
     from pipeline.turns import agreement
 
     played = games.filter((pl.col("south") == "perfect") | (pl.col("north") == "perfect")).select(pl.col("rules").unique())
-    parts = []
+    parts, openings = [], []
     for rules in played.collect()["rules"].sort().to_list():
         solution = solve(Rules.from_name(rules), verbose=False)
         table = agreement(games.filter(pl.col("rules") == rules), solution)
         parts += [table] if table.height else []  # no move to judge: games of 0 plies
-    return pl.concat(parts, how="diagonal_relaxed") if parts else None
+        openings.append(_openings(rules, solution))
+    if not openings:
+        return None, None
+    return (pl.concat(parts, how="diagonal_relaxed") if parts else None), pl.concat(openings)
+
+
+def _openings(rules: str, solution: engine.Solution) -> pl.DataFrame:
+    """South's first moves under ``rules``: pit, value (South's final total minus North's after
+    it, both sides then playing perfectly) and best (whether it keeps the start's value)."""
+    start = engine.start_board(solution.rules)
+    pits = list(engine.legal_moves(start, 0, 0, solution.rules))
+    values = list(solution.move_values(start, 0, 0))
+    best = max(values, default=0)
+    return pl.DataFrame(
+        {"rules": [rules] * len(pits), "pit": pits, "value": values, "best": [value == best for value in values]},
+        schema={"rules": pl.String, "pit": pl.Int64, "value": pl.Int64, "best": pl.Boolean},
+    )
