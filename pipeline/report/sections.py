@@ -305,7 +305,8 @@ def _ludii_section(data: ReportData) -> Section:
     table = data.ludii_comparable
     names = ["AdvantageP1", "Balance", "Completion", "Drawishness", "Timeouts", "Duration", "Duration_p99"]
     names += ["BranchingFactor", "BranchingFactor_per_turn", "DecisionMoves", "PositionalRepetition", "PositionalRepetition_ours"]
-    names = [name for name in names if name in table.columns]
+    timeouts = bool(table.height) and bool(table["Timeouts"].max())
+    names = [name for name in names if name in table.columns and (name != "Timeouts" or timeouts)]
     rows = [
         [*_rules_cells(row, data), row["south"], *(_ludii_cell(name, row[name]) for name in names)]
         for row in table.iter_rows(named=True)
@@ -322,6 +323,7 @@ def _ludii_section(data: ReportData) -> Section:
             "seen before). Player 1 is South. Shares are fractions, Duration and its 99th "
             "percentile are plies. pipeline.ludii gives the definitions and the Ludii source files they follow; the "
             "appendix has our own metrics for every pairing."
+            + ("" if timeouts else " Timeouts is left out: no self-play game reached the ply cap.")
         ],
         [Table("Ludii-comparable metrics (self-play)", [*_rules_header(data), "strategy", *names], rows, "ludii_comparable")],
     )
@@ -662,8 +664,8 @@ def _abstract(data: ReportData) -> list[str]:
     rules = data.rule_sets["rules"][0]
     text = [
         "Modiar is a small mancala from the villages around Tangier: two rows of three pits, seven stones in each. "
-        f"This report gives what {int(data.outcomes['games'].sum()):,} games between computer strategies, "
-        f"{'and their exact outcomes, ' if data.exact is not None else ''}say about the game"
+        f"This report gives what {int(data.outcomes['games'].sum()):,} games between computer strategies"
+        f"{' (and their exact outcomes)' if data.exact is not None else ''} say about the game"
         f"{' and its variants' if data.several_rules else ''}."
     ]
     text += _solved_words(data, rules)
@@ -717,8 +719,8 @@ def _first_player_words(data: ReportData, rules: str) -> list[str]:
         better = significant.height - worse
         text.append(
             f"Over both seat orders of each of the {pairs.height} pairs of different strategies, which cancels their "
-            f"strengths, moving first lowers the score in {worse} pairs and raises it in {better} (Holm-adjusted p < 0.05); "
-            f"{'South is at a disadvantage' if worse > better else 'South is not at a disadvantage'} in most pairs."
+            f"strengths, moving first significantly lowers the score in {worse} and raises it in {better} (Holm-adjusted "
+            f"p < 0.05); in the other {pairs.height - worse - better} the games detect no seat effect."
         )
     return text
 
@@ -813,8 +815,13 @@ def _game_section(data: ReportData) -> Section:
             Table("The strategies", ["strategy", "what it does"], strategies),
             Table("The rule events: what the report counts", ["event", "column", "what it means"], glossary),
         ],
-        [("board", "The board at the start: seven stones in each pit; stones are sown counter-clockwise (arrows).")],
+        [("board", f"The board at the start: {_stones_per_pit(data)} in each pit; stones are sown counter-clockwise (arrows).")],
     )
+
+
+def _stones_per_pit(data: ReportData) -> str:
+    count = Rules.from_name(data.rule_sets["rules"][0]).stones_per_pit
+    return _plural(count, "stone")
 
 
 def _rule_set_words(data: ReportData) -> str:
@@ -1026,7 +1033,9 @@ def _ludii_cell(name: str, value: float | None) -> str:
     if value is None or value != value:  # no ply to measure: games of 0 plies
         return "n/a"
     # Repetitions are rare (a few in ten million states): three significant digits, not four decimals.
-    return f"{value:.3g}" if name == "PositionalRepetition" else f"{value:.4f}"
+    if name.startswith("PositionalRepetition"):
+        return f"{value:.3g}"
+    return f"{value:.1f}" if name == "Duration_p99" else f"{value:.4f}"
 
 
 def _rate(row: dict[str, Any]) -> str:
