@@ -94,6 +94,8 @@ def footer(directory: Path, out: Path | None = None) -> list[str]:
 def source_commit() -> str:
     """The git commit of the code that runs (with "+ changes" when the checkout has uncommitted
     changes), or "unknown (not a git checkout)" for an installed copy."""
+    if not (ROOT / ".git").exists():  # an installed copy, perhaps inside some other repository
+        return "unknown (not a git checkout)"
     try:
         run = functools.partial(subprocess.run, cwd=ROOT, capture_output=True, text=True, timeout=10, check=True)
         commit = run(["git", "rev-parse", "--short=12", "HEAD"]).stdout.strip()
