@@ -769,7 +769,7 @@ def _length_words(data: ReportData, rules: str) -> list[str]:
     )
     longest = int(data.ludii.filter(pl.col("rules") == rules)["Duration_max"].max())  # type: ignore[arg-type]
     cap = Rules.from_name(rules).ply_cap
-    ending = "none reached the cap" if capped == 0 else f"{capped:,} were stopped by it"
+    ending = "none reached the cap" if capped == 0 else f"{capped:,} {'was' if capped == 1 else 'were'} stopped by it"
     return [
         f"**How long games last.** Mean length in self-play, in plies (one player's move): {'; '.join(parts)}. "
         f"The longest game of the study lasted {longest} plies; of the cap of {cap}, {ending}."
@@ -944,7 +944,9 @@ def _methods_section(data: ReportData) -> Section:
             "**Coverage.** The intervals are checked where they are weakest, in small pairings and for rare events: "
             f"{_coverage_setting(data.coverage)} The table gives, for each figure, how many of the replications' 95% "
             "intervals hold its exact value, for the interval of the report and for the normal interval it replaced "
-            "(pipeline.coverage; tables/coverage.csv)."
+            "(pipeline.coverage; tables/coverage.csv). A Wilson interval's coverage swings with the true share and "
+            "dips a few points below 95% at some shares of small samples (Brown, Cai and DasGupta 2001, Statistical "
+            "Science 16:101); the table shows where."
         )
         tables.append(_coverage_table(data.coverage))
     return Section("Methods", text, tables)
