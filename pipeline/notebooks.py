@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -78,7 +79,7 @@ def run_notebook(path: Path, output: Path) -> str:
         return f"failed: cannot read {path}: {error}"
     client = NotebookClient(notebook, kernel_name=KERNEL, resources={"metadata": {"path": str(path.parent)}})
     try:
-        client.execute()
+        client.execute(stderr=subprocess.DEVNULL)  # the kernel's own chatter (a TCP warning) would split our lines
         outcome = f"ran ({time.perf_counter() - start:.1f} s)"
     except CellExecutionError as error:
         outcome = _cell_error(error.ename, error.evalue, _failed_cell(notebook), output)
