@@ -99,16 +99,18 @@ def forest(
     xlabel: str,
     reference: float | None = 0.5,
     colour_by: str | None = None,
+    width: float = COLUMN,
 ) -> Figure:
-    """A forest plot: one row per line of ``table`` (labelled by column ``label``), the estimate
-    ``value`` with its interval ``<stem>_low`` .. ``<stem>_high`` (the stem being ``value`` less
-    a ``_share`` or ``_score`` suffix, as pipeline.metrics names them), and a reference line. Rows with
-    the same ``colour_by`` share a colour and a marker, and a thin rule separates the groups (the
-    labels name them, so there is no legend)."""
+    """A forest plot, ``width`` inches wide (a column by default): one row per line of ``table``
+    (labelled by column ``label``), the estimate ``value`` with its interval ``<stem>_low`` ..
+    ``<stem>_high`` (the stem being ``value`` less a ``_share`` or ``_score`` suffix, as
+    pipeline.metrics names them), and a reference line. Rows with the same ``colour_by`` share a
+    colour and a marker, and a thin rule separates the groups (the labels name them, so there is
+    no legend)."""
     rows = table.height
     stem = _stem(value)
     with style():
-        figure, axes = _canvas(COLUMN, 0.6 + 0.16 * max(rows, 3))
+        figure, axes = _canvas(width, 0.6 + 0.16 * max(rows, 3))
         positions = np.arange(rows)[::-1]
         groups = _colour_groups(table, colour_by)
         for (name, mask), colour, marker in zip(groups, OKABE_ITO, MARKERS, strict=False):

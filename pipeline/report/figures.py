@@ -80,6 +80,7 @@ def _seat_effect_figure(data: ReportData) -> Figure:
         xlabel="seat effect: first player's score - 1/2",
         reference=0.0,
         colour_by="kind",
+        width=plot.PAGE,
     )
     exact = table["seat_effect_exact"].to_numpy()
     if np.isfinite(exact.astype(float)).any():
