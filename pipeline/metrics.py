@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 
 import engine
-from pipeline.stats import Z95, first_player, rate_interval
+from pipeline.stats import Z95, first_player, rate_from_sums
 
 PAIRING = ("south", "north")
 
@@ -69,20 +69,21 @@ def outcomes(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
         *_wilson("draws", "games", "draw"),
         *_wilson("north_wins", "games", "north"),
     )
-    return table.with_columns(*first_player_columns(table["south_wins"], table["draws"], table["north_wins"], "first_player"))
+    counts = (table["south_wins"], table["draws"], table["north_wins"])
+    return table.with_columns(*first_player_columns(*counts, "first_player_score", "first_player"))
 
 
-def first_player_columns(first: pl.Series, draws: pl.Series, second: pl.Series, name: str) -> list[pl.Series]:
-    """pipeline.stats.first_player as the columns name_score (or name when it ends in
-    _effect: the score less 1/2), name_low, name_high and name_p."""
+def first_player_columns(
+    first: pl.Series, draws: pl.Series, second: pl.Series, value: str, stem: str, *, shift: float = 0.0
+) -> list[pl.Series]:
+    """pipeline.stats.first_player as the columns ``value`` (the score less ``shift``),
+    stem_low, stem_high and stem_p."""
     estimate = first_player(first.to_numpy(), draws.to_numpy(), second.to_numpy())
-    shift = 0.5 if name.endswith("_effect") else 0.0
-    value = name if shift else f"{name}_score"
     return [
         pl.Series(value, estimate.score - shift, dtype=pl.Float64),
-        pl.Series(f"{name}_low", estimate.low - shift, dtype=pl.Float64),
-        pl.Series(f"{name}_high", estimate.high - shift, dtype=pl.Float64),
-        pl.Series(f"{name}_p", estimate.p, dtype=pl.Float64),
+        pl.Series(f"{stem}_low", estimate.low - shift, dtype=pl.Float64),
+        pl.Series(f"{stem}_high", estimate.high - shift, dtype=pl.Float64),
+        pl.Series(f"{stem}_p", estimate.p, dtype=pl.Float64),
     ]
 
 
@@ -183,30 +184,28 @@ def events(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
     ]
     table = pl.concat(parts).with_columns(order=pl.col("event").replace_strict(list(engine.EVENTS), range(len(engine.EVENTS))))
     table = table.sort(*by, "order").drop("order").with_columns(*_wilson("fired", "games", "fired"))
-    per_game = _rate(table, exposure="games", squared="_games", cross="total", name="mean", scale=1.0)
-    per_turn = _rate(table, exposure="turns", squared="_turns_squared", cross="_by_turns", name="per_100_turns", scale=100.0)
+    ones = table["games"].cast(pl.Float64)  # a rate per game: each game's exposure is 1
+    per_game = _rate(table, ones, ones, table["total"].cast(pl.Float64), "mean", 1.0)
+    per_turn = _rate(table, table["turns"], table["_turns_squared"], table["_by_turns"], "per_100_turns", 100.0)
     return table.with_columns(*per_game, *per_turn).drop("_squared", "_by_turns", "_turns_squared")
 
 
-def _rate(table: pl.DataFrame, *, exposure: str, squared: str, cross: str, name: str, scale: float) -> list[pl.Series]:
-    """scale * total / exposure with its 95% score interval (pipeline.stats.rate_interval), as
-    name, name_low and name_high; null where the exposure is 0.
-
-    The dispersion is n sum((x - r t)^2) / ((n - 1) total), the ratio estimator's variance over
-    the Poisson one, for games of count x and exposure t (1 for a rate per game, its turns for a
-    rate per turn; ``squared`` and ``cross`` are the columns of sum(t^2) and sum(x t)); the sum
-    of squares comes from the sums of x^2, x t and t^2."""
-    n = table["games"].to_numpy().astype(float)
-    total, time = table["total"].to_numpy().astype(float), table[exposure].to_numpy().astype(float)
-    t_squared = n if squared == "_games" else table[squared].to_numpy()
-    cross_sum = total if cross == "total" else table[cross].to_numpy()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rate = total / time
-        spread = table["_squared"].to_numpy() - 2 * rate * cross_sum + rate**2 * t_squared
-        dispersion = n * np.maximum(spread, 0.0) / ((n - 1) * total)
-    value, low, high = rate_interval(total, time, np.where(n > 1, dispersion, np.nan))
-    defined = time > 0
+def _rate(
+    table: pl.DataFrame, exposure: pl.Series, squared: pl.Series, cross: pl.Series, name: str, scale: float
+) -> list[pl.Series]:
+    """scale * total / exposure with its 95% score interval (pipeline.stats.rate_from_sums), as
+    name, name_low and name_high; null where the exposure is 0. ``squared`` and ``cross`` are the
+    sums over games of the exposure squared and of the count times the exposure."""
+    time = exposure.to_numpy().astype(float)
+    value, low, high = rate_from_sums(
+        table["games"].to_numpy(),
+        table["total"].to_numpy(),
+        time,
+        table["_squared"].to_numpy(),
+        cross.to_numpy(),
+        squared.to_numpy(),
+    )
     return [
-        pl.Series(column, np.where(defined, scale * values, np.nan), dtype=pl.Float64).fill_nan(None)
+        pl.Series(column, np.where(time > 0, scale * values, np.nan), dtype=pl.Float64).fill_nan(None)
         for column, values in ((name, value), (f"{name}_low", low), (f"{name}_high", high))
     ]

@@ -38,10 +38,8 @@ def wilson(successes: int | float, trials: int, z: float = Z95) -> Estimate:
     """
     if trials <= 0:
         raise ValueError("a proportion needs at least one trial")
-    share = successes / trials
-    centre = (share + z * z / (2 * trials)) / (1 + z * z / trials)
-    half = z / (1 + z * z / trials) * math.sqrt(share * (1 - share) / trials + z * z / (4 * trials * trials))
-    return Estimate(share, max(0.0, centre - half), min(1.0, centre + half))
+    low, high = _wilson_bounds(np.array([successes]), np.array([trials]), z)
+    return Estimate(successes / trials, float(low[0]), float(high[0]))
 
 
 def mean_interval(values: np.ndarray, z: float = Z95) -> Estimate:
@@ -156,18 +154,39 @@ def holm(p: np.ndarray) -> np.ndarray:
     return adjusted
 
 
+def rate_from_sums(
+    games: np.ndarray,
+    total: np.ndarray,
+    exposure: np.ndarray,
+    total_squared: np.ndarray,
+    cross: np.ndarray,
+    exposure_squared: np.ndarray,
+    z: float = Z95,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """rate_interval of total / exposure per row, from the sums over a row's games of the count
+    x, its exposure t (1 for a rate per game, its turns for a rate per turn), x^2 (total_squared),
+    x t (cross) and t^2 (exposure_squared). The dispersion is n sum((x - r t)^2) / ((n - 1) total),
+    the ratio estimator's variance (games as clusters) over the Poisson one; NaN (so 1) for a
+    row of one game."""
+    games, total, exposure = (np.asarray(column, dtype=float) for column in (games, total, exposure))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = total / exposure
+        spread = np.asarray(total_squared) - 2 * rate * np.asarray(cross) + rate**2 * np.asarray(exposure_squared)
+        dispersion = games * np.maximum(spread, 0.0) / ((games - 1) * total)
+    return rate_interval(total, exposure, np.where(games > 1, dispersion, np.nan), z)
+
+
 def game_rate(counts: np.ndarray, exposures: np.ndarray | None = None, z: float = Z95) -> Estimate:
     """The rate sum(counts) / sum(exposures) of per-game counts (per game when ``exposures`` is
-    None) with its score interval (rate_interval), the dispersion estimated from the games as
-    metrics.events does."""
+    None) with its score interval, as metrics.events computes it (rate_from_sums)."""
     x = np.asarray(counts, dtype=float)
     t = np.ones_like(x) if exposures is None else np.asarray(exposures, dtype=float)
-    total, time, n = float(x.sum()), float(t.sum()), len(x)
-    if n == 0 or time <= 0:
+    if len(x) == 0 or t.sum() <= 0:
         raise ValueError("a rate needs at least one game with a positive exposure")
-    residuals = x - total / time * t
-    dispersion = n * float(residuals @ residuals) / ((n - 1) * total) if n > 1 and total > 0 else math.nan
-    value, low, high = rate_interval(np.array([total]), np.array([time]), np.array([dispersion]), z)
+    n, total, time, squared, cross, time_squared = (
+        np.array([value]) for value in (len(x), x.sum(), t.sum(), x @ x, x @ t, t @ t)
+    )
+    value, low, high = rate_from_sums(n, total, time, squared, cross, time_squared, z)
     return Estimate(float(value[0]), float(low[0]), float(high[0]))
 
 

@@ -68,14 +68,14 @@ def build_report(directory: str | Path, out: str | Path | None = None, *, progre
     directory = Path(directory)
     manifest = read_manifest(directory)
     games = scan_games(directory)
-    given = out
+    rebuilt_with = footer(directory, None if out is None else Path(out))
     out = check_out(directory, out if out is not None else _default_out(manifest["study"]))
     started = time.perf_counter()
     with staging(out) as folder:
         data = compute(games, manifest, exact=scan_exact(directory) if "exact" in manifest else None)
         _say(progress, f"tables computed in {time.perf_counter() - started:.1f} s")
         report = compose(manifest, data, warning=incomplete_warning(directory, manifest, verified=True))
-        report.footer = footer(directory, None if given is None else out)
+        report.footer = rebuilt_with
         publish(folder, out, report)
     _say(progress, f"report of {manifest['study']} in {time.perf_counter() - started:.1f} s: {out / 'index.html'}")
     return out

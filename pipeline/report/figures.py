@@ -17,7 +17,7 @@ from engine.board import unpack
 from engine.rules import Rules
 from pipeline import figures as plot
 from pipeline.report.tables import GAME_EVENTS, KEYS, SELF_PLAY, ReportData
-from pipeline.report.words import short
+from pipeline.report.words import SHORT
 from pipeline.turns import END_EVENTS, TURN_EVENTS
 
 # first_move_forfeit fires at ply 0 only, by its definition: nothing to see by ply.
@@ -257,7 +257,7 @@ def _spans_decades(values: pl.Series) -> bool:
 
 def _named(table: pl.DataFrame) -> pl.DataFrame:
     """A table of events with each event under its short name in words (pipeline.report.words)."""
-    return table.with_columns(pl.col("event").map_elements(short, return_dtype=pl.String))
+    return table.with_columns(pl.col("event").replace(SHORT))
 
 
 def _present(table: pl.DataFrame | None, name: str, why: str) -> pl.DataFrame:

@@ -712,17 +712,23 @@ def _first_player_words(data: ReportData, rules: str) -> list[str]:
             f"**{_seat_verdict(data, rules)}** Between two copies of the same strategy, South's score (a win 1, a draw "
             f"one half) is: {'; '.join(scores)}. A fair seat would give 0.5."
         )
-    pairs = data.seat_effect.filter((pl.col("rules") == rules) & (pl.col("strategy_a") != pl.col("strategy_b")))
-    if pairs.height:
-        significant = pairs.filter(pl.col("seat_effect_p_holm") < 0.05)
-        worse = int((significant["seat_effect"] < 0).sum())
-        better = significant.height - worse
+    pairs, worse, better = _significant_seats(data.seat_effect.filter(pl.col("rules") == rules))
+    if pairs:
         text.append(
-            f"Over both seat orders of each of the {pairs.height} pairs of different strategies, which cancels their "
+            f"Over both seat orders of each of the {pairs} pairs of different strategies, which cancels their "
             f"strengths, moving first significantly lowers the score in {worse} and raises it in {better} (Holm-adjusted "
-            f"p < 0.05); in the other {pairs.height - worse - better} the games detect no seat effect."
+            f"p < 0.05); in the other {pairs - worse - better} the games detect no seat effect."
         )
     return text
+
+
+def _significant_seats(seat_effect: pl.DataFrame) -> tuple[int, int, int]:
+    """Of the pairs of different strategies in ``seat_effect``: how many, and in how many moving
+    first is significantly worse and better (Holm-adjusted p < 0.05)."""
+    pairs = seat_effect.filter(pl.col("strategy_a") != pl.col("strategy_b"))
+    significant = pairs.filter(pl.col("seat_effect_p_holm") < 0.05)
+    worse = significant.filter(pl.col("seat_effect") < 0).height
+    return pairs.height, worse, significant.filter(pl.col("seat_effect") > 0).height
 
 
 def _seat_verdict(data: ReportData, rules: str) -> str:
@@ -756,7 +762,8 @@ def _self_play_score(data: ReportData, rules: str, name: str) -> str | None:
 
 
 def _length_words(data: ReportData, rules: str) -> list[str]:
-    self_play = data.ludii.filter((pl.col("rules") == rules) & SELF_PLAY)
+    pairings = data.ludii.filter(pl.col("rules") == rules)
+    self_play = pairings.filter(SELF_PLAY)
     if not self_play.height:
         return []
     parts = []
@@ -764,10 +771,8 @@ def _length_words(data: ReportData, rules: str) -> list[str]:
         exact = _exact_row(data, row)
         mean = f"{exact['mean_plies']:.1f}" if exact is not None else f"{row['Duration']:.1f}"
         parts.append(f"{row['south']} {mean}")
-    capped = int(
-        (data.ludii.filter(pl.col("rules") == rules)["Timeouts"] * data.ludii.filter(pl.col("rules") == rules)["games"]).sum()
-    )
-    longest = int(data.ludii.filter(pl.col("rules") == rules)["Duration_max"].max())  # type: ignore[arg-type]
+    capped = round((pairings["Timeouts"] * pairings["games"]).sum())
+    longest = int(pairings["Duration_max"].max())  # type: ignore[arg-type]
     cap = Rules.from_name(rules).ply_cap
     ending = "none reached the cap" if capped == 0 else f"{capped:,} {'was' if capped == 1 else 'were'} stopped by it"
     return [
@@ -857,16 +862,14 @@ def _first_player_section(data: ReportData) -> Section:
     ]
     header = [*_rules_header(data), "strategies", "games", "first player wins / draws / loses"]
     header += [*_beside(["seat effect"], ["seat effect, exact"], data), "p", "p (Holm)"]
-    pairs = table.filter(pl.col("strategy_a") != pl.col("strategy_b"))
-    worse = pairs.filter((pl.col("seat_effect_p_holm") < 0.05) & (pl.col("seat_effect") < 0)).height
-    better = pairs.filter((pl.col("seat_effect_p_holm") < 0.05) & (pl.col("seat_effect") > 0)).height
+    pairs, worse, better = _significant_seats(table)
     text = [
         "A game between two different strategies mixes two things: which seat moves first and which strategy is "
         "stronger. Played both ways round, a pair of strategies moves first equally often, so pooling the two seat "
         "orders cancels their strengths and leaves the effect of the seat: the **seat effect** is the pooled first "
         "player's score minus 1/2 (a win counts 1, a draw 1/2), negative when moving first is a disadvantage. A "
         "strategy's self-play is a pair of its own.",
-        f"**Of {_plural(pairs.height, 'pair')} of different strategies, moving first is a significant disadvantage in "
+        f"**Of {_plural(pairs, 'pair')} of different strategies, moving first is a significant disadvantage in "
         f"{worse} and a significant advantage in {better}** (Holm-adjusted p < 0.05 over every pair"
         f"{' and rule set' if data.several_rules else ''}).",
         "The test is the exact sign test on the decisive games (draws carry no sign), two-sided against a seat effect "

@@ -258,7 +258,9 @@ def seat_effects(pairings: pl.DataFrame, exact: pl.DataFrame | None = None) -> p
         orient="row",
     )
     table = table.with_columns(
-        *first_player_columns(table["first_player_wins"], table["draws"], table["second_player_wins"], "seat_effect"),
+        *first_player_columns(
+            table["first_player_wins"], table["draws"], table["second_player_wins"], "seat_effect", "seat_effect", shift=0.5
+        ),
         pl.lit("sign test").alias("seat_effect_test"),
     )
     table = _equal_weights(table, list(totals.values()))
@@ -315,13 +317,13 @@ def _ratings(pairings: pl.DataFrame) -> tuple[pl.DataFrame | None, pl.DataFrame 
         if part.select(pl.concat_list("south", "north").explode().n_unique()).item() < 2:
             continue
         rules_column = pl.lit(rules).alias("rules")
-        for model in ("shared", "per_strategy"):
-            fitted = ratings(part, first_move=model)
-            fits.append(pl.DataFrame([{"rules": rules, "model": model, "anchor": fitted.anchor, **vars(fitted.fit)}]))
-        ladders.append(fitted.ladder.select(rules_column, pl.all()))
-        order = pl.concat([part["south"], part["north"]]).unique(maintain_order=True).to_list()
-        terms = fitted.first_moves.select(rules_column, pl.all(), pl.lit(fitted.prior_sd).alias("prior_sd"))
-        first_moves.append(terms.sort(pl.col("strategy").replace_strict(order, range(len(order)), default=None)))
+        shared, fitted = ratings(part, first_move="shared"), ratings(part, first_move="per_strategy")
+        fits += [
+            pl.DataFrame([{"rules": rules, "model": model.first_move_model, "anchor": model.anchor, **vars(model.fit)}])
+            for model in (shared, fitted)
+        ]
+        ladders.append(fitted.ladder.select(rules_column, pl.all()))  # compute puts them in the study's order
+        first_moves.append(fitted.first_moves.select(rules_column, pl.all(), pl.lit(fitted.prior_sd).alias("prior_sd")))
     if not ladders:
         return None, None, None
     return pl.concat(ladders), pl.concat(first_moves), pl.concat(fits, how="diagonal_relaxed")
