@@ -7,6 +7,7 @@ its column name alone.
 
 from __future__ import annotations
 
+import math
 import re
 
 import engine
@@ -97,7 +98,7 @@ def describe(spec: str) -> str:
     if words is None:
         return spec
     if "temperature" in values:
-        values["ratio"] = f"{2.718281828459045 ** (1 / float(values['temperature'])):.2g}"
+        values["ratio"] = f"{math.exp(1 / float(values['temperature'])):.2g}"
     return words.format(**{"depth": "?", "playouts": "?", **values})
 
 
