@@ -17,6 +17,7 @@ from engine.exploit import Exploitability, exploitability
 from engine.game import GameRecord, play_game
 from engine.policy import PolicyTable, is_table_strategy, policy_table
 from engine.registry import UnknownStrategyError, canonical_spec, make_strategy
+from engine.release import release_caches
 from engine.rng import Rng
 from engine.rules import Rules
 from engine.solver import Solution, solve
@@ -60,6 +61,7 @@ __all__ = [
     "play_game",
     "policy_table",
     "position",
+    "release_caches",
     "render",
     "rotate",
     "set_cache_folder",

@@ -29,6 +29,7 @@ LOCK = ".modiar.lock"  # held by the one 'modiar study run' writing the folder
 GAMES = "games"
 PLIES = "plies"
 LADDER = "ladder"  # the bundled configs named ladder* are skill ladders, not studies
+ATLAS = "atlas"  # bundled configs named atlas* are atlases (pipeline.atlas)
 EXACT = "exact.parquet"  # the exact outcomes of a study with exact = true or "self-play"
 
 # A study's name (and a variant's label) becomes a folder name: no separators, no dots, no
@@ -62,9 +63,13 @@ def study_config(text: str) -> Path:
 
 
 def bundled_studies() -> list[str]:
-    """The bundled study configs; those named ladder* are skill ladders (pipeline.ladder)."""
-    return sorted(path.stem for path in STUDIES.glob("*.toml") if not path.stem.startswith(LADDER))
+    """The bundled study configs; those named ladder* are skill ladders (pipeline.ladder), atlas* atlases (pipeline.atlas)."""
+    return sorted(path.stem for path in STUDIES.glob("*.toml") if not path.stem.startswith((LADDER, ATLAS)))
 
 
 def bundled_ladders() -> list[str]:
     return sorted(path.stem for path in STUDIES.glob(f"{LADDER}*.toml"))
+
+
+def bundled_atlases() -> list[str]:
+    return sorted(path.stem for path in STUDIES.glob(f"{ATLAS}*.toml"))

@@ -1,0 +1,240 @@
+"""One rule set analysed exactly: the figures of one row of the atlas (pipeline.atlas).
+
+Everything here is computed, nothing sampled, from the rule set's position tables:
+
+    size       positions (every board of at most the rule set's stones), those reachable from
+               the start by legal moves, the reachable ones where the mover has no move
+               (terminal), and the mean number of legal moves of the others
+    perfect    the strong solution (engine.solve): the start's value, South's best first moves
+               and each first move's value, the positions whose value never settles, and
+               perfect against perfect (ties uniformly at random, as engine's ``perfect``
+               plays them) through engine.exact_outcome: the mean and longest length of a
+               perfect game
+    self-play  random, greedy and alphabeta(depth=4) each against itself (engine.exact_outcome):
+               the outcome, the mean length, the chance the cap is reached and, for each rule
+               event, the chance it fires at least once in a game and its expected count
+    greedy     what a best response wins against greedy in each seat (engine.exploitability)
+
+``analyse`` works in a scratch cache folder of its own, removed when it returns, and drops
+every table the engine keeps between calls (engine.release_caches), so that a worker going
+through a hundred rule sets holds the tables of one at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import os
+import resource
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from math import comb
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+import engine
+from engine.board import SOUTH
+from engine.events import END_EVENTS, POSITION_FLAGS
+from engine.exploit import reachable_positions
+from engine.rules import PITS
+from engine.search import solution as solved
+from engine.tables import load_tables, table_rules
+
+SELF_PLAY = {"random": "random", "greedy": "greedy", "alphabeta4": "alphabeta(depth=4)"}
+# The events whose chance of firing and expected count each self-play row gives; the end events
+# fire at most once a game, so they have a chance only.
+COUNTED_EVENTS = (*POSITION_FLAGS, "first_move_forfeit", "capture")
+FIRST_PITS = range(3)  # South's pits: the first move is one of them
+# The bytes a rule set's analysis needs at its peak, per position of its index (C(T + 6, 6) for T
+# stones in play), measured with pipeline.bench's atlas line: random self-play's exact outcome
+# is the widest step (its states: position and margin).
+BYTES_PER_POSITION = 340
+BASE_BYTES = 300 << 20  # the interpreter, NumPy, SciPy and the engine's modules
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One rule set's row (column -> value, in the atlas's column order) and what it cost."""
+
+    rules: str
+    row: dict[str, Any]
+    seconds: dict[str, float] = field(default_factory=dict)
+    peak_bytes: int | None = None
+
+
+def positions_of(rules: engine.Rules) -> int:
+    """The positions of the rule set's index: every board of at most its stones."""
+    return comb(rules.total_stones + PITS, PITS)
+
+
+def estimated_bytes(rules: engine.Rules) -> int:
+    """About the most memory ``analyse(rules)`` holds at once."""
+    return BASE_BYTES + BYTES_PER_POSITION * positions_of(rules)
+
+
+def analyse(rules: engine.Rules) -> Analysis:
+    """Every figure of the atlas for ``rules`` (see the module docstring)."""
+    row: dict[str, Any] = {"rules": rules.name}
+    for name, value in dataclasses.asdict(rules).items():
+        row[name] = ".".join(map(str, value)) if isinstance(value, tuple) else value
+    seconds: dict[str, float] = {}
+    with _peak_memory() as peak, _scratch_cache():
+        with _timed(seconds, "tables"):
+            tables = load_tables(table_rules(rules), verbose=False)
+        with _timed(seconds, "size"):
+            row.update(_size(rules, tables))
+        with _timed(seconds, "solve"):
+            solution = solved(rules)  # kept by engine.search for the perfect player's policy
+        with _timed(seconds, "perfect"):
+            row.update(_perfect(rules, solution, tables))
+        del solution
+        for prefix, spec in SELF_PLAY.items():
+            with _timed(seconds, prefix):
+                row.update(_self_play(prefix, engine.exact_outcome(spec, spec, rules=rules, tables=tables)))
+        with _timed(seconds, "exploitability"):
+            found = engine.exploitability("greedy", rules=rules, tables=tables)
+        row["greedy_exploitability_as_south"] = found.as_south
+        row["greedy_exploitability_as_north"] = found.as_north
+        del tables
+    seconds["total"] = sum(seconds.values())
+    return Analysis(rules.name, row, seconds, peak.bytes)
+
+
+def schema() -> pa.Schema:
+    """The atlas's columns and their types, in order: what ``analyse`` fills in a row."""
+    columns: list[tuple[str, pa.DataType]] = [("rules", pa.string())]
+    for name, value in dataclasses.asdict(engine.Rules()).items():
+        kind = pa.bool_() if isinstance(value, bool) else pa.int64() if isinstance(value, int) else pa.string()
+        columns.append((name, kind))
+    columns += [(name, pa.int64()) for name in ("positions", "reachable_positions", "terminal_positions")]
+    columns += [("mean_branching", pa.float64()), ("start_value", pa.int64()), ("best_first_moves", pa.list_(pa.int64()))]
+    columns += [(f"first_move_{pit}_value", pa.int64()) for pit in FIRST_PITS]
+    columns += [("never_settled", pa.int64()), ("perfect_mean_plies", pa.float64())]
+    columns += [("perfect_max_plies", pa.int64()), ("perfect_cap_reached", pa.float64())]
+    for prefix in SELF_PLAY:
+        figures = ["south_win", "draw", "north_win", "first_player_score", "mean_plies", "cap_reached", "unresolved"]
+        figures += [f"{name}_{kind}" for name in COUNTED_EVENTS for kind in ("fires", "mean")]
+        figures += [f"{name}_fires" for name in END_EVENTS]
+        columns += [(f"{prefix}_{figure}", pa.float64()) for figure in figures]
+    columns += [(f"greedy_exploitability_as_{seat}", pa.float64()) for seat in ("south", "north")]
+    return pa.schema(columns)
+
+
+def _size(rules: engine.Rules, tables: engine.tables.PositionTables) -> dict[str, Any]:
+    reachable = reachable_positions(rules, tables)
+    moves = tables.legal[reachable].sum(axis=1)
+    return {
+        "positions": tables.size,
+        "reachable_positions": len(reachable),
+        "terminal_positions": int(np.count_nonzero(moves == 0)),
+        "mean_branching": float(moves[moves > 0].mean()) if np.any(moves > 0) else 0.0,
+    }
+
+
+def _perfect(rules: engine.Rules, solution: engine.Solution, tables: engine.tables.PositionTables) -> dict[str, Any]:
+    start = engine.start_board(rules)
+    pits = engine.legal_moves(start, SOUTH, 0, rules)
+    values = dict(zip(pits, solution.move_values(start, SOUTH, 0), strict=True))
+    row: dict[str, Any] = {
+        "start_value": solution.start_value(),
+        "best_first_moves": list(solution.best_moves(start, SOUTH, 0)),
+    }
+    for pit in FIRST_PITS:
+        row[f"first_move_{pit}_value"] = values.get(pit)
+    row["never_settled"] = solution.never_settled
+    outcome = engine.exact_outcome("perfect", "perfect", rules=rules, tables=tables)
+    played = np.flatnonzero(outcome.plies > 0)
+    row["perfect_mean_plies"] = outcome.mean_plies
+    row["perfect_max_plies"] = int(played[-1]) if len(played) else 0
+    row["perfect_cap_reached"] = float(outcome.plies[rules.ply_cap]) if len(outcome.plies) > rules.ply_cap else 0.0
+    return row
+
+
+def _self_play(prefix: str, outcome: engine.ExactOutcome) -> dict[str, Any]:
+    cap = outcome.rules.ply_cap
+    row: dict[str, Any] = {
+        f"{prefix}_south_win": float(outcome.south_win),
+        f"{prefix}_draw": float(outcome.draw),
+        f"{prefix}_north_win": float(outcome.north_win),
+        f"{prefix}_first_player_score": outcome.first_player_score,
+        f"{prefix}_mean_plies": outcome.mean_plies,
+        f"{prefix}_cap_reached": float(outcome.plies[cap]) if len(outcome.plies) > cap else 0.0,
+        f"{prefix}_unresolved": outcome.unresolved,
+    }
+    for name in COUNTED_EVENTS:
+        row[f"{prefix}_{name}_fires"] = outcome.event_fires[name]
+        row[f"{prefix}_{name}_mean"] = outcome.event_mean[name]
+    for name in END_EVENTS:
+        row[f"{prefix}_{name}_fires"] = outcome.event_fires[name]
+    return row
+
+
+@contextlib.contextmanager
+def _timed(seconds: dict[str, float], part: str) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        seconds[part] = seconds.get(part, 0.0) + time.perf_counter() - started
+
+
+@contextlib.contextmanager
+def _scratch_cache() -> Iterator[None]:
+    """The engine's cache folder, for the duration, a new folder removed afterwards: the perfect
+    player reads the solution from there, and nothing of this rule set stays on disk or in memory."""
+    before = engine.cache_folder()
+    logger = logging.getLogger("engine")
+    level = logger.level
+    with tempfile.TemporaryDirectory(prefix="modiar-atlas-") as folder:
+        engine.set_cache_folder(folder)
+        logger.setLevel(max(logging.WARNING, level))  # the builds of scratch files are no news; a damaged one still is
+        try:
+            yield
+        finally:
+            logger.setLevel(level)
+            engine.set_cache_folder(before)
+            engine.release_caches()
+
+
+class _Peak:
+    bytes: int | None = None
+
+
+@contextlib.contextmanager
+def _peak_memory(interval: float = 0.05) -> Iterator[_Peak]:
+    """The largest resident size of this process while the block runs, sampled every ``interval``
+    seconds from /proc (a worker runs many rule sets, so its lifetime peak would not do); where
+    there is no /proc, the lifetime peak."""
+    peak = _Peak()
+    statm = "/proc/self/statm"
+    if not os.path.exists(statm):
+        try:
+            yield peak
+        finally:
+            peak.bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        return
+    page = os.sysconf("SC_PAGE_SIZE")
+    stop = threading.Event()
+    largest = [0]
+
+    def sample() -> None:
+        while True:
+            with open(statm) as handle:
+                largest[0] = max(largest[0], int(handle.read().split()[1]) * page)
+            if stop.wait(interval):
+                return
+
+    watcher = threading.Thread(target=sample, daemon=True)
+    watcher.start()
+    try:
+        yield peak
+    finally:
+        stop.set()
+        watcher.join()
+        peak.bytes = largest[0]

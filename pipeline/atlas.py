@@ -1,0 +1,353 @@
+"""The Modiar atlas: every rule set of a grid analysed exactly, one task a rule set.
+
+    name = "atlas"                     # letters, digits, - and _: it becomes a folder name
+    [grid]                             # rule fields, each with the list of its values; a field
+    feeding = [true, false]            # left out keeps RULES.md's value
+    grand_slam = ["prohibited", "allowed", "no_capture"]
+    [grids.stones]                     # more grids (optional): the atlas is the union of them all
+    stones_per_pit = [3, 4, 5, 6, 8]
+    [parts.quick]                      # named parts (optional): ``--part quick`` computes only the
+    capture_rows = ["either"]          # rule sets whose fields take these values
+
+A grid's rule sets come in the order of its product, its first field varying slowest; a rule
+set listed by two grids is computed once, where it first comes. Each is one task
+(pipeline.analyse.analyse: tables, solution, exact outcomes, exploitability), run by joblib on
+loky workers or a dask cluster. A finished task is written at once, whole or not at all:
+
+    data/<name>/rows/<rule set>.parquet   its row (pipeline.analyse.schema)
+    data/<name>/rows/<rule set>.json      its seconds per part, peak memory and host
+
+so a killed run loses only the tasks in progress, and a second run computes only what is
+missing. Every run ends by writing
+
+    data/<name>/atlas.parquet    one row per rule set done, in the atlas's order
+    data/<name>/manifest.json    the config, the versions, each rule set's cost, the rule sets
+                                 refused for memory, and atlas.parquet's SHA-256
+
+The rows depend on nothing but their rule sets, so the atlas has the same bytes whatever the
+number of workers, the backend, or how many runs it took. A task whose estimated memory
+(pipeline.analyse.estimated_bytes) exceeds what a worker has is refused up front, in one line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import logging
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from joblib import Parallel, delayed
+from tqdm import tqdm
+
+import engine
+from engine.cache import write_atomic
+from pipeline.analyse import Analysis, analyse, estimated_bytes, positions_of, schema
+from pipeline.lock import folder_lock
+from pipeline.paths import DATA
+from pipeline.progress import Ticker
+from pipeline.records import RecordError, file_sha256, parquet_bytes, sha256, versions
+from pipeline.study import ConfigError, check_keys, load_config, parse_name
+from pipeline.workers import backend, check_backend, exit_with_parent, memory_bytes
+
+log = logging.getLogger(__name__)
+KEYS = ("name", "grid", "grids", "parts")
+REQUIRED = ("name", "grid")
+MANIFEST = "manifest.json"
+ATLAS = "atlas.parquet"
+ROWS = "rows"
+FIELDS = tuple(field.name for field in dataclasses.fields(engine.Rules))
+# Seconds a task takes per position of its index, for the progress bar's estimate only
+# (measured: ~170 s for a 7-stone rule set of 12.3 million positions on this project's machine).
+SECONDS_PER_POSITION = 1.4e-5
+
+
+@dataclass(frozen=True)
+class Atlas:
+    """A checked atlas config (see the module docstring)."""
+
+    name: str
+    grids: tuple[tuple[str, dict[str, tuple[Any, ...]]], ...]  # (label, field -> values), [grid] first
+    parts: dict[str, dict[str, tuple[Any, ...]]]
+
+    def rule_sets(self, part: str | None = None) -> list[engine.Rules]:
+        """The atlas's rule sets in order, each once; with ``part``, those of that part only."""
+        found: dict[engine.Rules, None] = {}
+        for _, grid in self.grids:
+            for values in itertools.product(*grid.values()):
+                found[engine.Rules(**dict(zip(grid, values, strict=True)))] = None
+        if part is None:
+            return list(found)
+        if part not in self.parts:
+            known = ", ".join(self.parts) or "none"
+            raise ConfigError(f"the atlas {self.name} has no part {part!r}; its parts: {known}")
+        wanted = self.parts[part]
+        return [rules for rules in found if all(getattr(rules, key) in values for key, values in wanted.items())]
+
+    def config(self) -> dict[str, Any]:
+        """The config as plain JSON types (what the manifest keeps)."""
+        grids = {label: _plain_grid(grid) for label, grid in self.grids}
+        return {"name": self.name, "grids": grids, "parts": {label: _plain_grid(part) for label, part in self.parts.items()}}
+
+
+def load_atlas(path: str | Path) -> Atlas:
+    """Read and check an atlas config; any mistake raises ConfigError naming the file."""
+    return load_config(Path(path), "atlas", parse_atlas)
+
+
+def parse_atlas(data: dict[str, Any]) -> Atlas:
+    """The Atlas a parsed TOML table describes, checked key by key."""
+    check_keys(data, KEYS, REQUIRED, "atlas")
+    grids = [("grid", _grid(data["grid"], "[grid]"))]
+    more = data.get("grids", {})
+    if not isinstance(more, dict):
+        raise ConfigError(f"grids must be a table of [grids.LABEL] tables, not {more!r}")
+    grids += [(str(label), _grid(grid, f"[grids.{label}]")) for label, grid in more.items()]
+    parts = data.get("parts", {})
+    if not isinstance(parts, dict):
+        raise ConfigError(f"parts must be a table of [parts.LABEL] tables, not {parts!r}")
+    atlas = Atlas(
+        parse_name(data["name"]), tuple(grids), {str(label): _grid(part, f"[parts.{label}]") for label, part in parts.items()}
+    )
+    for label in atlas.parts:
+        if not atlas.rule_sets(label):
+            raise ConfigError(f"[parts.{label}] holds none of the atlas's rule sets")
+    return atlas
+
+
+def _grid(table: object, where: str) -> dict[str, tuple[Any, ...]]:
+    """A table of rule fields, each with a list of values; every rule set it makes is checked."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} must be a table of rule fields, each with a list of values, not {table!r}")
+    grid: dict[str, tuple[Any, ...]] = {}
+    for key, values in table.items():
+        if key not in FIELDS:
+            raise ConfigError(f"unknown rule {key!r} in {where}; the rules are {', '.join(FIELDS)}")
+        if not isinstance(values, list) or not values:
+            raise ConfigError(
+                f"{where} {key} must be a non-empty list of values, such as {key} = [{_example(key)}], not {values!r}"
+            )
+        grid[key] = tuple(tuple(value) if isinstance(value, list) else value for value in values)
+        if len(set(grid[key])) < len(grid[key]):
+            raise ConfigError(f"{where} {key} lists a value twice: {values!r}")
+        for value in grid[key]:
+            try:
+                engine.Rules(**{key: value})
+            except (ValueError, TypeError) as error:
+                raise ConfigError(f"{where} {key}: {error}") from None
+    return grid
+
+
+def _example(key: str) -> str:
+    value = getattr(engine.Rules(), key)
+    return json.dumps(list(value) if isinstance(value, tuple) else value)
+
+
+def _plain_grid(grid: dict[str, tuple[Any, ...]]) -> dict[str, list[Any]]:
+    return {key: [list(value) if isinstance(value, tuple) else value for value in values] for key, values in grid.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+
+
+def run_atlas(
+    atlas: Atlas,
+    out: Path | None = None,
+    *,
+    part: str | None = None,
+    jobs: int = 2,
+    backend_name: str = "loky",
+    scheduler: str | None = None,
+    progress: bool = True,
+) -> Path:
+    """Analyse every rule set of ``atlas`` (of ``part`` only, when given) not yet in ``out``
+    (default data/<name>/), then write atlas.parquet and the manifest; returns the folder.
+    A folder holding another atlas, or anything but an atlas's files, is refused."""
+    check_backend(backend_name)
+    wanted = atlas.rule_sets(part)
+    directory = DATA / atlas.name if out is None else out
+    _check_folder(directory, atlas)
+    try:
+        (directory / ROWS).mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise RecordError(f"cannot write the atlas to {directory}: {error.strerror or error}") from None
+    with folder_lock(directory):
+        _write_manifest(directory, atlas)  # first, so that a killed first run leaves a folder the next one resumes
+        missing = [rules for rules in wanted if _read_row(directory, rules) is None]
+        with backend(backend_name, scheduler, jobs):
+            room = _worker_memory(backend_name, jobs)
+            refused = {rules.name: _refusal(rules, room) for rules in missing if estimated_bytes(rules) > room}
+            for message in refused.values():
+                log.warning("%s", message)
+            todo = sorted((rules for rules in missing if rules.name not in refused), key=positions_of, reverse=True)
+            try:
+                _compute(directory, atlas, todo, jobs, loky=backend_name == "loky", progress=progress)
+            finally:
+                _write_manifest(directory, atlas, refused)
+    return directory
+
+
+def _compute(directory: Path, atlas: Atlas, todo: list[engine.Rules], jobs: int, *, loky: bool, progress: bool) -> None:
+    """Run the tasks, writing each one's row as it comes back."""
+    if not todo:
+        return
+    bar = tqdm(
+        total=round(sum(_seconds(rules) for rules in todo)),
+        desc=f"atlas {atlas.name}: {len(todo)} rule set{'' if len(todo) == 1 else 's'} to analyse",
+        bar_format="{desc}: {percentage:3.0f}%|{bar:20}| {elapsed} elapsed, about {remaining} left{postfix}",
+        disable=not progress,
+    )
+    ticker = Ticker(bar)
+    try:
+        results = Parallel(n_jobs=jobs, return_as="generator_unordered")(delayed(_task)(rules, loky) for rules in todo)
+        for analysis in results:
+            _write_row(directory, analysis)
+            bar.set_postfix_str(f"last done: {analysis.rules} ({analysis.seconds['total']:.0f} s)", refresh=False)
+            bar.update(round(_seconds(engine.Rules.from_name(analysis.rules))))
+    finally:
+        ticker.stop()
+        bar.close()
+
+
+def _task(rules: engine.Rules, loky: bool) -> Analysis:
+    """One rule set analysed (in a worker)."""
+    if loky:
+        exit_with_parent()
+    return analyse(rules)
+
+
+def _seconds(rules: engine.Rules) -> float:
+    return max(1.0, SECONDS_PER_POSITION * positions_of(rules))
+
+
+def _worker_memory(backend_name: str, jobs: int) -> int:
+    """The memory one task may take: this machine's shared by the loky workers, or the smallest
+    limit among the dask cluster's workers (dask's memory_limit, their machine's when 0)."""
+    if backend_name == "loky":
+        return memory_bytes() // jobs
+    from distributed import get_client
+
+    workers = get_client().scheduler_info()["workers"].values()
+    limits = [int(worker.get("memory_limit") or 0) for worker in workers]
+    known = [limit for limit in limits if limit > 0]
+    return min(known) if known else memory_bytes() // max(1, len(limits))
+
+
+def _refusal(rules: engine.Rules, room: int) -> str:
+    return (
+        f"refused {rules.name}: its analysis needs about {estimated_bytes(rules) / 2**30:.1f} GB "
+        f"({positions_of(rules):,} positions) and a worker has {room / 2**30:.1f} GB; "
+        "run it with fewer --jobs or on a larger worker"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Files
+
+
+def _row_path(directory: Path, name: str, suffix: str = ".parquet") -> Path:
+    return directory / ROWS / f"{name}{suffix}"
+
+
+def _write_row(directory: Path, analysis: Analysis) -> None:
+    """The row, then its costs: a row without costs is a finished task all the same."""
+    table = pa.Table.from_pylist([analysis.row], schema=schema())
+    write_atomic(_row_path(directory, analysis.rules), parquet_bytes(table))
+    costs = {"seconds": analysis.seconds, "peak_bytes": analysis.peak_bytes, "host": socket.gethostname()}
+    write_atomic(_row_path(directory, analysis.rules, ".json"), (json.dumps(costs, indent=1) + "\n").encode())
+
+
+def _read_row(directory: Path, rules: engine.Rules) -> pa.Table | None:
+    """A finished task's row, or None when there is none or it is damaged (then computed again)."""
+    path = _row_path(directory, rules.name)
+    if not path.exists():
+        return None
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as error:
+        log.warning("the row %s is unreadable (%s); analysing %s again", path, error, rules.name)
+        return None
+    if table.schema != schema() or table.num_rows != 1 or table.column("rules")[0].as_py() != rules.name:
+        log.warning("the row %s is not this version's row of %s; analysing it again", path, rules.name)
+        return None
+    return table
+
+
+def _write_manifest(directory: Path, atlas: Atlas, refused: dict[str, str] | None = None) -> None:
+    """atlas.parquet from the rows done, in the atlas's order, and the manifest."""
+    rows = [(rules, _read_row(directory, rules)) for rules in atlas.rule_sets()]
+    done = [(rules, row) for rules, row in rows if row is not None]
+    data = parquet_bytes(pa.concat_tables([row for _, row in done]) if done else schema().empty_table())
+    try:
+        write_atomic(directory / ATLAS, data)
+        manifest = {
+            "atlas": atlas.name,
+            "config": atlas.config(),
+            "versions": versions(),
+            "rule_sets": len(rows),
+            "done": len(done),
+            "refused": refused or {},
+            "costs": {rules.name: _costs(directory, rules) for rules, _ in done},
+            "files": {ATLAS: {"bytes": len(data), "sha256": sha256(data)}},
+        }
+        write_atomic(directory / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode())
+    except OSError as error:
+        raise RecordError(f"cannot write the atlas to {directory}: {error.strerror or error}") from None
+
+
+def _costs(directory: Path, rules: engine.Rules) -> dict[str, Any] | None:
+    try:
+        costs = json.loads(_row_path(directory, rules.name, ".json").read_bytes())
+    except (OSError, ValueError):
+        return None
+    return costs if isinstance(costs, dict) else None
+
+
+def _check_folder(directory: Path, atlas: Atlas) -> None:
+    """Refuse a folder that holds something other than this atlas's files."""
+    if not directory.exists():
+        return
+    if not directory.is_dir():
+        raise RecordError(f"{directory} exists and is not a folder; choose another --out")
+    names = {path.name for path in directory.iterdir()} - {".modiar.lock"}
+    if not names:
+        return
+    if MANIFEST not in names:
+        raise RecordError(f"{directory} is not empty and holds no atlas; choose another --out")
+    manifest = read_manifest(directory)
+    if manifest["config"] != json.loads(json.dumps(atlas.config())):  # as JSON keeps it: tuples are lists
+        raise RecordError(
+            f"{directory} holds the atlas of another config; choose another --out, or remove the folder to compute it anew"
+        )
+
+
+def read_manifest(directory: Path) -> dict[str, Any]:
+    """An atlas folder's manifest, checked for its keys."""
+    path = directory / MANIFEST
+    try:
+        manifest = json.loads(path.read_bytes())
+        if not isinstance(manifest.get("config"), dict) or not isinstance(manifest.get("files"), dict):
+            raise TypeError("config and files must be tables")
+    except FileNotFoundError:
+        raise RecordError(f"{path} not found: is {directory} an atlas folder written by 'modiar atlas run'?") from None
+    except (OSError, ValueError, AttributeError, TypeError) as error:
+        raise RecordError(f"{path} is not a readable atlas manifest ({error}); run the atlas again into a new folder") from None
+    return dict(manifest)
+
+
+def read_atlas(directory: Path) -> pa.Table:
+    """The atlas's table, after checking it against the manifest."""
+    manifest = read_manifest(directory)
+    entry = manifest["files"].get(ATLAS)
+    path = directory / ATLAS
+    if not isinstance(entry, dict) or not path.exists() or file_sha256(path) != entry.get("sha256"):
+        raise RecordError(
+            f"{path} is missing or does not match its checksum in the manifest; run 'modiar atlas run' again to rewrite it"
+        )
+    return pq.read_table(path)

@@ -1,0 +1,358 @@
+"""The atlas (pipeline.atlas, pipeline.analyse): a 4-rule-set atlas against values computed
+independently, and the same bytes however it is run.
+
+The independent values come from tests/reference.py, the plain implementation of RULES.md
+that shares nothing with the engine: perfect play by a memoised negamax over (board, mover,
+ply), random play's outcome by summing over every game with its probability, the reachable
+positions by a breadth-first search; greedy and alphabeta(depth=4) are checked against the
+games the batched engine samples, within 4 standard errors. The rule sets have 4 stones a pit
+and a cap of 16 plies, so that all of this takes seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import reference
+
+import engine
+from pipeline import atlas as atlas_module
+from pipeline.analyse import SELF_PLAY
+from pipeline.atlas import Atlas, load_atlas, parse_atlas, read_manifest, run_atlas
+from pipeline.cli import main
+from pipeline.study import ConfigError
+
+CONFIG = """\
+name = "four"
+[grid]
+stones_per_pit = [4]
+ply_cap = [16]
+feeding = [true, false]
+grand_slam = ["prohibited", "allowed"]
+"""
+# The bytes tests run an atlas several times: rule sets of 3 stones a pit take a fraction of a second.
+SMALL = CONFIG.replace('name = "four"', 'name = "small"').replace("stones_per_pit = [4]", "stones_per_pit = [3]")
+TOLERANCE = 1e-8  # the engine's chances are multiples of 2**-32 (engine.choice)
+SAMPLED_GAMES = 20_000
+
+
+@pytest.fixture(scope="module")
+def four(tmp_path_factory: pytest.TempPathFactory) -> tuple[Atlas, Path]:
+    """The atlas of 4-stone rule sets computed once with two loky workers, and its folder."""
+    return _computed(tmp_path_factory.mktemp("four"), CONFIG, jobs=2)
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> tuple[Atlas, Path]:
+    """The atlas of 3-stone rule sets computed once with one worker, its config file in its folder."""
+    return _computed(tmp_path_factory.mktemp("small"), SMALL, jobs=1)
+
+
+def _computed(folder: Path, text: str, *, jobs: int) -> tuple[Atlas, Path]:
+    config = folder / "atlas.toml"
+    config.write_text(text)
+    atlas = load_atlas(config)
+    run_atlas(atlas, folder / "reference", jobs=jobs, progress=False)
+    return atlas, folder
+
+
+def rows(directory: Path) -> dict[str, dict[str, object]]:
+    table = pq.read_table(directory / "atlas.parquet")
+    return {row["rules"]: row for row in table.to_pylist()}
+
+
+# ---------------------------------------------------------------------------------------------
+# The config
+
+
+def test_rule_sets_come_in_the_order_of_the_grids_each_once() -> None:
+    atlas = parse_atlas(
+        {
+            "name": "a",
+            "grid": {"feeding": [True, False], "stones_per_pit": [3, 7]},
+            "grids": {"stones": {"stones_per_pit": [3, 5, 7]}},
+            "parts": {"small": {"stones_per_pit": [3]}},
+        }
+    )
+    names = [rules.name for rules in atlas.rule_sets()]
+    assert names == [
+        "modiar-stones3",
+        "modiar",
+        "modiar-stones3-feedingoff",
+        "modiar-feedingoff",
+        "modiar-stones5",
+    ]
+    assert [rules.name for rules in atlas.rule_sets("small")] == ["modiar-stones3", "modiar-stones3-feedingoff"]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"name": "a", "grid": {"feedin": [True]}}, "unknown rule 'feedin' in [grid]"),
+        ({"name": "a", "grid": {"feeding": True}}, "feeding must be a non-empty list"),
+        ({"name": "a", "grid": {"feeding": []}}, "feeding must be a non-empty list"),
+        ({"name": "a", "grid": {"stones_per_pit": [7, 7]}}, "lists a value twice"),
+        ({"name": "a", "grid": {"grand_slam": ["banned"]}}, "grand_slam must be one of prohibited, allowed, no_capture"),
+        ({"name": "a", "grid": {}, "parts": {"p": {"stones_per_pit": [4]}}}, "[parts.p] holds none of the atlas's rule sets"),
+        ({"name": "a", "grid": {}, "extra": 1}, "unknown key 'extra'"),
+        ({"grid": {}}, "missing key 'name'"),
+    ],
+)
+def test_a_bad_config_is_refused_in_one_line(data: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=None) as raised:
+        parse_atlas(data)
+    assert message in str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+def test_the_command_names_a_config_mistake_and_an_unknown_part(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "bad"\n[grid]\nfeeding = ["maybe"]\n')
+    assert main(["atlas", "run", str(bad), "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"modiar: error: {bad}: [grid] feeding") and error.count("\n") == 1
+    good = tmp_path / "good.toml"
+    good.write_text(CONFIG)
+    assert main(["atlas", "run", str(good), "--part", "nope", "--out", str(tmp_path / "out")]) == 2
+    assert "has no part 'nope'" in capsys.readouterr().err
+
+
+def test_a_folder_of_another_atlas_is_refused(small: tuple[Atlas, Path]) -> None:
+    _, folder = small
+    other = parse_atlas({"name": "four", "grid": {"stones_per_pit": [3]}})
+    with pytest.raises(atlas_module.RecordError, match="holds the atlas of another config"):
+        run_atlas(other, folder / "reference", jobs=1, progress=False)
+
+
+def test_a_rule_set_too_large_for_a_worker_is_refused_up_front(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    atlas = parse_atlas({"name": "big", "grid": {"stones_per_pit": [2, 10]}})
+    monkeypatch.setattr(atlas_module, "memory_bytes", lambda: 2 * 8 << 30)  # two workers of 8 GB
+    run_atlas(atlas, tmp_path / "big", jobs=2, progress=False)
+    manifest = read_manifest(tmp_path / "big")
+    assert manifest["done"] == 1 and list(manifest["refused"]) == ["modiar-stones10"]
+    message = manifest["refused"]["modiar-stones10"]
+    assert "90,858,768 positions" in message and "a worker has 8.0 GB" in message
+    assert message in caplog.text
+
+
+# ---------------------------------------------------------------------------------------------
+# The figures, against independent computations
+
+
+@cache
+def negamax(rules: engine.Rules, board: tuple[int, ...], mover: int, ply: int) -> int:
+    """The mover's final total minus the opponent's still to come, under perfect play."""
+    moves = reference.move_results(list(board), mover, ply, rules) if ply < rules.ply_cap else {}
+    if not moves:
+        return reference.row_stones(list(board), mover) - reference.row_stones(list(board), 1 - mover)
+    return max(result.captured - negamax(rules, tuple(result.board), 1 - mover, ply + 1) for result in moves.values())
+
+
+@cache
+def random_play(rules: engine.Rules, board: tuple[int, ...], mover: int, ply: int) -> dict[tuple[int, int, int, int], float]:
+    """Under uniformly random play from here: the probability of each (margin still to come for
+    South, plies still to come, feeding forced fired, grand slam blocked fired)."""
+    moves = reference.move_results(list(board), mover, ply, rules) if ply < rules.ply_cap else {}
+    if not moves:
+        rows = reference.row_stones(list(board), 0) - reference.row_stones(list(board), 1)
+        return {(rows, 0, 0, 0): 1.0}
+    found: dict[tuple[int, int, int, int], float] = {}
+    for result in moves.values():
+        sign = 1 if mover == 0 else -1
+        forced, blocked = result.events["feeding_forced"], result.events["grand_slam_blocked"]
+        for (margin, plies, fed, slam), chance in random_play(rules, tuple(result.board), 1 - mover, ply + 1).items():
+            key = (margin + sign * result.captured, plies + 1, fed | forced, slam | blocked)
+            found[key] = found.get(key, 0.0) + chance / len(moves)
+    return found
+
+
+def reachable(rules: engine.Rules) -> tuple[int, int, float]:
+    """Positions reachable from the start, as their mover sees them (the mover's row first), those
+    without a move, and the mean number of moves of the others: a breadth-first search of the
+    reference. A view is played as South at ply 1 (later plies differ only by the cap)."""
+    start = reference.start_board(rules)
+    moves_of = {tuple(start): len(reference.move_results(start, 0, 1, rules))}
+    frontier = [tuple(result.board[3:] + result.board[:3]) for result in reference.move_results(start, 0, 0, rules).values()]
+    while frontier:
+        view = frontier.pop()
+        if view in moves_of:
+            continue
+        results = reference.move_results(list(view), 0, 1, rules)
+        moves_of[view] = len(results)
+        frontier += [tuple(result.board[3:] + result.board[:3]) for result in results.values()]
+    counts = list(moves_of.values())
+    live = [count for count in counts if count]
+    return len(counts), counts.count(0), sum(live) / len(live)
+
+
+def test_perfect_play_matches_a_plain_negamax(four: tuple[Atlas, Path]) -> None:
+    atlas, folder = four
+    found = rows(folder / "reference")
+    for rules in atlas.rule_sets():
+        row = found[rules.name]
+        start = tuple(reference.start_board(rules))
+        assert row["start_value"] == negamax(rules, start, 0, 0), rules.name
+        values = {
+            pit: result.captured - negamax(rules, tuple(result.board), 1, 1)
+            for pit, result in reference.move_results(list(start), 0, 0, rules).items()
+        }
+        for pit in range(3):
+            assert row[f"first_move_{pit}_value"] == values.get(pit), (rules.name, pit)
+        assert row["best_first_moves"] == sorted(pit for pit, value in values.items() if value == max(values.values()))
+
+
+def test_random_play_matches_the_sum_over_every_game(four: tuple[Atlas, Path]) -> None:
+    atlas, folder = four
+    found = rows(folder / "reference")
+    for rules in atlas.rule_sets():
+        row = found[rules.name]
+        games = random_play(rules, tuple(reference.start_board(rules)), 0, 0)
+        south = sum(chance for (margin, *_), chance in games.items() if margin > 0)
+        draw = sum(chance for (margin, *_), chance in games.items() if margin == 0)
+        plies = sum(chance * length for (_, length, _, _), chance in games.items())
+        forced = sum(chance for (*_, fed, _), chance in games.items() if fed)
+        blocked = sum(chance for (*_, slam), chance in games.items() if slam)
+        assert row["random_first_player_score"] == pytest.approx(south + draw / 2, abs=TOLERANCE), rules.name
+        assert row["random_draw"] == pytest.approx(draw, abs=TOLERANCE)
+        assert row["random_mean_plies"] == pytest.approx(plies, abs=TOLERANCE)
+        assert row["random_feeding_forced_fires"] == pytest.approx(forced, abs=TOLERANCE)
+        assert row["random_grand_slam_blocked_fires"] == pytest.approx(blocked, abs=TOLERANCE)
+    # The rules change the figures: feeding off never forces a feed, and a grand slam allowed is never blocked.
+    assert all(found[name]["random_feeding_forced_fires"] < 1e-12 for name in found if "feedingoff" in name)
+    assert all(found[name]["random_grand_slam_blocked_fires"] < 1e-12 for name in found if "slamallowed" in name)
+
+
+def test_the_size_of_the_game_matches_a_breadth_first_search(four: tuple[Atlas, Path]) -> None:
+    atlas, folder = four
+    found = rows(folder / "reference")
+    for rules in atlas.rule_sets()[::3]:  # RULES.md's, and feeding off with grand slams allowed
+        positions, terminal, branching = reachable(rules)
+        row = found[rules.name]
+        assert (row["reachable_positions"], row["terminal_positions"]) == (positions, terminal), rules.name
+        assert row["mean_branching"] == pytest.approx(branching, rel=1e-12)
+
+
+@pytest.mark.parametrize("prefix", ["random", "greedy", "alphabeta4"])
+def test_self_play_agrees_with_sampled_games_within_four_standard_errors(four: tuple[Atlas, Path], prefix: str) -> None:
+    atlas, folder = four
+    spec = SELF_PLAY[prefix]
+    found = rows(folder / "reference")
+    for rules in atlas.rule_sets():
+        row = found[rules.name]
+        games = engine.play_batch(SAMPLED_GAMES, spec, spec, rules=rules, seed=11, tables=engine.tables.load_tables(rules, None))
+        score = np.where(games.score_south > games.score_north, 1.0, np.where(games.score_south == games.score_north, 0.5, 0.0))
+        for sampled, exact in (
+            (score, row[f"{prefix}_first_player_score"]),
+            (games.plies.astype(float), row[f"{prefix}_mean_plies"]),
+        ):
+            error = sampled.std(ddof=1) / np.sqrt(len(sampled))
+            assert abs(sampled.mean() - float(exact)) <= 4 * error + 1e-12, (rules.name, prefix, sampled.mean(), exact)
+
+
+# ---------------------------------------------------------------------------------------------
+# The same bytes, however it is run
+
+
+def test_two_workers_give_the_bytes_of_one(small: tuple[Atlas, Path]) -> None:
+    atlas, folder = small
+    run_atlas(atlas, folder / "two-jobs", jobs=2, progress=False)
+    assert (folder / "two-jobs" / "atlas.parquet").read_bytes() == (folder / "reference" / "atlas.parquet").read_bytes()
+
+
+def test_a_killed_and_resumed_atlas_equals_an_uninterrupted_one(small: tuple[Atlas, Path]) -> None:
+    atlas, folder = small
+    out = folder / "killed"
+    command = [sys.executable, "-m", "pipeline.cli", "atlas", "run", str(folder / "atlas.toml"), "--out", str(out), "--jobs", "1"]
+    process = subprocess.Popen([*command, "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first = _first_row(out, process)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    written = {path.name: path.stat().st_mtime_ns for path in (out / "rows").glob("*.parquet")}
+    assert 1 <= len(written) < len(atlas.rule_sets()), "the run ended before it was killed"
+    assert first.name in written
+    run_atlas(atlas, out, jobs=1, progress=False)
+    assert (out / "atlas.parquet").read_bytes() == (folder / "reference" / "atlas.parquet").read_bytes()
+    assert {name: (out / "rows" / name).stat().st_mtime_ns for name in written} == written  # none computed twice
+
+
+def test_a_dask_cluster_that_loses_a_worker_gives_the_bytes_of_a_local_run(small: tuple[Atlas, Path], tmp_path: Path) -> None:
+    atlas, folder = small
+    with _dask_cluster(tmp_path) as (address, workers):
+        out = tmp_path / "dask"
+        killer = threading.Thread(target=_kill_after_first_row, args=(out, workers[0]), daemon=True)
+        killer.start()
+        run_atlas(atlas, out, jobs=2, backend_name="dask", scheduler=address, progress=False)
+        killer.join(timeout=60)
+        assert workers[0].poll() is not None, "the worker was not killed"
+    assert (out / "atlas.parquet").read_bytes() == (folder / "reference" / "atlas.parquet").read_bytes()
+
+
+def _first_row(out: Path, process: subprocess.Popen[bytes], seconds: float = 120) -> Path:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = sorted((out / "rows").glob("*.parquet")) if (out / "rows").exists() else []
+        if found:
+            return found[0]
+        if process.poll() is not None:
+            raise AssertionError(f"the run ended with status {process.returncode} before writing a row")
+        time.sleep(0.01)
+    raise AssertionError("no row written within two minutes")
+
+
+def _kill_after_first_row(out: Path, worker: subprocess.Popen[bytes]) -> None:
+    _first_row(out, worker)
+    worker.send_signal(signal.SIGKILL)
+    worker.wait()
+
+
+@contextlib.contextmanager
+def _dask_cluster(folder: Path) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
+    """A real dask scheduler and two workers (no nanny: killing one kills the worker itself), on
+    loopback, started with the dask command of this environment."""
+    from distributed import Client
+
+    dask = str(Path(sys.executable).parent / "dask")
+    file = folder / "scheduler.json"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    scheduler = ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(file)]
+    processes = [subprocess.Popen([dask, *scheduler], **quiet)]  # type: ignore[call-overload]
+    try:
+        deadline = time.monotonic() + 60
+        while not file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        address = json.loads(file.read_text())["address"]
+        worker = [
+            "worker",
+            address,
+            "--nthreads",
+            "1",
+            "--no-nanny",
+            "--no-dashboard",
+            "--host",
+            "127.0.0.1",
+            "--memory-limit",
+            "2GB",
+        ]
+        workers = [subprocess.Popen([dask, *worker], **quiet) for _ in range(2)]  # type: ignore[call-overload]
+        processes += workers
+        with Client(address, timeout=30) as client:
+            client.wait_for_workers(2, timeout=60)
+        yield address, workers
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
