@@ -176,7 +176,7 @@ def _make_sowing(rules: Rules, origin: int, hand: int) -> Sowing:
     increment = sum(1 << (PIT_BITS * pit) for pit in path) - (hand << (PIT_BITS * origin))
     chain: list[int] = []
     for pit in reversed(path):
-        if pit in chain or (rules.capture_rows == "opponent" and pit < ROW):
+        if pit in chain or (rules.capture_rows == "opponent" and pit < ROW) or (rules.capture_rows == "own" and pit >= ROW):
             break
         chain.append(pit)
     keep = [-1]

@@ -13,7 +13,7 @@ ROW = 3
 PIT_BITS = 6
 PIT_LIMIT = (1 << PIT_BITS) - 1  # a pit of the board code holds at most 63 stones
 
-CAPTURE_ROWS = ("either", "opponent")
+CAPTURE_ROWS = ("either", "opponent", "own")
 GRAND_SLAM = ("prohibited", "allowed", "no_capture")
 MAX_PLY_CAP = 10_000  # keeps every per-game event counter within 16 bits (engine.events)
 
@@ -28,7 +28,7 @@ class Rules:
       sow_origin          the first stone goes back into the origin pit (True); False
                           starts in the next pit and skips the origin on every lap
       capture_counts      a pit holding one of these counts is captured ((2, 4, 6))
-      capture_rows        "either" row, or the "opponent"'s row only
+      capture_rows        "either" row, the "opponent"'s row only, or the mover's "own" row only
       first_move_forfeit  the first move of the game captures nothing (True)
       feeding             a player must feed an opponent whose row is empty (True)
       grand_slam          "prohibited", "allowed", or "no_capture" (legal, captures nothing)

@@ -128,13 +128,16 @@ def capture_chain(sown: list[int], path: list[int], mover: int, rules: Rules) ->
     first pit that does not, when the path is used up, and before it would look at a pit
     a second time (so no more than the last min(n, 6) pits sown). With captures on the
     opponent's row only, the chain stops on reaching the mover's row (and a landing pit
-    in the mover's row takes nothing).
+    in the mover's row takes nothing); with captures on the mover's own row only, the
+    other way round.
     """
     chain: list[int] = []
     for pit in reversed(path):
         if pit in chain:
             break
         if rules.capture_rows == "opponent" and pit in own_row(mover):
+            break
+        if rules.capture_rows == "own" and pit not in own_row(mover):
             break
         if sown[pit] not in rules.capture_counts:
             break

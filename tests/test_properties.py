@@ -67,6 +67,8 @@ def check_turn(board: int, mover: int, ply: int, pit: int, rules: Rules, result:
         assert list(taken) == list(dict.fromkeys(reversed(path)))[: len(taken)]
         if rules.capture_rows == "opponent":
             assert all(target not in row(mover) for target in taken)
+        if rules.capture_rows == "own":
+            assert all(target in row(mover) for target in taken)
     # Step 4: the first move of the game captures nothing.
     if ply == 0 and rules.first_move_forfeit:
         assert result.captured == 0
@@ -238,7 +240,7 @@ def any_rules(draw) -> Rules:
         min_stones_to_play=draw(st.integers(min_value=1, max_value=total)),
         sow_origin=draw(st.booleans()),
         capture_counts=tuple(sorted(draw(st.sets(st.integers(min_value=1, max_value=total), min_size=1, max_size=6)))),
-        capture_rows=draw(st.sampled_from(["either", "opponent"])),
+        capture_rows=draw(st.sampled_from(["either", "opponent", "own"])),
         first_move_forfeit=draw(st.booleans()),
         feeding=draw(st.booleans()),
         grand_slam=draw(st.sampled_from(["prohibited", "allowed", "no_capture"])),

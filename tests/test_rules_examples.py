@@ -1093,6 +1093,51 @@ def test_variant_capture_rows_opponent_for_north():
     assert result.events == capture(2, 1, opponent=2)
 
 
+def test_variant_capture_rows_own_landing_in_the_opponents_row_captures_nothing():
+    """Variant captures on the mover's own row only: L = 4 (North's row) holding 4 is not taken."""
+    #     before        after
+    #      5  4  3       5  4  3
+    # N  [ 1  3  1] -> [ 1  4  2]
+    # S  [ 0  4  1]    [ 0  1  2]
+    #      0  1  2       0  1  2
+    board = pack([0, 4, 1, 1, 3, 1])
+    assert apply_move(board, SOUTH, 1, ply=1).captured == 8  # the default takes 4, 3 and 2
+    result = apply_move(board, SOUTH, 1, ply=1, rules=Rules(capture_rows="own"))
+    assert result.board == pack([0, 1, 2, 2, 4, 1])
+    assert result.captured == 0
+    assert result.events == events()
+
+
+def test_variant_capture_rows_own_chain_stops_on_reaching_the_opponents_row():
+    """Variant captures on the mover's own row only: South takes pit 0, stops at North's pit 5 (2)."""
+    #     before        sown          after
+    #      5  4  3       5  4  3       5  4  3
+    # N  [ 1  3  1] -> [ 2  4  2] -> [ 2  4  2]
+    # S  [ 1  0  5]    [ 2  0  1]    [ 0  0  1]
+    #      0  1  2       0  1  2       0  1  2
+    board = pack([1, 0, 5, 1, 3, 1])
+    assert apply_move(board, SOUTH, 2, ply=1, rules=Rules(grand_slam="allowed")).captured == 10  # 0, 5, 4, 3
+    result = apply_move(board, SOUTH, 2, ply=1, rules=Rules(capture_rows="own"))
+    assert result.board == pack([0, 0, 1, 2, 4, 2])
+    assert result.captured == 2
+    assert result.captured_pits == (0,)
+    assert result.events == capture(2, 1, own=2)
+
+
+def test_variant_capture_rows_own_for_north():
+    """Variant captures on the mover's own row only: North takes its pit 3, stops at South's pit 2."""
+    #     before        sown          after
+    #      5  4  3       5  4  3       5  4  3
+    # N  [ 5  1  1] -> [ 1  1  2] -> [ 1  1  0]
+    # S  [ 3  3  1]    [ 4  4  2]    [ 4  4  2]
+    #      0  1  2       0  1  2       0  1  2
+    result = apply_move(pack([3, 3, 1, 1, 1, 5]), NORTH, 5, ply=1, rules=Rules(capture_rows="own"))
+    assert result.board == pack([4, 4, 2, 0, 1, 1])
+    assert result.captured == 2
+    assert result.captured_pits == (3,)
+    assert result.events == capture(2, 1, own=2)
+
+
 def test_variant_first_move_forfeit_false_captures_on_the_first_move():
     """Variant first-move forfeit = no: South's first move 0 captures the 2 stones of pit 0."""
     #     before        sown          after

@@ -13,6 +13,7 @@ EVERY_FIELD_ALONE = [
     Rules(capture_counts=(2, 3)),
     Rules(capture_counts=(1, 2, 4, 6)),
     Rules(capture_rows="opponent"),
+    Rules(capture_rows="own"),
     Rules(first_move_forfeit=False),
     Rules(feeding=False),
     Rules(grand_slam="allowed"),
