@@ -7,7 +7,7 @@ SEED ?= 7
 
 .DEFAULT_GOAL := help
 STUDY ?= data/default
-.PHONY: help setup test lint format study report variants ladder notebooks sample bench solve clean
+.PHONY: help setup test lint format study report variants ladder atlas atlas-full notebooks sample bench solve clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -48,6 +48,14 @@ variants: $(STAMP) ## the rule-variant sweep (pipeline/studies/variants.toml) in
 ladder: $(STAMP) ## the skill ladder (pipeline/studies/ladder.toml): alphabeta(1..16) and perfect's dials, all exact, into data/ladder and its report
 	$(BIN)/modiar ladder run pipeline/studies/ladder.toml --jobs 2
 	$(BIN)/modiar ladder report data/ladder
+
+atlas: $(STAMP) ## the atlas's first part (pipeline/studies/atlas.toml [parts.make]: 17 rule sets, ~30 min) into data/atlas, and its report
+	$(BIN)/modiar atlas run pipeline/studies/atlas.toml --part make --jobs 2
+	$(BIN)/modiar atlas report data/atlas
+
+atlas-full: $(STAMP) ## the whole atlas (151 rule sets, hours; resumes data/atlas, so it can be run in several goes), and its report
+	$(BIN)/modiar atlas run pipeline/studies/atlas.toml --jobs 2
+	$(BIN)/modiar atlas report data/atlas
 
 notebooks: $(STAMP) ## run the notebooks on data/default and data/variants into reports/notebooks/ (git's copies stay clean); one whose study is not built says which target builds it
 	$(BIN)/python -m pipeline.notebooks --output-dir reports/notebooks notebooks/*.ipynb

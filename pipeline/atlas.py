@@ -177,7 +177,7 @@ def run_atlas(
         (directory / ROWS).mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise RecordError(f"cannot write the atlas to {directory}: {error.strerror or error}") from None
-    with folder_lock(directory):
+    with folder_lock(directory, "modiar atlas run"):
         _write_manifest(directory, atlas)  # first, so that a killed first run leaves a folder the next one resumes
         missing = [rules for rules in wanted if _read_row(directory, rules) is None]
         with backend(backend_name, scheduler, jobs):
@@ -205,7 +205,10 @@ def _compute(directory: Path, atlas: Atlas, todo: list[engine.Rules], jobs: int,
     )
     ticker = Ticker(bar)
     try:
-        results = Parallel(n_jobs=jobs, return_as="generator_unordered")(delayed(_task)(rules, loky) for rules in todo)
+        # On dask every worker of the cluster takes tasks (-1); --jobs sized the local cluster, if any.
+        results = Parallel(n_jobs=jobs if loky else -1, return_as="generator_unordered")(
+            delayed(_task)(rules, loky) for rules in todo
+        )
         for analysis in results:
             _write_row(directory, analysis)
             bar.set_postfix_str(f"last done: {analysis.rules} ({analysis.seconds['total']:.0f} s)", refresh=False)

@@ -21,7 +21,7 @@ class FolderBusyError(OSError):
 
 
 @contextmanager
-def folder_lock(directory: Path) -> Iterator[None]:
+def folder_lock(directory: Path, command: str = "modiar study run") -> Iterator[None]:
     """Hold the folder's lock for the block; FolderBusyError naming the holder's pid when another has it."""
     path = directory / LOCK
     descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -29,7 +29,7 @@ def folder_lock(directory: Path) -> Iterator[None]:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise FolderBusyError(f"{directory} is being written by another 'modiar study run' ({_holder(path)})") from None
+            raise FolderBusyError(f"{directory} is being written by another '{command}' ({_holder(path)})") from None
         os.ftruncate(descriptor, 0)
         os.write(descriptor, f"{os.getpid()}\n".encode())
         yield

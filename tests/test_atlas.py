@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -32,6 +33,7 @@ from pipeline import atlas as atlas_module
 from pipeline.analyse import SELF_PLAY
 from pipeline.atlas import Atlas, load_atlas, parse_atlas, read_manifest, run_atlas
 from pipeline.cli import main
+from pipeline.lock import FolderBusyError, folder_lock
 from pipeline.study import ConfigError
 
 CONFIG = """\
@@ -134,6 +136,13 @@ def test_a_folder_of_another_atlas_is_refused(small: tuple[Atlas, Path]) -> None
     other = parse_atlas({"name": "four", "grid": {"stones_per_pit": [3]}})
     with pytest.raises(atlas_module.RecordError, match="holds the atlas of another config"):
         run_atlas(other, folder / "reference", jobs=1, progress=False)
+
+
+def test_a_second_run_into_a_folder_being_written_is_refused(small: tuple[Atlas, Path]) -> None:
+    atlas, folder = small
+    busy = pytest.raises(FolderBusyError, match="another 'modiar atlas run'")
+    with folder_lock(folder / "reference", "modiar atlas run"), busy:
+        run_atlas(atlas, folder / "reference", jobs=1, progress=False)
 
 
 def test_a_rule_set_too_large_for_a_worker_is_refused_up_front(
@@ -287,6 +296,17 @@ def test_a_killed_and_resumed_atlas_equals_an_uninterrupted_one(small: tuple[Atl
     run_atlas(atlas, out, jobs=1, progress=False)
     assert (out / "atlas.parquet").read_bytes() == (folder / "reference" / "atlas.parquet").read_bytes()
     assert {name: (out / "rows" / name).stat().st_mtime_ns for name in written} == written  # none computed twice
+
+
+def test_a_damaged_row_is_computed_again(small: tuple[Atlas, Path], caplog: pytest.LogCaptureFixture) -> None:
+    atlas, folder = small
+    out = folder / "damaged"
+    shutil.copytree(folder / "reference", out)
+    damaged = out / "rows" / f"{atlas.rule_sets()[1].name}.parquet"
+    damaged.write_bytes(damaged.read_bytes()[:100])
+    run_atlas(atlas, out, jobs=1, progress=False)
+    assert f"the row {damaged} is unreadable" in caplog.text
+    assert (out / "atlas.parquet").read_bytes() == (folder / "reference" / "atlas.parquet").read_bytes()
 
 
 def test_a_dask_cluster_that_loses_a_worker_gives_the_bytes_of_a_local_run(small: tuple[Atlas, Path], tmp_path: Path) -> None:
