@@ -49,9 +49,9 @@ import engine
 from engine.cache import write_atomic
 from pipeline.analyse import Analysis, analyse, estimated_bytes, positions_of, schema
 from pipeline.lock import folder_lock
-from pipeline.paths import DATA
+from pipeline.paths import DATA, LOCK
 from pipeline.progress import Ticker
-from pipeline.records import RecordError, file_sha256, parquet_bytes, sha256, versions
+from pipeline.records import RecordError, check_own_folder, file_sha256, parquet_bytes, sha256, versions
 from pipeline.study import ConfigError, check_keys, load_config, parse_name
 from pipeline.workers import backend, check_backend, exit_with_parent, memory_bytes
 
@@ -172,7 +172,7 @@ def run_atlas(
     check_backend(backend_name)
     wanted = atlas.rule_sets(part)
     directory = DATA / atlas.name if out is None else out
-    _check_folder(directory, atlas)
+    check_own_folder(directory, "atlas", atlas.config(), read_manifest, ignore=(LOCK,))
     try:
         (directory / ROWS).mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -310,24 +310,6 @@ def _costs(directory: Path, rules: engine.Rules) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return costs if isinstance(costs, dict) else None
-
-
-def _check_folder(directory: Path, atlas: Atlas) -> None:
-    """Refuse a folder that holds something other than this atlas's files."""
-    if not directory.exists():
-        return
-    if not directory.is_dir():
-        raise RecordError(f"{directory} exists and is not a folder; choose another --out")
-    names = {path.name for path in directory.iterdir()} - {".modiar.lock"}
-    if not names:
-        return
-    if MANIFEST not in names:
-        raise RecordError(f"{directory} is not empty and holds no atlas; choose another --out")
-    manifest = read_manifest(directory)
-    if manifest["config"] != json.loads(json.dumps(atlas.config())):  # as JSON keeps it: tuples are lists
-        raise RecordError(
-            f"{directory} holds the atlas of another config; choose another --out, or remove the folder to compute it anew"
-        )
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:

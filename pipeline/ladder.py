@@ -51,7 +51,7 @@ from pipeline.exact_cache import (
 )
 from pipeline.paths import DATA
 from pipeline.progress import Ticker
-from pipeline.records import RecordError, exact_table, file_sha256, parquet_bytes, sha256, versions
+from pipeline.records import RecordError, check_own_folder, exact_table, file_sha256, parquet_bytes, sha256, versions
 from pipeline.study import RULES_MD, ConfigError, check_keys, load_config, parse_name, parse_rules, parse_strategies
 from pipeline.workers import exit_with_parent, memory_bytes
 
@@ -118,7 +118,7 @@ def run_ladder(ladder: Ladder, out: Path | None = None, *, jobs: int = 1, progre
     read) and write its files into ``out`` (default data/<name>/); returns the folder. A folder
     that holds another ladder's manifest, or anything but a ladder's files, is refused."""
     directory = DATA / ladder.name if out is None else out
-    _check_folder(directory, ladder)
+    check_own_folder(directory, "ladder", ladder.config(), read_manifest)
     if exact_jobs(jobs) < jobs:
         raise RecordError(
             f"--jobs {jobs} needs about {jobs * EXACT_WORKER_BYTES / 2**30:.1f} GB (its widest pairings take "
@@ -229,24 +229,6 @@ def _write(directory: Path, ladder: Ladder, outcomes: list[engine.ExactOutcome],
         write_atomic(directory / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode())
     except OSError as error:
         raise RecordError(f"cannot write the ladder to {directory}: {error.strerror or error}") from None
-
-
-def _check_folder(directory: Path, ladder: Ladder) -> None:
-    """Refuse a folder that holds something other than this ladder's files."""
-    if not directory.exists():
-        return
-    if not directory.is_dir():
-        raise RecordError(f"{directory} exists and is not a folder; choose another --out")
-    names = {path.name for path in directory.iterdir()}
-    if not names:
-        return
-    if MANIFEST not in names:
-        raise RecordError(f"{directory} is not empty and holds no ladder; choose another --out")
-    manifest = read_manifest(directory)
-    if manifest["config"] != json.loads(json.dumps(ladder.config())):  # as JSON keeps it: tuples are lists
-        raise RecordError(
-            f"{directory} holds the ladder of another config; choose another --out, or remove the folder to compute it anew"
-        )
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:

@@ -23,7 +23,7 @@ import json
 import os
 import platform
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NotRequired, Required, TypedDict, cast
 
@@ -225,6 +225,32 @@ def file_sha256(path: Path) -> str | None:
         return sha256(path.read_bytes())
     except OSError:  # missing, or not a file
         return None
+
+
+def check_own_folder(
+    directory: Path,
+    kind: str,
+    config: dict[str, Any],
+    manifest_of: Callable[[Path], dict[str, Any]],
+    *,
+    ignore: tuple[str, ...] = (),
+) -> None:
+    """Refuse (RecordError) a folder that holds something other than the files of this ``kind``
+    of run (a ladder, an atlas) with this ``config``: a folder is written only when it is
+    missing, empty (but for the names in ``ignore``), or holds a manifest of the same config."""
+    if not directory.exists():
+        return
+    if not directory.is_dir():
+        raise RecordError(f"{directory} exists and is not a folder; choose another --out")
+    names = {path.name for path in directory.iterdir()} - set(ignore)
+    if not names:
+        return
+    if MANIFEST not in names:
+        raise RecordError(f"{directory} is not empty and holds no {kind}; choose another --out")
+    if manifest_of(directory)["config"] != json.loads(json.dumps(config)):  # as JSON keeps it: tuples are lists
+        raise RecordError(
+            f"{directory} holds the {kind} of another config; choose another --out, or remove the folder to compute it anew"
+        )
 
 
 def versions() -> dict[str, str]:
