@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 import engine
-from pipeline.paths import bundled_ladders, bundled_studies, cache_folder, study_config
+from pipeline.paths import bundled_atlases, bundled_ladders, bundled_studies, cache_folder, study_config
 
 USAGE_ERROR = 2
 # modiar exact: the float sums of a length distribution may fall short of a cumulative probability
@@ -188,10 +188,7 @@ def _study_run(arguments: argparse.Namespace) -> None:
     from pipeline.runner import run_study
     from pipeline.study import ConfigError, load_study
 
-    if arguments.jobs < 1:
-        raise UsageError(f"--jobs must be at least 1, not {arguments.jobs}")
-    if arguments.scheduler is not None and arguments.backend != "dask":
-        raise UsageError("--scheduler goes with --backend dask")
+    _check_workers(arguments)
     try:
         study = load_study(study_config(arguments.config))
         out = _out_folder(arguments.out)
@@ -206,6 +203,13 @@ def _study_run(arguments: argparse.Namespace) -> None:
     except (ConfigError, RecordError) as error:
         raise UsageError(str(error)) from None
     print(f"study {study.name}: {study.total_games():,} games in {folder}")
+
+
+def _check_workers(arguments: argparse.Namespace) -> None:
+    if arguments.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {arguments.jobs}")
+    if arguments.scheduler is not None and arguments.backend != "dask":
+        raise UsageError("--scheduler goes with --backend dask")
 
 
 def _study_status(arguments: argparse.Namespace) -> None:
@@ -259,6 +263,40 @@ def _ladder_report(arguments: argparse.Namespace) -> None:
 
     try:
         build_ladder_report(Path(arguments.folder), _out_folder(arguments.out), progress=not arguments.quiet)
+    except RecordError as error:
+        raise UsageError(str(error)) from None
+
+
+def _atlas_run(arguments: argparse.Namespace) -> None:
+    from pipeline.atlas import load_atlas, read_manifest, run_atlas
+    from pipeline.records import RecordError
+    from pipeline.study import ConfigError
+
+    _check_workers(arguments)
+    try:
+        atlas = load_atlas(study_config(arguments.config))
+        folder = run_atlas(
+            atlas,
+            _out_folder(arguments.out),
+            part=arguments.part,
+            jobs=arguments.jobs,
+            backend_name=arguments.backend,
+            scheduler=arguments.scheduler,
+            progress=not arguments.quiet,
+        )
+        manifest = read_manifest(folder)
+    except (ConfigError, RecordError) as error:
+        raise UsageError(str(error)) from None
+    refused = f", {len(manifest['refused'])} refused for memory" if manifest["refused"] else ""
+    print(f"atlas {atlas.name}: {manifest['done']} of {manifest['rule_sets']} rule sets in {folder / 'atlas.parquet'}{refused}")
+
+
+def _atlas_report(arguments: argparse.Namespace) -> None:
+    from pipeline.atlas_report import build_atlas_report
+    from pipeline.records import RecordError
+
+    try:
+        build_atlas_report(Path(arguments.folder), _out_folder(arguments.out), progress=not arguments.quiet)
     except RecordError as error:
         raise UsageError(str(error)) from None
 
@@ -473,6 +511,7 @@ def _parser() -> argparse.ArgumentParser:
 
     _add_study_commands(commands)
     _add_ladder_commands(commands)
+    _add_atlas_commands(commands)
     play = commands.add_parser("play", help="play a game in the terminal: a person (human) against any strategy")
     play.add_argument("--south", default="human", help="South's strategy, or human (default human)")
     play.add_argument("--north", default="greedy", help="North's strategy, or human (default greedy)")
@@ -529,6 +568,26 @@ def _add_ladder_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     report.add_argument("--out", help="the report's folder (default reports/<ladder name>/)")
     report.add_argument("--quiet", action="store_true", help="print nothing but errors")
     report.set_defaults(run=_ladder_report)
+
+
+def _add_atlas_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    atlas = commands.add_parser("atlas", help="the atlas of rule space: every rule set of a grid solved and analysed exactly")
+    actions = atlas.add_subparsers(title="atlas commands", required=True, metavar="ACTION")
+    run = actions.add_parser("run", help="analyse every rule set of an atlas not yet in its folder (resumes a stopped run)")
+    bundled = ", ".join(bundled_atlases())
+    run.add_argument("config", help=f"the atlas's TOML file, or a bundled one: {bundled} (e.g. modiar atlas run atlas)")
+    run.add_argument("--out", help="the atlas's folder (default data/<atlas name>)")
+    run.add_argument("--part", help="only the rule sets of this [parts.NAME] of the config")
+    run.add_argument("--jobs", type=int, default=2, help="worker processes (default 2; about 4.5 GB each with 7 stones a pit)")
+    run.add_argument("--backend", default="loky", choices=["loky", "dask"], help="joblib backend (default loky)")
+    run.add_argument("--scheduler", help="with --backend dask: the dask.distributed scheduler address (default a local cluster)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(run=_atlas_run)
+    report = actions.add_parser("report", help="write the atlas's report: HTML, CSV tables and SVG/PDF/PNG figures")
+    report.add_argument("folder", help="the atlas's folder, e.g. data/atlas")
+    report.add_argument("--out", help="the report's folder (default reports/<atlas name>/)")
+    report.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    report.set_defaults(run=_atlas_report)
 
 
 def _add_game_options(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,161 @@
+"""The atlas's report (pipeline.atlas_report) on a tiny atlas of 2- and 3-stone rule sets, computed
+once for the module: its files, its main effects and its lists against the atlas's rows, and its
+refusals."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline import figures as plot
+from pipeline.atlas import Atlas, parse_atlas, read_manifest, run_atlas
+from pipeline.atlas_report import (
+    atlas_frame,
+    build_atlas_report,
+    config_order,
+    fair_rule_sets,
+    field_effects,
+    first_player_wins,
+    main_effects,
+    map_block,
+    map_grid,
+    map_layout,
+    stones_series,
+    value_label,
+    varying_fields,
+)
+from pipeline.figures import FORMATS
+from pipeline.records import RecordError
+
+# Two stones a pit: sowing into the origin pit or not decides who wins (0 against +10 under
+# perfect play); the stones series adds 3 stones (-8) at RULES.md's other rules.
+CONFIG = {
+    "name": "tiny",
+    "grid": {"stones_per_pit": [2], "sow_origin": [True, False], "feeding": [True, False]},
+    "grids": {"stones": {"stones_per_pit": [2, 3]}},
+    "parts": {"fed": {"feeding": [True]}},
+}
+TABLES = ("atlas", "fair", "first_player_wins", "main_effects", "field_effects", "stones", "costs")
+MAPS = ("atlas_map_start_value", "atlas_map_random_first_player_score", "atlas_map_random_mean_plies")
+FIGURES = (*MAPS, "atlas_stones", "atlas_effects", "atlas_tradeoff")
+
+
+@pytest.fixture(scope="module")
+def atlas() -> Atlas:
+    return parse_atlas(CONFIG)
+
+
+@pytest.fixture(scope="module")
+def folder(atlas: Atlas, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return run_atlas(atlas, tmp_path_factory.mktemp("atlas") / "tiny", jobs=1, progress=False)
+
+
+@pytest.fixture(scope="module")
+def report(folder: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_atlas_report(folder, tmp_path_factory.mktemp("reports") / "tiny", progress=False)
+
+
+@pytest.fixture(scope="module")
+def rows(folder: Path) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = pq.read_table(folder / "atlas.parquet").to_pylist()
+    return rows
+
+
+def test_the_report_has_its_pages_tables_and_figures(report: Path) -> None:
+    assert (report / "index.html").stat().st_size > 0
+    assert "Which rule matters most" in (report / "report.md").read_text()
+    for name in TABLES:
+        assert (report / "tables" / f"{name}.csv").exists(), name
+    for stem in FIGURES:
+        for suffix in FORMATS:
+            assert (report / "figures" / f"{stem}.{suffix}").stat().st_size > 0, f"{stem}.{suffix}"
+
+
+def test_the_atlas_csv_has_every_rule_set_and_flat_best_moves(report: Path, rows: list[dict[str, Any]]) -> None:
+    table = pl.read_csv(report / "tables" / "atlas.csv")
+    assert table["rules"].to_list() == [row["rules"] for row in rows]
+    assert table["best_first_moves"].cast(pl.String).to_list() == [" ".join(map(str, row["best_first_moves"])) for row in rows]
+
+
+def test_the_map_block_is_the_grid_without_the_stones_series(folder: Path, rows: list[dict[str, Any]]) -> None:
+    block = map_block(atlas_frame(folder))
+    assert sorted(block["rules"].to_list()) == sorted(row["rules"] for row in rows if row["stones_per_pit"] == 2)
+    assert varying_fields(block) == ["sow_origin", "feeding"]
+
+
+def test_main_effects_are_the_means_over_each_value(folder: Path, rows: list[dict[str, Any]]) -> None:
+    block = map_block(atlas_frame(folder))
+    effects = main_effects(block, ["sow_origin", "feeding"])
+    grid = [row for row in rows if row["stones_per_pit"] == 2]
+    for field in ("sow_origin", "feeding"):
+        for value in (True, False):
+            expected = mean(row["start_value"] for row in grid if row[field] == value)
+            found = effects.filter((pl.col("field") == field) & (pl.col("value") == value_label(field, value)))
+            assert found["rule_sets"].item() == 2
+            assert found["mean_start_value"].item() == pytest.approx(expected, abs=1e-12)
+
+
+def test_field_effects_are_the_spread_of_the_means_largest_first(folder: Path, rows: list[dict[str, Any]]) -> None:
+    block = map_block(atlas_frame(folder))
+    spreads = field_effects(main_effects(block, ["sow_origin", "feeding"]))
+    grid = [row for row in rows if row["stones_per_pit"] == 2]
+    by_origin = [mean(row["start_value"] for row in grid if row["sow_origin"] == value) for value in (True, False)]
+    assert spreads["field"][0] == "sow_origin"
+    assert spreads["effect_start_value"][0] == pytest.approx(max(by_origin) - min(by_origin))
+    assert spreads["effect_start_value"].to_list() == sorted(spreads["effect_start_value"].to_list(), reverse=True)
+
+
+def test_fair_and_first_player_lists_follow_the_start_value(folder: Path, rows: list[dict[str, Any]]) -> None:
+    frame = atlas_frame(folder)
+    assert fair_rule_sets(frame)["rules"].to_list() == [row["rules"] for row in rows if row["start_value"] == 0]
+    assert first_player_wins(frame)["rules"].to_list() == [row["rules"] for row in rows if row["start_value"] > 0]
+    assert fair_rule_sets(frame).height and first_player_wins(frame).height  # the tiny atlas has both
+
+
+def test_the_map_puts_every_rule_set_in_one_cell(folder: Path) -> None:
+    block = map_block(atlas_frame(folder))
+    layout = map_layout(block)
+    grid = map_grid(block, layout, "start_value")
+    assert grid.size == block.height == 4
+    assert sorted(grid.ravel().tolist()) == sorted(block["start_value"].cast(pl.Float64).to_list())
+
+
+def test_the_stones_series_is_rules_md_at_each_stone_count(folder: Path) -> None:
+    series = stones_series(atlas_frame(folder))
+    assert series["rules"].to_list() == ["modiar-stones2", "modiar-stones3"]
+
+
+def test_a_folder_without_a_manifest_is_one_line_error(tmp_path: Path) -> None:
+    with pytest.raises(RecordError) as error:
+        build_atlas_report(tmp_path, tmp_path.parent / f"{tmp_path.name}-report", progress=False)
+    assert "manifest.json not found" in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_a_partial_atlas_still_reports(atlas: Atlas, folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(plot, "FORMATS", ("svg",))  # the figures' other formats are the first report's to check
+    partial = tmp_path / "partial"
+    (partial / "rows").mkdir(parents=True)
+    shutil.copy(folder / "manifest.json", partial / "manifest.json")
+    for path in (folder / "rows").iterdir():  # the finished rows of one part: nothing to compute
+        if "feedingoff" not in path.name:
+            shutil.copy(path, partial / "rows" / path.name)
+    run_atlas(atlas, partial, part="fed", jobs=1, progress=False)
+    out = build_atlas_report(partial, tmp_path / "report", progress=False)
+    words = (out / "report.md").read_text()
+    assert "3 of the atlas's 5 rule sets done so far" in words
+    assert pl.read_csv(out / "tables" / "atlas.csv").height == 3
+
+
+def test_values_come_in_the_configs_order(folder: Path) -> None:
+    order = config_order(read_manifest(folder))
+    assert order["sow_origin"] == [True, False]
+    block = map_block(atlas_frame(folder)).sort("rules", descending=True)  # another order than the config's
+    assert map_layout(block, order=order).rows + map_layout(block, order=order).columns == ((True,), (False,), (True,), (False,))
+    assert main_effects(block, ["feeding"], order)["value"].to_list() == ["feeding on", "feeding off"]
