@@ -52,9 +52,10 @@ SELF_PLAY = {"random": "random", "greedy": "greedy", "alphabeta4": "alphabeta(de
 COUNTED_EVENTS = (*POSITION_FLAGS, "first_move_forfeit", "capture")
 FIRST_PITS = range(3)  # South's pits: the first move is one of them
 # The bytes a rule set's analysis needs at its peak, per position of its index (C(T + 6, 6) for T
-# stones in play), measured with pipeline.bench's atlas line: random self-play's exact outcome
-# is the widest step (its states: position and margin).
-BYTES_PER_POSITION = 340
+# stones in play), beyond BASE_BYTES: random self-play's exact outcome is the widest step (its
+# states: position and margin). Measured (make atlas; pipeline.bench's atlas line): 320 with 7
+# stones a pit (4.2 GB), 347 with 8 (9.3 GB); 360 leaves a margin.
+BYTES_PER_POSITION = 360
 BASE_BYTES = 300 << 20  # the interpreter, NumPy, SciPy and the engine's modules
 
 
