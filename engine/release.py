@@ -8,16 +8,31 @@ worker: pipeline.atlas), calls ``release_caches`` between them so that it holds 
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
 
 from engine import policy, positions, replay, search, tables
 
 
 def release_caches() -> None:
-    """Forget every table, solution and position the engine keeps between calls."""
+    """Forget every table, solution and position the engine keeps between calls, and hand the
+    freed memory back to the system where the C library can (glibc's malloc_trim): else a worker
+    keeps the high-water mark of its largest rule set for the rest of its life."""
     tables._kept.cache_clear()
     replay._loaded_tables.cache_clear()
     search.solution.cache_clear()
     positions.positions.cache_clear()
     policy._LOADED.clear()
     gc.collect()
+    _trim()
+
+
+def _trim() -> None:
+    name = ctypes.util.find_library("c")
+    try:
+        library = ctypes.CDLL(name)
+        trim = library.malloc_trim
+    except (OSError, AttributeError, TypeError):  # no C library found, or not glibc
+        return
+    trim(0)

@@ -57,6 +57,7 @@ FIRST_PITS = range(3)  # South's pits: the first move is one of them
 # stones a pit (4.2 GB), 347 with 8 (9.3 GB); 360 leaves a margin.
 BYTES_PER_POSITION = 360
 BASE_BYTES = 300 << 20  # the interpreter, NumPy, SciPy and the engine's modules
+ROUNDING = 1e-12  # engine.exact_outcome's float sums stay far below this
 
 
 @dataclass(frozen=True)
@@ -169,11 +170,18 @@ def _self_play(prefix: str, outcome: engine.ExactOutcome) -> dict[str, Any]:
         f"{prefix}_unresolved": outcome.unresolved,
     }
     for name in COUNTED_EVENTS:
-        row[f"{prefix}_{name}_fires"] = outcome.event_fires[name]
-        row[f"{prefix}_{name}_mean"] = outcome.event_mean[name]
+        row[f"{prefix}_{name}_fires"] = _settled(outcome.event_fires[name])
+        row[f"{prefix}_{name}_mean"] = _settled(outcome.event_mean[name])
     for name in END_EVENTS:
-        row[f"{prefix}_{name}_fires"] = outcome.event_fires[name]
+        row[f"{prefix}_{name}_fires"] = _settled(outcome.event_fires[name])
     return row
+
+
+def _settled(value: float) -> float:
+    """0 for a chance or a count within ROUNDING of it: engine.exact_outcome gets a chance of firing
+    as the total mass less the mass on which the event has not fired, so an event that never
+    fires comes out as a float residue (1e-16) rather than 0."""
+    return 0.0 if abs(value) < ROUNDING else value
 
 
 @contextlib.contextmanager

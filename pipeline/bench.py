@@ -49,6 +49,15 @@ POLICY_TARGETS = (
     ("alphabeta(depth=40)", 120.0, None),
     ("perfect", None, None),
 )
+# (rules, seconds, GiB) of the strong solution at scale, each solved in a fresh process once its
+# tables are cached; peak memory is the process's, tables included. None: no target.
+SOLVER_TARGETS = (
+    (engine.Rules(), 60.0, None),
+    (engine.Rules(min_stones_to_play=1, capture_rows="opponent"), 60.0, None),  # long capture-free cycles
+    (engine.Rules(stones_per_pit=8), None, 2.0),
+)
+# 90.8 M positions, a quarter of an hour: only with MODIAR_BENCH_STONES10=1, or large_solve().
+LARGE_SOLVER_TARGET = (engine.Rules(stones_per_pit=10), None, 8.0)
 # Exact self-play outcomes timed by the bench, with the target in seconds where the issue sets one.
 EXACT_TARGETS = (("random", 60.0), ("greedy", None), ("heuristic", None), ("alphabeta(depth=4)", None), ("perfect", None))
 
@@ -102,6 +111,7 @@ def main(seconds: float = 10.0) -> None:
     batched = _in_child(batched_games, seconds)
     print(f"  batched / scalar (cold): {batched / scalar:,.0f}x")
     _in_child(full_solve)
+    solver_scales(large=os.environ.get("MODIAR_BENCH_STONES10") == "1")
     print("\npolicy tables of the default rules, each built in a fresh process from the cached tables and solution")
     for spec, target_seconds, target_gib in POLICY_TARGETS:
         _in_child(policy_build, spec, target_seconds, target_gib)
@@ -110,6 +120,7 @@ def main(seconds: float = 10.0) -> None:
     for spec, target in EXACT_TARGETS:
         _in_child(exact_self_play, spec, target)
     _in_child(study_runs)
+    _in_child(atlas_rule_set)
 
 
 def scalar_games(seconds: float) -> float:
@@ -241,6 +252,46 @@ def full_solve() -> None:
     print(f"  {_peak()} ({_verdict(peak <= 4)})")
 
 
+def solver_scales(large: bool = False) -> None:
+    """The strong solution of each rule set of SOLVER_TARGETS (and, if ``large``, 10 stones a pit)."""
+    print("\nstrong solution at scale, cap 400, each in a fresh process once its tables are cached")
+    for rules, target_seconds, target_gib in (*SOLVER_TARGETS, *([LARGE_SOLVER_TARGET] if large else [])):
+        _in_child(_cache_tables, rules)
+        _in_child(solver_scale, rules, target_seconds, target_gib)
+
+
+def large_solve() -> None:
+    """The 10-stone solve alone (``python -c 'from pipeline.bench import large_solve; large_solve()'``)."""
+    rules, target_seconds, target_gib = LARGE_SOLVER_TARGET
+    _in_child(_cache_tables, rules)
+    _in_child(solver_scale, rules, target_seconds, target_gib)
+
+
+def solver_scale(rules: engine.Rules, target_seconds: float | None, target_gib: float | None) -> None:
+    """Solve ``rules`` without the solution cache: seconds to read the tables and to solve, and
+    the process's peak memory (ru_maxrss, tables included) in all and per position."""
+    start = time.perf_counter()
+    tables = load_tables(rules, verbose=False)
+    read = time.perf_counter() - start
+    solution = engine.solve(rules, 400, tables=tables, cache=None, verbose=False)
+    took = solution.timings["solve"]
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    targets = []
+    if target_seconds is not None:
+        targets.append(f"<= {target_seconds:.0f} s: {_verdict(took <= target_seconds)}")
+    if target_gib is not None:
+        targets.append(f"<= {target_gib:.0f} GiB: {_verdict(peak <= target_gib * 2**30)}")
+    print(
+        f"  {rules.name:<26} {solution.size:>10,} positions: solved in {took:6.1f} s (tables read in {read:.1f} s), "
+        f"{len(solution.change_plies) / solution.size:.1f} changes a position; peak {peak / 2**30:.2f} GiB = "
+        f"{peak / solution.size:.0f} bytes a position" + (f" [{'; '.join(targets)}]" if targets else "")
+    )
+
+
+def _cache_tables(rules: engine.Rules) -> None:
+    load_tables(rules, verbose=False)  # builds and caches them when missing
+
+
 def study_runs() -> None:
     """Whole studies written to Parquet: a million random games, and one CPU-bound pairing on 1 and 2 jobs."""
     print(
@@ -298,6 +349,25 @@ def _print_throughput(label: str, result: Throughput, note: str = "") -> None:
     print(
         f"  {label:>6}: {result.games:>9,} games in {result.seconds:5.2f} s = {result.games_per_second:>8,.0f} games/s,"
         f" {result.moves_per_second:>10,.0f} moves/s, {result.moves / result.games:.1f} plies/game {note}"
+    )
+
+
+def atlas_rule_set() -> None:
+    """One task of the atlas (pipeline.analyse) on the default rules, from nothing: what a rule set
+    costs, part by part, and its peak memory per position (the atlas's memory estimate)."""
+    from pipeline.analyse import BASE_BYTES, BYTES_PER_POSITION, analyse, estimated_bytes
+
+    rules = engine.Rules()
+    print(f"\none rule set of the atlas from nothing (pipeline.analyse, {rules.name}) [<= 4.5 GB, the atlas's estimate]")
+    analysis = analyse(rules)
+    parts = ", ".join(f"{part} {seconds:.1f}" for part, seconds in analysis.seconds.items() if part != "total")
+    print(f"  {analysis.seconds['total']:.0f} s in all; seconds per part: {parts}")
+    peak = analysis.peak_bytes or 0
+    per_position = (peak - BASE_BYTES) / analysis.row["positions"]
+    estimated = estimated_bytes(rules)
+    print(
+        f"  peak {peak / 2**30:.2f} GiB, {per_position:.0f} bytes a position beyond the {BASE_BYTES >> 20} MB base "
+        f"(the estimate takes {BYTES_PER_POSITION}: {estimated / 2**30:.2f} GiB; {_verdict(peak <= estimated)})"
     )
 
 
