@@ -5,6 +5,11 @@ total exactly T, are marked by six bar positions p_k = c0 + ... + c_k + k, which
 6-subset of 0 .. T+5. The index is that subset's rank in the combinatorial number system,
 ``sum_k C(p_k, k + 1)``, so T = 42 (the default rules) gives C(48, 6) = 12,271,512 boards.
 Both directions are vectorised over NumPy arrays; the scalar ``rank`` serves Python code.
+
+The ranks run through the boards in order of their stones: the boards of exactly s stones
+(those whose slack count is T - s, so p_5 = s + 5) take the ranks C(s + 5, 6) .. C(s + 6, 6) - 1,
+a layer of C(s + 5, 5) boards (``layer``). A move never adds stones, so it stays in its board's
+layer or goes down to a lower one: ``engine.solver`` solves the layers one at a time.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from engine.board import Board
 from engine.rules import PIT_BITS, PIT_LIMIT, PITS
 
 _SHIFTS = np.arange(PITS, dtype=np.uint64) * np.uint64(PIT_BITS)
+_BLOCK = 1 << 20  # boards unranked at a time
 
 
 class BoardIndex:
@@ -43,6 +49,10 @@ class BoardIndex:
             index += rows[bar + pit][pit + 1]
         return index
 
+    def layer(self, stones: int) -> tuple[int, int]:
+        """The ranks [start, stop) of the boards of exactly ``stones`` stones."""
+        return comb(stones + PITS - 1, PITS), comb(stones + PITS, PITS)
+
     def rank_counts(self, counts: np.ndarray) -> np.ndarray:
         """The indices of boards given as an (n, 6) array of pit counts."""
         bars = np.cumsum(counts, axis=1, dtype=np.int64) + np.arange(PITS)
@@ -62,13 +72,27 @@ class BoardIndex:
         """The board codes (uint64) of the boards at these indices."""
         return counts_to_codes(self.counts(indices))
 
+    def counts_between(self, start: int, stop: int) -> np.ndarray:
+        """The (stop - start, 6) pit counts (uint8) of the boards of ranks start .. stop - 1, unranked
+        from the ranks alone: no table of every board, so a block costs only its own rows."""
+        rest = np.arange(start, stop, dtype=np.int64)
+        bars = np.empty((len(rest), PITS), dtype=np.int64)
+        for k in range(PITS - 1, 0, -1):
+            # p_k is the largest n with C(n, k + 1) at most what is left of the rank.
+            bars[:, k] = np.searchsorted(self.binomial[:, k + 1], rest, side="right") - 1
+            rest -= self.binomial[bars[:, k], k + 1]
+        bars[:, 0] = rest  # C(n, 1) = n
+        counts = np.diff(bars, axis=1, prepend=-1) - 1
+        return counts.astype(np.uint8)
+
     @cached_property
     def all_counts(self) -> np.ndarray:
         """Every board's (6,) pit counts as uint8, row i being the board of index i."""
-        counts = _every_composition(self.total)
-        ordered = np.empty_like(counts)
-        ordered[self.rank_counts(counts)] = counts
-        return ordered
+        counts = np.empty((self.size, PITS), dtype=np.uint8)
+        for start in range(0, self.size, _BLOCK):
+            stop = min(start + _BLOCK, self.size)
+            counts[start:stop] = self.counts_between(start, stop)
+        return counts
 
 
 @lru_cache(maxsize=8)
@@ -87,9 +111,8 @@ def row_stones(index: BoardIndex) -> tuple[np.ndarray, np.ndarray]:
     """
     own = np.empty(index.size, dtype=np.uint8)
     opponent = np.empty(index.size, dtype=np.uint8)
-    block = 1 << 20
-    for start in range(0, index.size, block):
-        rest = np.arange(start, min(start + block, index.size), dtype=np.int64)
+    for start in range(0, index.size, _BLOCK):
+        rest = np.arange(start, min(start + _BLOCK, index.size), dtype=np.int64)
         last = np.searchsorted(index.binomial[:, PITS], rest, side="right") - 1
         rest -= index.binomial[last, PITS]
         for k in range(PITS - 2, 1, -1):
@@ -107,18 +130,3 @@ def codes_to_counts(codes: np.ndarray) -> np.ndarray:
 
 def counts_to_codes(counts: np.ndarray) -> np.ndarray:
     return (np.asarray(counts, dtype=np.uint64) << _SHIFTS).sum(axis=1, dtype=np.uint64)
-
-
-def _every_composition(total: int) -> np.ndarray:
-    """Every vector of six counts with sum <= total, as uint8 rows (in no particular order)."""
-    counts = np.zeros((1, 0), dtype=np.uint8)
-    used = np.zeros(1, dtype=np.int64)
-    for _ in range(PITS):
-        # Each row branches into one row per count its pit can still take: 0 .. total - used.
-        branches = total - used + 1
-        parent = np.repeat(np.arange(len(counts)), branches)
-        first = np.repeat(np.cumsum(branches) - branches, branches)
-        pit = (np.arange(len(parent)) - first).astype(np.uint8)
-        counts = np.column_stack([counts[parent], pit])
-        used = used[parent] + pit
-    return counts

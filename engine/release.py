@@ -8,11 +8,10 @@ worker: pipeline.atlas), calls ``release_caches`` between them so that it holds 
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import gc
 
 from engine import policy, positions, replay, search, tables
+from engine.memory import return_freed_memory
 
 
 def release_caches() -> None:
@@ -25,14 +24,4 @@ def release_caches() -> None:
     positions.positions.cache_clear()
     policy._LOADED.clear()
     gc.collect()
-    _trim()
-
-
-def _trim() -> None:
-    name = ctypes.util.find_library("c")
-    try:
-        library = ctypes.CDLL(name)
-        trim = library.malloc_trim
-    except (OSError, AttributeError, TypeError):  # no C library found, or not glibc
-        return
-    trim(0)
+    return_freed_memory()

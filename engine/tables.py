@@ -58,6 +58,7 @@ END_MASK = ((1 << len(END_EVENTS).bit_length()) - 1) << END_SHIFT
 ARRAYS = ("child", "captured", "own_captured", "capture_pits", "flags")
 TABLES_PLY_CAP = Rules().ply_cap  # the cap of table_rules: the tables themselves ignore it
 CONFIGURED = Path("<the folder of engine.cache.set_cache_folder>")  # the default of load_tables's cache
+TABLE_BLOCK = 1 << 18  # positions build_tables takes at a time: about 30 MiB of temporaries
 log = logging.getLogger(__name__)
 
 
@@ -86,39 +87,24 @@ class PositionTables:
         return sum(getattr(self, name).nbytes for name in ARRAYS)
 
 
-def build_tables(rules: Rules) -> PositionTables:
-    """Compute the tables of every position of ``rules`` (vectorised; seconds, not minutes)."""
+def build_tables(rules: Rules, *, block: int = TABLE_BLOCK) -> PositionTables:
+    """Compute the tables of every position of ``rules`` (vectorised; seconds, not minutes).
+
+    Every entry depends on its own position alone, so the positions are taken ``block`` at a
+    time, their boards unranked from the index: the (block, 6) sowings and int64 bars stay
+    small whatever the rule set, and the result does not depend on ``block``.
+    """
     index = board_index(rules.total_stones)
-    counts = index.all_counts
-    moves = [_move_columns(counts, pit, rules) for pit in OWN_ROW]
-    legal = np.column_stack([move.playable & ~(move.grand_slam & (rules.grand_slam == "prohibited")) for move in moves])
-    starving = counts[:, ROW:].sum(axis=1, dtype=np.int16) == 0
-    flags = np.where(starving, FEEDING_ACTIVE, 0).astype(np.uint8)
-    blocked = np.column_stack([move.playable & move.grand_slam for move in moves]).any(axis=1)
-    if rules.grand_slam == "prohibited":
-        flags |= np.where(blocked, GRAND_SLAM_BLOCKED, 0).astype(np.uint8)
-    if rules.feeding:
-        feeds = np.column_stack([move.feeds for move in moves])
-        can_feed = (legal & feeds).any(axis=1)
-        forced = starving & can_feed & (legal & ~feeds).any(axis=1)
-        lapsed = starving & ~can_feed & legal.any(axis=1)
-        legal &= ~(starving & can_feed)[:, None] | feeds
-        flags |= np.where(forced, FEEDING_FORCED, 0).astype(np.uint8) | np.where(lapsed, FEEDING_LAPSED, 0).astype(np.uint8)
-    flags |= (_end_codes(counts, legal, rules) << END_SHIFT).astype(np.uint8)
-    child = np.full((index.size, ROW), -1, dtype=np.int32)
-    for pit, move in enumerate(moves):
-        rows = np.flatnonzero(legal[:, pit])
-        turned = np.concatenate([move.after[rows, ROW:], move.after[rows, :ROW]], axis=1)
-        child[rows, pit] = index.rank_counts(turned)
-    return PositionTables(
-        rules,
-        index,
-        child,
-        np.column_stack([np.where(legal[:, p], m.captured, 0) for p, m in enumerate(moves)]).astype(np.uint8),
-        np.column_stack([np.where(legal[:, p], m.own_captured, 0) for p, m in enumerate(moves)]).astype(np.uint8),
-        np.column_stack([np.where(legal[:, p], m.capture_pits, 0) for p, m in enumerate(moves)]).astype(np.uint8),
-        flags,
-    )
+    child = np.empty((index.size, ROW), dtype=np.int32)
+    captured, own_captured, capture_pits = (np.empty((index.size, ROW), dtype=np.uint8) for _ in range(3))
+    flags = np.empty(index.size, dtype=np.uint8)
+    for start in range(0, index.size, block):
+        stop = min(start + block, index.size)
+        rows = slice(start, stop)
+        child[rows], captured[rows], own_captured[rows], capture_pits[rows], flags[rows] = _block_tables(
+            index, index.counts_between(start, stop), rules
+        )
+    return PositionTables(rules, index, child, captured, own_captured, capture_pits, flags)
 
 
 def load_tables(rules: Rules, cache: Path | None = CONFIGURED, *, verbose: bool = True) -> PositionTables:
@@ -183,8 +169,39 @@ def checksum(arrays: dict[str, np.ndarray]) -> str:
     digest = hashlib.sha256()
     for name in ARRAYS:
         digest.update(name.encode())
-        digest.update(np.ascontiguousarray(arrays[name]).tobytes())
+        digest.update(np.ascontiguousarray(arrays[name]).data.cast("B"))  # no copy of the array
     return digest.hexdigest()
+
+
+def _block_tables(index: BoardIndex, counts: np.ndarray, rules: Rules) -> tuple[np.ndarray, ...]:
+    """child, captured, own_captured, capture_pits and flags of the positions whose pit counts are ``counts``."""
+    moves = [_move_columns(counts, pit, rules) for pit in OWN_ROW]
+    legal = np.column_stack([move.playable & ~(move.grand_slam & (rules.grand_slam == "prohibited")) for move in moves])
+    starving = counts[:, ROW:].sum(axis=1, dtype=np.int16) == 0
+    flags = np.where(starving, FEEDING_ACTIVE, 0).astype(np.uint8)
+    blocked = np.column_stack([move.playable & move.grand_slam for move in moves]).any(axis=1)
+    if rules.grand_slam == "prohibited":
+        flags |= np.where(blocked, GRAND_SLAM_BLOCKED, 0).astype(np.uint8)
+    if rules.feeding:
+        feeds = np.column_stack([move.feeds for move in moves])
+        can_feed = (legal & feeds).any(axis=1)
+        forced = starving & can_feed & (legal & ~feeds).any(axis=1)
+        lapsed = starving & ~can_feed & legal.any(axis=1)
+        legal &= ~(starving & can_feed)[:, None] | feeds
+        flags |= np.where(forced, FEEDING_FORCED, 0).astype(np.uint8) | np.where(lapsed, FEEDING_LAPSED, 0).astype(np.uint8)
+    flags |= (_end_codes(counts, legal, rules) << END_SHIFT).astype(np.uint8)
+    child = np.full((len(counts), ROW), -1, dtype=np.int32)
+    for pit, move in enumerate(moves):
+        rows = np.flatnonzero(legal[:, pit])
+        turned = np.concatenate([move.after[rows, ROW:], move.after[rows, :ROW]], axis=1)
+        child[rows, pit] = index.rank_counts(turned)
+    return (
+        child,
+        np.column_stack([np.where(legal[:, p], m.captured, 0) for p, m in enumerate(moves)]).astype(np.uint8),
+        np.column_stack([np.where(legal[:, p], m.own_captured, 0) for p, m in enumerate(moves)]).astype(np.uint8),
+        np.column_stack([np.where(legal[:, p], m.capture_pits, 0) for p, m in enumerate(moves)]).astype(np.uint8),
+        flags,
+    )
 
 
 @dataclass

@@ -36,6 +36,9 @@ from pipeline.cli import main
 from pipeline.lock import FolderBusyError, folder_lock
 from pipeline.study import ConfigError
 
+# One xdist worker runs the whole module (make test: --dist loadgroup), so its module fixtures are built once.
+pytestmark = pytest.mark.xdist_group("atlas")
+
 CONFIG = """\
 name = "four"
 [grid]

@@ -277,3 +277,55 @@ def test_a_solve_mistake_is_one_line_and_exit_status_2(capsys, arguments, messag
     err = capsys.readouterr().err
     assert message in err
     assert err.count("\n") == 1 and err.startswith("modiar: error: ")
+
+
+# Small rule sets whose layers settle, cycle with a period the solver finds (singletons playable),
+# or cycle beyond what it can prove (captures from the opponent's row only).
+LAYERED_VARIANTS = [
+    (Rules(stones_per_pit=2, min_stones_to_play=1), 80),
+    (Rules(stones_per_pit=3, min_stones_to_play=1, sow_origin=False), 100),
+    (Rules(stones_per_pit=3, capture_rows="opponent", min_stones_to_play=1, first_move_forfeit=False), 90),
+    (Rules(stones_per_pit=3, capture_rows="opponent", grand_slam="no_capture"), 70),
+    (Rules(stones_per_pit=3, grand_slam="allowed", feeding=False, capture_counts=(2, 3)), 50),
+]
+# (_SWEEP_FRACTION, _SORT_FRACTION): the solver's defaults, then every ply a sweep of the whole
+# layer, and every ply (but the first) through the reverse edges, their parents sorted or flagged.
+PARENT_PATHS = [(8, 64), (10**9, 64), (0, 0), (0, 10**9)]
+
+
+@pytest.mark.parametrize("rules, cap", LAYERED_VARIANTS, ids=lambda value: getattr(value, "name", str(value)))
+@pytest.mark.parametrize("sweep, sort", PARENT_PATHS)
+def test_the_layered_solver_equals_a_plain_sweep_over_every_position(monkeypatch, rules, cap, sweep, sort):
+    # sweep_values knows no layers, reverse edges, replays or periods: V_k of every position, k by k.
+    monkeypatch.setattr(solve_module, "_SWEEP_FRACTION", sweep)
+    monkeypatch.setattr(solve_module, "_SORT_FRACTION", sort)
+    monkeypatch.setattr(solve_module, "_LOG_BLOCK_CHANGES", 1000)  # many blocks of the log in a layer
+    periods = []
+    iterate_layer = solve_module._iterate_layer
+
+    def recording(*arguments):
+        changes, period = iterate_layer(*arguments)
+        periods.append(period)
+        return changes, period
+
+    monkeypatch.setattr(solve_module, "_iterate_layer", recording)
+    solution, swept = solved(rules, cap), full_sweeps(rules, cap)
+    for name in ("offsets", "change_plies", "change_values"):
+        assert np.array_equal(getattr(solution, name), getattr(swept, name)), name
+        assert getattr(solution, name).dtype == getattr(swept, name).dtype, name
+    assert len(periods) == rules.total_stones + 1  # one layer per number of stones on the board
+    if rules.min_stones_to_play == 1:
+        assert any(period.period > 1 and period.onset < cap for period in periods)  # the shortcut was taken
+
+
+@functools.cache
+def full_sweeps(rules: Rules, cap: int) -> solve_module.ValueLog:
+    return solve_module.sweep_values(small_tables(rules), cap)
+
+
+def test_the_layers_are_the_boards_of_each_number_of_stones():
+    index = board_index(12)
+    stones = index.all_counts.sum(axis=1)
+    for count in range(13):
+        start, stop = index.layer(count)
+        assert np.all(stones[start:stop] == count) and stop - start == np.count_nonzero(stones == count)

@@ -12,6 +12,7 @@ from engine.events import field
 from engine.index import board_index, codes_to_counts, counts_to_codes
 from engine.positions import positions
 from engine.tables import (
+    ARRAYS,
     END_CODES,
     FEEDING_ACTIVE,
     FEEDING_FORCED,
@@ -131,3 +132,31 @@ def test_the_cache_is_reused_and_rebuilt_when_corrupt(tmp_path):
     rebuilt = load_tables(rules, tmp_path, verbose=False)
     assert np.array_equal(rebuilt.child, built.child)
     assert np.array_equal(load_tables(rules, tmp_path, verbose=False).flags, built.flags)
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        Rules(stones_per_pit=3),
+        Rules(stones_per_pit=3, min_stones_to_play=1, grand_slam="allowed"),
+        OWARE_LIKE.replace(stones_per_pit=2),
+    ],
+    ids=lambda rules: rules.name,
+)
+def test_tables_built_in_blocks_equal_those_built_at_once(rules):
+    whole = build_tables(rules, block=board_index(rules.total_stones).size)
+    for block in (997, 1 << 12):
+        blocked = build_tables(rules, block=block)
+        for name in ARRAYS:
+            assert np.array_equal(getattr(blocked, name), getattr(whole, name)), (block, name)
+            assert getattr(blocked, name).dtype == getattr(whole, name).dtype, (block, name)
+
+
+@pytest.mark.parametrize("total", [0, 5, 18])
+def test_boards_unranked_in_blocks_are_the_boards_of_those_ranks(total):
+    index = board_index(total)
+    counts = index.counts_between(0, index.size)
+    assert np.array_equal(index.rank_counts(counts), np.arange(index.size))
+    assert counts.dtype == np.uint8 and np.all(counts.sum(axis=1) <= total)
+    for start, stop in [(0, 1), (3, 3), (index.size // 3, index.size // 2 + 1), (index.size - 1, index.size)]:
+        assert np.array_equal(index.counts_between(start, stop), counts[start:stop])
