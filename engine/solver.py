@@ -47,6 +47,7 @@ their bytes (the pattern of ``engine.tables``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -659,7 +660,7 @@ class _Log:
 class _GrowingArray:
     """A 1-D array that grows at its end without a copy: an anonymous private memory map, which
     ``mmap.resize`` moves whole (mremap) and whose pages take memory only once written, so the
-    capacity can double for nothing. No view (``view``, ``extend``) may outlive the next ``extend``."""
+    capacity can double for nothing. A view (``view``, ``extend``) that outlives the next ``extend`` sees the old memory."""
 
     def __init__(self, dtype: type[np.generic]) -> None:
         self.dtype = np.dtype(dtype)
@@ -688,11 +689,15 @@ class _GrowingArray:
     def _resize(self, size: int) -> None:
         try:
             self._map.resize(size)
-        except (OSError, SystemError):  # no mremap (macOS): a new map and a copy
+        except (OSError, SystemError, BufferError):
+            # No mremap (macOS), or a view still alive: a dask worker's profiler holds the frames it
+            # samples, and with them the views of their locals. A new map and a copy, then; the old
+            # map goes when its last view does.
             bigger = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
             used = min(size, self.length * self.dtype.itemsize)
-            bigger[:used] = self._map[:used]
-            self._map.close()
+            np.frombuffer(bigger, np.uint8, count=used)[:] = np.frombuffer(self._map, np.uint8, count=used)
+            with contextlib.suppress(BufferError):
+                self._map.close()
             self._map = bigger
 
 

@@ -329,3 +329,18 @@ def test_the_layers_are_the_boards_of_each_number_of_stones():
     for count in range(13):
         start, stop = index.layer(count)
         assert np.all(stones[start:stop] == count) and stop - start == np.count_nonzero(stones == count)
+
+
+def test_the_log_grows_while_a_view_of_it_is_still_held() -> None:
+    """A dask worker's profiler holds the frames it samples, and with them the solver's views of
+    its growing log: growing it then must copy, not fail (mmap's resize refuses while a buffer is
+    exported)."""
+    from engine.solver import _GrowingArray
+
+    log = _GrowingArray(np.int16)
+    held = log.extend(3)
+    held[:] = [1, 2, 3]
+    more = log.extend(100_000)  # past the first page while `held` is alive
+    more[:] = 7
+    assert log.view()[:3].tolist() == [1, 2, 3]
+    assert int(log.finish().sum(dtype=np.int64)) == 6 + 700_000  # `more` still alive too
