@@ -51,7 +51,7 @@ from pipeline.analyse import Analysis, analyse, estimated_bytes, positions_of, s
 from pipeline.lock import folder_lock
 from pipeline.paths import DATA, LOCK
 from pipeline.progress import Ticker
-from pipeline.records import RecordError, check_own_folder, file_sha256, parquet_bytes, sha256, versions
+from pipeline.records import RecordError, check_own_folder, file_sha256, parquet_bytes, read_run_manifest, sha256, versions
 from pipeline.study import ConfigError, check_keys, load_config, parse_name
 from pipeline.workers import backend, check_backend, exit_with_parent, memory_bytes
 
@@ -313,17 +313,8 @@ def _costs(directory: Path, rules: engine.Rules) -> dict[str, Any] | None:
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:
-    """An atlas folder's manifest, checked for its keys."""
-    path = directory / MANIFEST
-    try:
-        manifest = json.loads(path.read_bytes())
-        if not isinstance(manifest.get("config"), dict) or not isinstance(manifest.get("files"), dict):
-            raise TypeError("config and files must be tables")
-    except FileNotFoundError:
-        raise RecordError(f"{path} not found: is {directory} an atlas folder written by 'modiar atlas run'?") from None
-    except (OSError, ValueError, AttributeError, TypeError) as error:
-        raise RecordError(f"{path} is not a readable atlas manifest ({error}); run the atlas again into a new folder") from None
-    return dict(manifest)
+    """An atlas folder's manifest, checked for its config and files."""
+    return read_run_manifest(directory, "atlas", "modiar atlas run")
 
 
 def read_atlas(directory: Path) -> pa.Table:

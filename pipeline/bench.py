@@ -185,14 +185,9 @@ def policy_build(spec: str, target_seconds: float | None, target_gib: float | No
     took = time.perf_counter() - start
     peak = tracemalloc.get_traced_memory()[1] / 2**30
     tracemalloc.stop()
-    targets = []
-    if target_seconds is not None:
-        targets.append(f"<= {target_seconds:.0f} s: {_verdict(took <= target_seconds)}")
-    if target_gib is not None:
-        targets.append(f"<= {target_gib:.0f} GiB: {_verdict(peak <= target_gib)}")
     print(
         f"  {spec:<22} {took:5.1f} s, {peak:.2f} GiB beyond the tables, {len(table.keys):,} classes, "
-        f"{len(table.varying):,} positions whose class varies; {_peak()}" + (f" [{'; '.join(targets)}]" if targets else "")
+        f"{len(table.varying):,} positions whose class varies; {_peak()}" + _targets(took, target_seconds, peak, target_gib)
     )
 
 
@@ -276,15 +271,10 @@ def solver_scale(rules: engine.Rules, target_seconds: float | None, target_gib: 
     solution = engine.solve(rules, 400, tables=tables, cache=None, verbose=False)
     took = solution.timings["solve"]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    targets = []
-    if target_seconds is not None:
-        targets.append(f"<= {target_seconds:.0f} s: {_verdict(took <= target_seconds)}")
-    if target_gib is not None:
-        targets.append(f"<= {target_gib:.0f} GiB: {_verdict(peak <= target_gib * 2**30)}")
     print(
         f"  {rules.name:<26} {solution.size:>10,} positions: solved in {took:6.1f} s (tables read in {read:.1f} s), "
         f"{len(solution.change_plies) / solution.size:.1f} changes a position; peak {peak / 2**30:.2f} GiB = "
-        f"{peak / solution.size:.0f} bytes a position" + (f" [{'; '.join(targets)}]" if targets else "")
+        f"{peak / solution.size:.0f} bytes a position" + _targets(took, target_seconds, peak / 2**30, target_gib)
     )
 
 
@@ -339,6 +329,16 @@ def _in_child(job: Callable[..., T], *arguments: object) -> T:
 
 def _peak() -> str:
     return f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB"
+
+
+def _targets(seconds: float, target_seconds: float | None, gib: float, target_gib: float | None) -> str:
+    """ " [<= 60 s: meets the target; <= 2 GiB: ...]" for the targets given, "" for none."""
+    targets = []
+    if target_seconds is not None:
+        targets.append(f"<= {target_seconds:.0f} s: {_verdict(seconds <= target_seconds)}")
+    if target_gib is not None:
+        targets.append(f"<= {target_gib:.0f} GiB: {_verdict(gib <= target_gib)}")
+    return f" [{'; '.join(targets)}]" if targets else ""
 
 
 def _verdict(met: bool) -> str:

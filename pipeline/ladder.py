@@ -51,7 +51,16 @@ from pipeline.exact_cache import (
 )
 from pipeline.paths import DATA
 from pipeline.progress import Ticker
-from pipeline.records import RecordError, check_own_folder, exact_table, file_sha256, parquet_bytes, sha256, versions
+from pipeline.records import (
+    RecordError,
+    check_own_folder,
+    exact_table,
+    file_sha256,
+    parquet_bytes,
+    read_run_manifest,
+    sha256,
+    versions,
+)
 from pipeline.study import RULES_MD, ConfigError, check_keys, load_config, parse_name, parse_rules, parse_strategies
 from pipeline.workers import exit_with_parent, memory_bytes
 
@@ -232,19 +241,8 @@ def _write(directory: Path, ladder: Ladder, outcomes: list[engine.ExactOutcome],
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:
-    """A ladder folder's manifest, checked: its files must match their SHA-256."""
-    path = directory / MANIFEST
-    try:
-        manifest = json.loads(path.read_bytes())
-        files = manifest["files"]
-        config = manifest["config"]
-        if not isinstance(files, dict) or not isinstance(config, dict):
-            raise TypeError("files and config must be tables")
-    except FileNotFoundError:
-        raise RecordError(f"{path} not found: is {directory} a ladder folder written by 'modiar ladder run'?") from None
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise RecordError(f"{path} is not a readable ladder manifest ({error}); run the ladder again into a new folder") from None
-    return dict(manifest)
+    """A ladder folder's manifest, checked for its config and files."""
+    return read_run_manifest(directory, "ladder", "modiar ladder run")
 
 
 def checked_files(directory: Path) -> Iterator[Path]:

@@ -253,6 +253,26 @@ def check_own_folder(
         )
 
 
+def read_run_manifest(directory: Path, kind: str, command: str) -> dict[str, Any]:
+    """The manifest of a ``kind`` of run's folder (a ladder, an atlas) written by ``command``,
+    checked for a config and a table of files; RecordError in one line when it is not there or
+    not readable."""
+    path = directory / MANIFEST
+    try:
+        manifest = json.loads(path.read_bytes())
+        if not isinstance(manifest, dict) or not all(isinstance(manifest.get(key), dict) for key in ("config", "files")):
+            raise TypeError("config and files must be tables")
+    except FileNotFoundError:
+        raise RecordError(f"{path} not found: is {directory} {_article(kind)} {kind} folder written by '{command}'?") from None
+    except (OSError, ValueError, TypeError) as error:
+        raise RecordError(f"{path} is not a readable {kind} manifest ({error}); run the {kind} again into a new folder") from None
+    return manifest
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
 def versions() -> dict[str, str]:
     return {
         "engine": engine.ENGINE_VERSION,
