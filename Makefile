@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP) ## create .venv from pyproject.toml (every other target does it when needed)
 
 test: lint ## lint (ruff, mypy --strict), then run the whole test suite
-	$(BIN)/pytest -n 2 --dist loadgroup
+	$(BIN)/pytest -n 2
 
 lint: $(STAMP) ## ruff check, ruff format check and mypy --strict on engine/ and pipeline/
 	$(BIN)/ruff check .

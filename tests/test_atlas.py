@@ -36,9 +36,6 @@ from pipeline.cli import main
 from pipeline.lock import FolderBusyError, folder_lock
 from pipeline.study import ConfigError
 
-# One xdist worker runs the whole module (make test: --dist loadgroup), so its module fixtures are built once.
-pytestmark = pytest.mark.xdist_group("atlas")
-
 CONFIG = """\
 name = "four"
 [grid]
@@ -53,13 +50,13 @@ TOLERANCE = 1e-8  # the engine's chances are multiples of 2**-32 (engine.choice)
 SAMPLED_GAMES = 20_000
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def four(tmp_path_factory: pytest.TempPathFactory) -> tuple[Atlas, Path]:
-    """The atlas of 4-stone rule sets computed once with two loky workers, and its folder."""
-    return _computed(tmp_path_factory.mktemp("four"), CONFIG, jobs=2)
+    """The atlas of 4-stone rule sets computed once, in this process, and its folder."""
+    return _computed(tmp_path_factory.mktemp("four"), CONFIG, jobs=1)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def small(tmp_path_factory: pytest.TempPathFactory) -> tuple[Atlas, Path]:
     """The atlas of 3-stone rule sets computed once with one worker, its config file in its folder."""
     return _computed(tmp_path_factory.mktemp("small"), SMALL, jobs=1)
@@ -263,7 +260,7 @@ def test_self_play_agrees_with_sampled_games_within_four_standard_errors(four: t
     atlas, folder = four
     spec = SELF_PLAY[prefix]
     found = rows(folder / "reference")
-    for rules in atlas.rule_sets():
+    for rules in atlas.rule_sets()[::3]:  # RULES.md's, and feeding off with grand slams allowed
         row = found[rules.name]
         games = engine.play_batch(SAMPLED_GAMES, spec, spec, rules=rules, seed=11, tables=engine.tables.load_tables(rules, None))
         score = np.where(games.score_south > games.score_north, 1.0, np.where(games.score_south == games.score_north, 0.5, 0.0))

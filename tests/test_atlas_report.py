@@ -33,9 +33,6 @@ from pipeline.atlas_report import (
 from pipeline.figures import FORMATS
 from pipeline.records import RecordError
 
-# One xdist worker runs the whole module (make test: --dist loadgroup), so its module fixtures are built once.
-pytestmark = pytest.mark.xdist_group("atlas-report")
-
 # Two stones a pit: sowing into the origin pit or not decides who wins (0 against +10 under
 # perfect play); the stones series adds 3 stones (-8) at RULES.md's other rules.
 CONFIG = {
