@@ -10,7 +10,7 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -259,10 +259,16 @@ def _ladder_run(arguments: argparse.Namespace) -> None:
 
 def _ladder_report(arguments: argparse.Namespace) -> None:
     from pipeline.ladder_report import build_ladder_report
+
+    _build_report(build_ladder_report, arguments)
+
+
+def _build_report(build: Callable[..., Path], arguments: argparse.Namespace) -> None:
+    """A report of the run in ``arguments.folder`` (a ladder, an atlas) into ``--out``."""
     from pipeline.records import RecordError
 
     try:
-        build_ladder_report(Path(arguments.folder), _out_folder(arguments.out), progress=not arguments.quiet)
+        build(Path(arguments.folder), _out_folder(arguments.out), progress=not arguments.quiet)
     except RecordError as error:
         raise UsageError(str(error)) from None
 
@@ -293,12 +299,8 @@ def _atlas_run(arguments: argparse.Namespace) -> None:
 
 def _atlas_report(arguments: argparse.Namespace) -> None:
     from pipeline.atlas_report import build_atlas_report
-    from pipeline.records import RecordError
 
-    try:
-        build_atlas_report(Path(arguments.folder), _out_folder(arguments.out), progress=not arguments.quiet)
-    except RecordError as error:
-        raise UsageError(str(error)) from None
+    _build_report(build_atlas_report, arguments)
 
 
 def _play(arguments: argparse.Namespace) -> int:
