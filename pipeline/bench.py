@@ -358,13 +358,14 @@ def atlas_rule_set() -> None:
     from pipeline.analyse import BASE_BYTES, BYTES_PER_POSITION, analyse, estimated_bytes
 
     rules = engine.Rules()
-    print(f"\none rule set of the atlas from nothing (pipeline.analyse, {rules.name}) [<= 4.5 GB, the atlas's estimate]")
+    estimated = estimated_bytes(rules)
+    target = f"[<= {estimated / 2**30:.1f} GiB, the atlas's estimate]"
+    print(f"\none rule set of the atlas from nothing (pipeline.analyse, {rules.name}) {target}")
     analysis = analyse(rules)
     parts = ", ".join(f"{part} {seconds:.1f}" for part, seconds in analysis.seconds.items() if part != "total")
     print(f"  {analysis.seconds['total']:.0f} s in all; seconds per part: {parts}")
     peak = analysis.peak_bytes or 0
     per_position = (peak - BASE_BYTES) / analysis.row["positions"]
-    estimated = estimated_bytes(rules)
     print(
         f"  peak {peak / 2**30:.2f} GiB, {per_position:.0f} bytes a position beyond the {BASE_BYTES >> 20} MB base "
         f"(the estimate takes {BYTES_PER_POSITION}: {estimated / 2**30:.2f} GiB; {_verdict(peak <= estimated)})"
