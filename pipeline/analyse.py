@@ -154,19 +154,18 @@ def _perfect(rules: engine.Rules, solution: engine.Solution, tables: engine.tabl
     played = np.flatnonzero(outcome.plies > 0)
     row["perfect_mean_plies"] = outcome.mean_plies
     row["perfect_max_plies"] = int(played[-1]) if len(played) else 0
-    row["perfect_cap_reached"] = float(outcome.plies[rules.ply_cap]) if len(outcome.plies) > rules.ply_cap else 0.0
+    row["perfect_cap_reached"] = _cap_reached(outcome)
     return row
 
 
 def _self_play(prefix: str, outcome: engine.ExactOutcome) -> dict[str, Any]:
-    cap = outcome.rules.ply_cap
     row: dict[str, Any] = {
         f"{prefix}_south_win": float(outcome.south_win),
         f"{prefix}_draw": float(outcome.draw),
         f"{prefix}_north_win": float(outcome.north_win),
         f"{prefix}_first_player_score": outcome.first_player_score,
         f"{prefix}_mean_plies": outcome.mean_plies,
-        f"{prefix}_cap_reached": float(outcome.plies[cap]) if len(outcome.plies) > cap else 0.0,
+        f"{prefix}_cap_reached": _cap_reached(outcome),
         f"{prefix}_unresolved": outcome.unresolved,
     }
     for name in COUNTED_EVENTS:
@@ -175,6 +174,12 @@ def _self_play(prefix: str, outcome: engine.ExactOutcome) -> dict[str, Any]:
     for name in END_EVENTS:
         row[f"{prefix}_{name}_fires"] = _settled(outcome.event_fires[name])
     return row
+
+
+def _cap_reached(outcome: engine.ExactOutcome) -> float:
+    """The chance that a game lasts the whole cap."""
+    cap = outcome.rules.ply_cap
+    return float(outcome.plies[cap]) if len(outcome.plies) > cap else 0.0
 
 
 def _settled(value: float) -> float:

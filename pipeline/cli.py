@@ -533,8 +533,7 @@ def _add_study_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     )
     run.add_argument("--out", help="the folder of the records (default data/<study name>)")
     run.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
-    run.add_argument("--backend", default="loky", choices=["loky", "dask"], help="joblib backend (default loky)")
-    run.add_argument("--scheduler", help="with --backend dask: the dask.distributed scheduler address (default a local cluster)")
+    _add_backend_options(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_cache_option(run)
     run.set_defaults(run=_study_run)
@@ -565,11 +564,18 @@ def _add_ladder_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_cache_option(run)
     run.set_defaults(run=_ladder_run)
-    report = actions.add_parser("report", help="write the ladder's report: HTML, Markdown, CSV tables and SVG/PDF/PNG figures")
-    report.add_argument("folder", help="the ladder's folder, e.g. data/ladder")
-    report.add_argument("--out", help="the report's folder (default reports/<ladder name>/)")
+    _add_report_command(actions, "ladder", _ladder_report)
+
+
+def _add_report_command(
+    actions: argparse._SubParsersAction[argparse.ArgumentParser], kind: str, run: Callable[[argparse.Namespace], None]
+) -> None:
+    """``modiar KIND report FOLDER [--out OUT] [--quiet]`` for a ladder or an atlas."""
+    report = actions.add_parser("report", help=f"write the {kind}'s report: HTML, Markdown, CSV tables and SVG/PDF/PNG figures")
+    report.add_argument("folder", help=f"the {kind}'s folder, e.g. data/{kind}")
+    report.add_argument("--out", help=f"the report's folder (default reports/<{kind} name>/)")
     report.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    report.set_defaults(run=_ladder_report)
+    report.set_defaults(run=run)
 
 
 def _add_atlas_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -581,15 +587,17 @@ def _add_atlas_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     run.add_argument("--out", help="the atlas's folder (default data/<atlas name>)")
     run.add_argument("--part", help="only the rule sets of this [parts.NAME] of the config")
     run.add_argument("--jobs", type=int, default=2, help="worker processes (default 2; about 4.5 GB each with 7 stones a pit)")
-    run.add_argument("--backend", default="loky", choices=["loky", "dask"], help="joblib backend (default loky)")
-    run.add_argument("--scheduler", help="with --backend dask: the dask.distributed scheduler address (default a local cluster)")
+    _add_backend_options(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(run=_atlas_run)
-    report = actions.add_parser("report", help="write the atlas's report: HTML, CSV tables and SVG/PDF/PNG figures")
-    report.add_argument("folder", help="the atlas's folder, e.g. data/atlas")
-    report.add_argument("--out", help="the report's folder (default reports/<atlas name>/)")
-    report.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    report.set_defaults(run=_atlas_report)
+    _add_report_command(actions, "atlas", _atlas_report)
+
+
+def _add_backend_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", default="loky", choices=["loky", "dask"], help="joblib backend (default loky)")
+    parser.add_argument(
+        "--scheduler", help="with --backend dask: the dask.distributed scheduler address (default a local cluster)"
+    )
 
 
 def _add_game_options(parser: argparse.ArgumentParser) -> None:
