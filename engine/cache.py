@@ -36,9 +36,14 @@ def cache_folder() -> Path | None:
 
 def write_atomic(path: Path, data: bytes | Callable[[BinaryIO], object]) -> None:
     """Write a whole file or nothing: ``data`` (bytes, or a function that writes to a binary
-    handle) goes to a temporary file beside ``path``, flushed to disk, then renamed into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    handle) goes to a temporary file beside ``path``, flushed to disk, then renamed into place.
+    An OSError names ``path`` itself, never the temporary file (and, when a file stands where a
+    folder of the path should be, that file)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as error:
+        raise NotADirectoryError(error.errno, "a file stands where a folder should be", _blocking_file(path.parent)) from None
+    temporary = path.with_name(f"{TEMPORARY_PREFIX}{path.name}.tmp-{os.getpid()}")
     try:
         with open(temporary, "wb") as handle:
             if isinstance(data, bytes):
@@ -48,6 +53,45 @@ def write_atomic(path: Path, data: bytes | Callable[[BinaryIO], object]) -> None
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise type(error)(error.errno, error.strerror or str(error), str(path)) from None
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+TEMPORARY_PREFIX = "."  # write_atomic's temporary files: ".<name>.tmp-<pid>" beside the file
+
+
+def temporary_files(folder: Path) -> list[Path]:
+    """The temporary files write_atomic left in ``folder`` (a process killed mid-write)."""
+    return sorted(folder.glob(f"{TEMPORARY_PREFIX}*.tmp-*")) if folder.is_dir() else []
+
+
+def remove_stale_temporaries(folder: Path) -> None:
+    """Remove the temporary files of writers that are gone (their pid no longer runs): a kill -9
+    mid-write leaves one behind. A live writer's file is left to it."""
+    for path in temporary_files(folder):
+        pid = path.name.rpartition(".tmp-")[2]
+        if not (pid.isdigit() and process_running(int(pid))):
+            path.unlink(missing_ok=True)
+
+
+def process_running(pid: int) -> bool:
+    """Whether a process of this ``pid`` runs (on this machine)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _blocking_file(folder: Path) -> str:
+    """The first part of ``folder`` that exists and is not a folder."""
+    for part in (*reversed(folder.parents), folder):
+        if part.exists() and not part.is_dir():
+            return str(part)
+    return str(folder)

@@ -44,27 +44,26 @@ changes from there on), so that classes_at computes the keys of the others only.
 Everything above but the cuts, and for alphabeta the sweeps' log of values, is kept in the
 ``policies/`` folder of the caller's cache folder (``engine.cache``), one file per rule set and
 family of values (``perfect`` serves every ``perfect(...)``), keyed by the rule set's name, the
-values' spec and the engine version, and checked against a SHA-256 of their bytes (the pattern
-of ``engine.tables``). The cuts depend on the rule only and are made when a table is loaded. A
+values' spec and the engine version, and sealed with what they hold (``engine.integrity``).
+The cuts depend on the rule only and are made when a table is loaded. A
 loaded ``perfect`` table needs the solution only near the cap, where it loads it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 import time
-import zipfile
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
-from engine.cache import cache_folder, write_atomic
+from engine.cache import cache_folder
 from engine.choice import ARGMAX, Rule, pack_keys
 from engine.index import row_stones
+from engine.integrity import DamagedFileError, read_arrays, write_arrays
 from engine.positions import positions
 from engine.registry import make_strategy
 from engine.rules import ROW, Rules
@@ -388,13 +387,13 @@ LOG_ARRAYS = ("offsets", "change_plies", "change_values", "final")
 def _load_or_build(values: _Values, rules: Rules, tables: PositionTables, cache: Path | None) -> PolicyArrays:
     cache = policies_folder() if cache is CONFIGURED else cache
     path = None if cache is None else policy_path(values.spec, rules, cache)  # values.spec is values_spec(strategy)
-    found = None if path is None else _read(path, tables, values)
+    found = None if path is None else _read(path, tables, values, rules)
     if found is not None:
         return found
     started = time.perf_counter()
     built = _build(values, rules, tables)
     if path is not None:
-        _write(path, built, values)
+        _write(path, built, values, rules)
         log.info(
             "built the policy table of %s under %s in %.1f s: %s", values.spec, rules.name, time.perf_counter() - started, path
         )
@@ -473,18 +472,21 @@ def _varying(values: _Values, rules: Rules, tables: PositionTables, far_from: in
     return np.flatnonzero(varies)
 
 
-def _read(path: Path, tables: PositionTables, values: _Values) -> PolicyArrays | None:
-    if not path.exists():
-        return None
+def identity(values_spec: str, rules: Rules) -> dict[str, str]:
+    """What the file of a family of values' policy table under ``rules`` says it holds (engine.integrity)."""
+    return {"kind": "policy table", "values": values_spec, "rules": rules.name, "engine": ENGINE_VERSION}
+
+
+def _read(path: Path, tables: PositionTables, values: _Values, rules: Rules) -> PolicyArrays | None:
     try:
-        with np.load(path, allow_pickle=False) as stored:
-            arrays = {name: stored[name] for name in stored.files if name != "checksum"}
-            expected = str(stored["checksum"])
-    except (OSError, ValueError, KeyError, EOFError, NotImplementedError, zipfile.BadZipFile) as error:  # a damaged zip
-        log.warning("policy table %s is unreadable (%s); building it again", path, error)
+        arrays = read_arrays(path, identity(values.spec, rules), ARRAYS)
+    except DamagedFileError as error:
+        log.warning("%s; building the policy table again", error)
         return None
-    if _checksum(arrays) != expected or not set(ARRAYS) <= set(arrays) or len(arrays["far"]) != tables.size:
-        log.warning("policy table %s fails its checksum; building it again", path)
+    if arrays is None:
+        return None
+    if len(arrays["far"]) != tables.size:  # sealed, so only a bug of ours could do this
+        log.warning("%s holds a table of another size than its rule set's; building it again", path)
         return None
     if isinstance(values, _Solved) and values.swept and set(LOG_ARRAYS) <= set(arrays):
         values.sweeps = ValueLog(values.top, tables.index.total, *(arrays[name] for name in LOG_ARRAYS))
@@ -498,25 +500,16 @@ def _read(path: Path, tables: PositionTables, values: _Values) -> PolicyArrays |
     )
 
 
-def _write(path: Path, built: PolicyArrays, values: _Values) -> None:
+def _write(path: Path, built: PolicyArrays, values: _Values, rules: Rules) -> None:
     arrays = {
         name: np.asarray(value, dtype=np.int64) if name == "keys" else np.asarray(value)
         for name, value in _fields_of(built).items()
     }
     if isinstance(values, _Solved) and values.swept and values.sweeps is not None:
         arrays.update({name: getattr(values.sweeps, name) for name in LOG_ARRAYS})
-    digest = np.array(_checksum(arrays))
-    write_atomic(path, lambda handle: np.savez(handle, checksum=digest, **arrays))  # type: ignore[arg-type]
+    write_arrays(path, arrays, identity(values.spec, rules))
 
 
 def _fields_of(arrays: PolicyArrays) -> dict[str, Any]:
     """The fields of PolicyArrays by name (dataclasses.asdict would copy the arrays)."""
     return {name: getattr(arrays, name) for name in ARRAYS}
-
-
-def _checksum(arrays: dict[str, np.ndarray]) -> str:
-    digest = hashlib.sha256()
-    for name in sorted(arrays):
-        digest.update(name.encode())
-        digest.update(np.ascontiguousarray(arrays[name]).tobytes())
-    return digest.hexdigest()

@@ -41,20 +41,18 @@ every position k by k (``sweep_values``), which the tests check.
 Ply 0 is not in the tables: its captures are forfeited, so its moves come from the scalar
 engine (``engine.positions``), and its value is computed from its children's at cap - 1.
 Solutions are cached in the ``solutions/`` folder of the caller's cache folder (``engine.cache``),
-keyed by the rule set's name, the cap and the engine version, and checked against a SHA-256 of
-their bytes (the pattern of ``engine.tables``).
+keyed by the rule set's name, the cap and the engine version, and sealed with what they hold
+(``engine.integrity``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import math
 import mmap
 import time
-import zipfile
 from dataclasses import dataclass, field
 from functools import lru_cache
 from math import comb
@@ -64,8 +62,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from engine.board import NORTH, SOUTH, Board, check_board, rotate, unpack
-from engine.cache import cache_folder, write_atomic
+from engine.cache import cache_folder
 from engine.index import BoardIndex, board_index
+from engine.integrity import DamagedFileError, read_arrays, write_arrays
 from engine.memory import return_freed_memory
 from engine.moves import Option
 from engine.positions import positions
@@ -365,14 +364,6 @@ def slice_indices(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """The indices of the slices [start, start + length), concatenated: each slice's start, then +1 within it."""
     indices: np.ndarray = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
     return indices
-
-
-def checksum(arrays: dict[str, np.ndarray], name: str) -> str:
-    digest = hashlib.sha256(name.encode())
-    for array_name in ARRAYS:
-        digest.update(array_name.encode())
-        digest.update(np.ascontiguousarray(arrays[array_name]).data.cast("B"))  # no copy of the log
-    return digest.hexdigest()
 
 
 def solution_path(rules: Rules, cache: Path) -> Path:
@@ -757,26 +748,25 @@ def _search_log(
     return np.where(low > first, values[np.maximum(low - 1, 0)], base).astype(np.int8)
 
 
+def identity(rules: Rules) -> dict[str, str | int]:
+    """What a file of the solution of ``rules`` (capped at rules.ply_cap) says it holds (engine.integrity)."""
+    return {"kind": "solution", "rules": table_rules(rules).name, "cap": rules.ply_cap, "engine": ENGINE_VERSION}
+
+
 def _read(path: Path, rules: Rules) -> Solution | None:
-    if not path.exists():
-        return None
     started = time.perf_counter()
     try:
-        with np.load(path, allow_pickle=False) as stored:
-            arrays = {name: stored[name] for name in ARRAYS}
-            expected = str(stored["checksum"])
-            timings = json.loads(str(stored["timings"]))
-    except (OSError, ValueError, KeyError, EOFError, NotImplementedError, zipfile.BadZipFile) as error:  # a damaged zip
-        log.warning("solution %s is unreadable (%s); solving again", path, error)
+        arrays = read_arrays(path, identity(rules), (*ARRAYS, "timings"))
+    except DamagedFileError as error:
+        log.warning("%s; solving again", error)
         return None
-    if checksum(arrays, rules.name) != expected:
-        log.warning("solution %s fails its checksum; solving again", path)
+    if arrays is None:
         return None
+    timings = json.loads(str(arrays.pop("timings")))
     timings["read"] = time.perf_counter() - started
-    return Solution(rules, board_index(rules.total_stones), **arrays, timings=timings)
+    return Solution(rules, board_index(rules.total_stones), **{name: arrays[name] for name in ARRAYS}, timings=timings)
 
 
 def _write(path: Path, solution: Solution) -> None:
     arrays = {name: getattr(solution, name) for name in ARRAYS}
-    digest, timings = np.array(checksum(arrays, solution.rules.name)), np.array(json.dumps(solution.timings))
-    write_atomic(path, lambda handle: np.savez(handle, checksum=digest, timings=timings, **arrays))
+    write_arrays(path, {**arrays, "timings": np.array(json.dumps(solution.timings))}, identity(solution.rules))

@@ -14,25 +14,25 @@ A position is a board seen by the player to move (its row is pits 0, 1, 2), numb
 The tables hold the moves of every ply but the first: ply 0 forfeits its captures, and
 its three moves from the start are taken from the scalar engine (``first_moves``). They
 are built with NumPy, one rule set at a time, and cached in the caller's cache folder
-(``engine.cache``: ``tables/`` in it), keyed by the rule set's name and the engine version
-and checked against a SHA-256 of their bytes.
+(``engine.cache``: ``tables/`` in it), keyed by the rule set's name and the engine version,
+and sealed with what they hold (``engine.integrity``): tables of another rule set copied over
+them, or damaged, are rebuilt.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
-import zipfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from engine.cache import cache_folder, write_atomic
+from engine.cache import cache_folder
 from engine.events import END_EVENTS, POSITION_FLAGS
 from engine.index import BoardIndex, board_index
+from engine.integrity import DamagedFileError, read_arrays, write_arrays
 from engine.moves import OWN_ROW, sowing_path, tables
 from engine.positions import positions
 from engine.rules import PIT_LIMIT, PITS, ROW, Rules
@@ -165,14 +165,6 @@ def first_moves(rules: Rules) -> list[tuple[int, int, int]]:
     return [(pit, index.rank(child), events) for pit, child, events, _ in memo.options(memo.start, 0)]
 
 
-def checksum(arrays: dict[str, np.ndarray]) -> str:
-    digest = hashlib.sha256()
-    for name in ARRAYS:
-        digest.update(name.encode())
-        digest.update(np.ascontiguousarray(arrays[name]).data.cast("B"))  # no copy of the array
-    return digest.hexdigest()
-
-
 def _block_tables(index: BoardIndex, counts: np.ndarray, rules: Rules) -> tuple[np.ndarray, ...]:
     """child, captured, own_captured, capture_pits and flags of the positions whose pit counts are ``counts``."""
     moves = [_move_columns(counts, pit, rules) for pit in OWN_ROW]
@@ -271,22 +263,25 @@ def _end_codes(counts: np.ndarray, legal: np.ndarray, rules: Rules) -> np.ndarra
     return np.where(over, codes, 0).astype(np.uint8)
 
 
+def identity(rules: Rules) -> dict[str, str]:
+    """What a file of position tables says it holds (engine.integrity)."""
+    return {"kind": "position tables", "rules": rules.name, "engine": ENGINE_VERSION}
+
+
 def _read(path: Path, rules: Rules) -> PositionTables | None:
-    if not path.exists():
-        return None
     try:
-        with np.load(path, allow_pickle=False) as stored:
-            arrays = {name: stored[name] for name in ARRAYS}
-            expected = str(stored["checksum"])
-    except (OSError, ValueError, KeyError, EOFError, NotImplementedError, zipfile.BadZipFile) as error:  # a damaged zip
-        log.warning("position tables %s are unreadable (%s); rebuilding them", path, error)
+        arrays = read_arrays(path, identity(rules), ARRAYS)
+    except DamagedFileError as error:
+        log.warning("%s; rebuilding the position tables", error)
         return None
-    if checksum(arrays) != expected:
-        log.warning("position tables %s fail their checksum; rebuilding them", path)
+    if arrays is None:
         return None
-    return PositionTables(rules, board_index(rules.total_stones), **arrays)
+    index = board_index(rules.total_stones)
+    if any(len(arrays[name]) != index.size for name in ARRAYS):  # sealed, so only a bug of ours could do this
+        log.warning("%s holds tables of another size than %s's %d positions; rebuilding them", path, rules.name, index.size)
+        return None
+    return PositionTables(rules, index, **{name: arrays[name] for name in ARRAYS})
 
 
 def _write(path: Path, built: PositionTables) -> None:
-    arrays = {name: getattr(built, name) for name in ARRAYS}
-    write_atomic(path, lambda handle: np.savez(handle, checksum=np.array(checksum(arrays)), **arrays))
+    write_arrays(path, {name: getattr(built, name) for name in ARRAYS}, identity(built.rules))

@@ -13,7 +13,7 @@ engine's cache folder (engine.cache, as engine.policy keeps its tables in ``poli
 <key> is the start of the SHA-256 of the rule set's name and the two specs (or the strategy), as
 two specs may share a file name
 (``perfect(temperature=1e-05)`` and ``perfect(temperature=1e+05)``). A file holds the outcome,
-what it is the outcome of, and a SHA-256 of both; floats are written by ``repr``, which reads
+what it is the outcome of, and a SHA-256 of both (engine.integrity); floats are written by ``repr``, which reads
 back to the same double. A file that cannot be read, fails its checksum or is of another
 pairing is computed again, with a warning; files are written whole or not at all.
 """
@@ -21,7 +21,6 @@ pairing is computed again, with a warning; files are written whole or not at all
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import re
 import time
@@ -32,9 +31,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 import engine
-from engine.cache import write_atomic
 from engine.exact import ExactOutcome
 from engine.exploit import Exploitability
+from engine.integrity import DamagedFileError, read_json, write_json
 from engine.search import PerfectStrategy
 from engine.strategies import RandomStrategy
 from pipeline.workers import memory_bytes
@@ -151,36 +150,32 @@ def _cached(
     decode: Callable[[dict[str, Any]], T],
 ) -> T:
     """The ``kind`` of result kept at ``path`` for ``of`` (what it is the result of), else
-    ``compute()`` written there whole, with a SHA-256 of its payload; ``path`` None computes only."""
+    ``compute()`` written there whole, sealed with ``of`` (engine.integrity); ``path`` None computes only."""
     found = _read(path, of, kind, decode)
     if found is not None:
         return found
     started = time.perf_counter()
     result = compute()
     if path is not None:
-        payload = {"of": of, **encode(result)}
-        write_atomic(path, (json.dumps({"checksum": _checksum(payload), "payload": payload}) + "\n").encode())
+        write_json(path, encode(result), of)
         described = ", ".join(f"{key} {value}" for key, value in of.items() if key != "engine")
         log.info("computed the %s of %s in %.1f s: %s", kind, described, time.perf_counter() - started, path)
     return result
 
 
 def _read(path: Path | None, of: dict[str, str], what: str, decode: Callable[[dict[str, Any]], T]) -> T | None:
-    """The result kept at ``path``, None when there is none, or it fails its checksum or is not
-    that of ``of`` (with a warning: it will be computed again)."""
-    if path is None or not path.exists():
+    """The result kept at ``path``, None when there is none, or it is not sealed as that of ``of``
+    (with a warning: it will be computed again)."""
+    if path is None:
         return None
     try:
-        stored = json.loads(path.read_bytes())
-        payload = stored["payload"]
-        sound = stored["checksum"] == _checksum(payload) and payload["of"] == of
-        found = decode(payload) if sound else None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        payload = read_json(path, of)
+        return None if payload is None else decode({**payload, "of": of})
+    except DamagedFileError as error:
+        log.warning("%s; computing the %s again", error, what)
+    except (ValueError, KeyError, TypeError, AttributeError) as error:  # sealed by us, yet not what this release reads
         log.warning("%s %s is unreadable (%s); computing it again", what, path, error)
-        return None
-    if found is None:
-        log.warning("%s %s fails its checksum; computing it again", what, path)
-    return found
+    return None
 
 
 def _of(south: str, north: str, rules: engine.Rules) -> dict[str, str]:
@@ -230,10 +225,6 @@ def _decode(payload: dict[str, Any], rules: engine.Rules) -> ExactOutcome:
         event_mean={name: float(payload["event_mean"][name]) for name in engine.EVENTS},
         unresolved=float(payload["unresolved"]),
     )
-
-
-def _checksum(payload: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
 def _slug(spec: str) -> str:
