@@ -15,14 +15,18 @@ set listed by two grids is computed once, where it first comes. Each is one task
 loky workers or a dask cluster. A finished task is written at once, whole or not at all:
 
     data/<name>/rows/<rule set>.parquet   its row (pipeline.analyse.schema)
-    data/<name>/rows/<rule set>.json      its seconds per part, peak memory and host
+    data/<name>/rows/<rule set>.json      the row file's SHA-256, and the task's seconds per
+                                          part, peak memory and host; sealed as that rule
+                                          set's row (engine.integrity), written last
 
 so a killed run loses only the tasks in progress, and a second run computes only what is
-missing. Every run ends by writing
+missing; a row whose record is missing, fails its seal or does not match its file is computed
+again, with a warning. Every run ends by writing
 
     data/<name>/atlas.parquet    one row per rule set done, in the atlas's order
     data/<name>/manifest.json    the config, the versions, each rule set's cost, the rule sets
-                                 refused for memory, and atlas.parquet's SHA-256
+                                 refused for memory, and atlas.parquet's SHA-256 (sealed, and the
+                                 folder held while a run writes it: pipeline.runfolder)
 
 The rows depend on nothing but their rule sets, so the atlas has the same bytes whatever the
 number of workers, the backend, or how many runs it took. A task whose estimated memory
@@ -47,18 +51,20 @@ from tqdm import tqdm
 
 import engine
 from engine.cache import write_atomic
+from engine.integrity import DamagedFileError, read_json, write_json
 from pipeline.analyse import Analysis, analyse, estimated_bytes, positions_of, schema
-from pipeline.lock import folder_lock
-from pipeline.paths import DATA, LOCK
+from pipeline.paths import DATA, MANIFEST
 from pipeline.progress import Ticker
-from pipeline.records import RecordError, check_own_folder, file_sha256, parquet_bytes, read_run_manifest, sha256, versions
+from pipeline.records import RecordError, file_sha256, parquet_bytes, sha256, versions
+from pipeline.runfolder import ATLAS as ATLAS_RUN
+from pipeline.runfolder import claim, write_manifest
+from pipeline.runfolder import read_manifest as read_run_manifest
 from pipeline.study import ConfigError, check_keys, load_config, parse_name
 from pipeline.workers import backend, check_backend, exit_with_parent, memory_bytes
 
 log = logging.getLogger(__name__)
 KEYS = ("name", "grid", "grids", "parts")
 REQUIRED = ("name", "grid")
-MANIFEST = "manifest.json"
 ATLAS = "atlas.parquet"
 ROWS = "rows"
 FIELDS = tuple(field.name for field in dataclasses.fields(engine.Rules))
@@ -93,6 +99,16 @@ class Atlas:
         """The config as plain JSON types (what the manifest keeps)."""
         grids = {label: _plain_grid(grid) for label, grid in self.grids}
         return {"name": self.name, "grids": grids, "parts": {label: _plain_grid(part) for label, part in self.parts.items()}}
+
+
+def atlas_of_manifest(manifest: dict[str, Any]) -> Atlas:
+    """The Atlas whose config a manifest keeps (Atlas.config), checked as a config file is."""
+    config = manifest["config"]
+    try:
+        grids = dict(config["grids"])
+        return parse_atlas({"name": config["name"], "grid": grids.pop("grid"), "grids": grids, "parts": config["parts"]})
+    except (ConfigError, KeyError, TypeError, AttributeError) as error:
+        raise RecordError(f"the manifest's config is not an atlas config ({error})") from None
 
 
 def load_atlas(path: str | Path) -> Atlas:
@@ -172,12 +188,11 @@ def run_atlas(
     check_backend(backend_name)
     wanted = atlas.rule_sets(part)
     directory = DATA / atlas.name if out is None else out
-    check_own_folder(directory, "atlas", atlas.config(), read_manifest, ignore=(LOCK,))
-    try:
-        (directory / ROWS).mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise RecordError(f"cannot write the atlas to {directory}: {error.strerror or error}") from None
-    with folder_lock(directory, "modiar atlas run"):
+    with claim(directory, ATLAS_RUN, atlas.config()):
+        try:
+            (directory / ROWS).mkdir(exist_ok=True)
+        except OSError as error:
+            raise RecordError(f"cannot write the atlas to {directory}: {error.strerror or error}") from None
         _write_manifest(directory, atlas)  # first, so that a killed first run leaves a folder the next one resumes
         missing = [rules for rules in wanted if _read_row(directory, rules) is None]
         with backend(backend_name, scheduler, jobs):
@@ -258,18 +273,38 @@ def _row_path(directory: Path, name: str, suffix: str = ".parquet") -> Path:
     return directory / ROWS / f"{name}{suffix}"
 
 
+def _row_identity(name: str) -> dict[str, str]:
+    """What a row's record says it is (engine.integrity)."""
+    return {"kind": "atlas row", "rules": name, "engine": engine.ENGINE_VERSION}
+
+
 def _write_row(directory: Path, analysis: Analysis) -> None:
-    """The row, then its costs: a row without costs is a finished task all the same."""
-    table = pa.Table.from_pylist([analysis.row], schema=schema())
-    write_atomic(_row_path(directory, analysis.rules), parquet_bytes(table))
-    costs = {"seconds": analysis.seconds, "peak_bytes": analysis.peak_bytes, "host": socket.gethostname()}
-    write_atomic(_row_path(directory, analysis.rules, ".json"), (json.dumps(costs, indent=1) + "\n").encode())
+    """The row, then its record (the row file's SHA-256 and the task's costs): a row counts as
+    done only once its record is there."""
+    data = parquet_bytes(pa.Table.from_pylist([analysis.row], schema=schema()))
+    path = _row_path(directory, analysis.rules)
+    write_atomic(path, data)
+    record = {
+        "row": {"file": path.name, "bytes": len(data), "sha256": sha256(data)},
+        "costs": {"seconds": analysis.seconds, "peak_bytes": analysis.peak_bytes, "host": socket.gethostname()},
+    }
+    write_json(_row_path(directory, analysis.rules, ".json"), record, _row_identity(analysis.rules), indent=1)
 
 
-def _read_row(directory: Path, rules: engine.Rules) -> pa.Table | None:
-    """A finished task's row, or None when there is none or it is damaged (then computed again)."""
+def _read_row(directory: Path, rules: engine.Rules) -> _Row | None:
+    """A finished task's row and costs, or None when there is none or it is damaged (then it is
+    computed again, with a warning)."""
     path = _row_path(directory, rules.name)
-    if not path.exists():
+    try:
+        record = read_json(_row_path(directory, rules.name, ".json"), _row_identity(rules.name))
+    except DamagedFileError as error:
+        log.warning("%s; analysing %s again", error, rules.name)
+        return None
+    if record is None:
+        return None
+    entry = record.get("row")
+    if not isinstance(entry, dict) or entry.get("file") != path.name or file_sha256(path) != entry.get("sha256"):
+        log.warning("the row %s is missing or does not match its record; analysing %s again", path, rules.name)
         return None
     try:
         table = pq.read_table(path)
@@ -279,14 +314,21 @@ def _read_row(directory: Path, rules: engine.Rules) -> pa.Table | None:
     if table.schema != schema() or table.num_rows != 1 or table.column("rules")[0].as_py() != rules.name:
         log.warning("the row %s is not this version's row of %s; analysing it again", path, rules.name)
         return None
-    return table
+    costs = record.get("costs")
+    return _Row(table, costs if isinstance(costs, dict) else None)
+
+
+@dataclass(frozen=True)
+class _Row:
+    table: pa.Table
+    costs: dict[str, Any] | None
 
 
 def _write_manifest(directory: Path, atlas: Atlas, refused: dict[str, str] | None = None) -> None:
     """atlas.parquet from the rows done, in the atlas's order, and the manifest."""
     rows = [(rules, _read_row(directory, rules)) for rules in atlas.rule_sets()]
     done = [(rules, row) for rules, row in rows if row is not None]
-    data = parquet_bytes(pa.concat_tables([row for _, row in done]) if done else schema().empty_table())
+    data = parquet_bytes(pa.concat_tables([row.table for _, row in done]) if done else schema().empty_table())
     try:
         write_atomic(directory / ATLAS, data)
         manifest = {
@@ -296,25 +338,20 @@ def _write_manifest(directory: Path, atlas: Atlas, refused: dict[str, str] | Non
             "rule_sets": len(rows),
             "done": len(done),
             "refused": refused or {},
-            "costs": {rules.name: _costs(directory, rules) for rules, _ in done},
+            "costs": {rules.name: row.costs for rules, row in done},
             "files": {ATLAS: {"bytes": len(data), "sha256": sha256(data)}},
         }
-        write_atomic(directory / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode())
+        write_manifest(directory, ATLAS_RUN, manifest)
     except OSError as error:
         raise RecordError(f"cannot write the atlas to {directory}: {error.strerror or error}") from None
 
 
-def _costs(directory: Path, rules: engine.Rules) -> dict[str, Any] | None:
-    try:
-        costs = json.loads(_row_path(directory, rules.name, ".json").read_bytes())
-    except (OSError, ValueError):
-        return None
-    return costs if isinstance(costs, dict) else None
-
-
 def read_manifest(directory: Path) -> dict[str, Any]:
-    """An atlas folder's manifest, checked for its config and files."""
-    return read_run_manifest(directory, "atlas", "modiar atlas run")
+    """An atlas folder's manifest, its seal and config checked, with a table of files."""
+    manifest = read_run_manifest(directory, ATLAS_RUN)
+    if not isinstance(manifest.get("files"), dict):
+        raise RecordError(f"{directory / MANIFEST} lists no files; run 'modiar atlas run' again into a new folder")
+    return manifest
 
 
 def read_atlas(directory: Path) -> pa.Table:
@@ -322,7 +359,7 @@ def read_atlas(directory: Path) -> pa.Table:
     manifest = read_manifest(directory)
     entry = manifest["files"].get(ATLAS)
     path = directory / ATLAS
-    if not isinstance(entry, dict) or not path.exists() or file_sha256(path) != entry.get("sha256"):
+    if not isinstance(entry, dict) or file_sha256(path) != entry.get("sha256"):
         raise RecordError(
             f"{path} is missing or does not match its checksum in the manifest; run 'modiar atlas run' again to rewrite it"
         )

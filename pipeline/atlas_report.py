@@ -35,7 +35,7 @@ from matplotlib.lines import Line2D
 
 import engine
 from pipeline import figures as plot
-from pipeline.atlas import FIELDS, read_atlas, read_manifest
+from pipeline.atlas import FIELDS, atlas_of_manifest, read_atlas, read_manifest
 from pipeline.paths import REPORTS
 from pipeline.records import RecordError
 from pipeline.report.render import check_out, publish_pages, staging
@@ -604,7 +604,7 @@ def _abstract(frame: pl.DataFrame, manifest: dict[str, Any], spreads: pl.DataFra
     score = frame.sort("random_first_player_score")
     length = frame.sort("random_mean_plies")
     text = [
-        f"{_count(frame.height, 'rule set')} of Modiar, each solved and analysed exactly ({_done(manifest)}). "
+        f"{_count(frame.height, 'rule set')} of Modiar, each solved and analysed exactly ({_done(frame, manifest)}). "
         f"Under perfect play {fair} {'is' if fair == 1 else 'are'} fair (the start is a draw), the first player "
         f"(South) wins in {first} and the second (North) in {second}.",
         f"Between two random players the first player's score runs from {score['random_first_player_score'][0]:.3f} "
@@ -644,9 +644,10 @@ def _abstract(frame: pl.DataFrame, manifest: dict[str, Any], spreads: pl.DataFra
     return text
 
 
-def _done(manifest: dict[str, Any]) -> str:
-    """How much of the atlas is done, and what was refused for memory."""
-    done, total = int(manifest.get("done", 0)), int(manifest.get("rule_sets", 0))
+def _done(frame: pl.DataFrame, manifest: dict[str, Any]) -> str:
+    """How much of the atlas is done (its rows, of the rule sets its config makes), and what was
+    refused for memory."""
+    done, total = frame.height, len(atlas_of_manifest(manifest).rule_sets())
     refused = manifest.get("refused") or {}
     words = "the whole atlas" if done == total else f"{done} of the atlas's {total} rule sets done so far"
     return words + (f"; {len(refused)} refused for memory, listed under Costs" if refused else "")
@@ -655,7 +656,8 @@ def _done(manifest: dict[str, Any]) -> str:
 def _text(frame: pl.DataFrame, manifest: dict[str, Any]) -> list[str]:
     versions = manifest.get("versions", {})
     return [
-        f"Atlas **{manifest.get('atlas')}**: {_done(manifest)}, engine version {versions.get('engine', '?')}. The start value is "
+        f"Atlas **{manifest.get('atlas')}**: {_done(frame, manifest)}, engine version {versions.get('engine', '?')}. "
+        "The start value is "
         "South's final total less North's under perfect play: above 0 the first player wins, 0 is fair, below 0 the "
         "second wins. The first player's score counts a win as 1 and a draw as 1/2. A rule set's name spells out every "
         "field that differs from RULES.md (RULES.md: Rule-set names); tables/atlas.csv has every figure of every rule set."

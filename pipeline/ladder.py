@@ -17,6 +17,7 @@ often it is listed. Every result is kept in the cache folder as it is finished
                                          schema), in the order of the rungs
     data/<name>/exploitability.parquet   one row per rung: strategy, rules, as_south, as_north
     data/<name>/manifest.json            the config, the versions, each file's bytes and SHA-256
+                                         (sealed; the folder held while a run writes it: pipeline.runfolder)
 
 The same config gives the same bytes for any number of workers. ``modiar ladder report DIR``
 (pipeline.ladder_report) draws the figures against strength.
@@ -25,7 +26,6 @@ The same config gives the same bytes for any number of workers. ``modiar ladder 
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import time
 from collections.abc import Iterator
@@ -49,18 +49,12 @@ from pipeline.exact_cache import (
     read_cached,
     read_cached_exploitability,
 )
-from pipeline.paths import DATA
+from pipeline.paths import DATA, MANIFEST
 from pipeline.progress import Ticker
-from pipeline.records import (
-    RecordError,
-    check_own_folder,
-    exact_table,
-    file_sha256,
-    parquet_bytes,
-    read_run_manifest,
-    sha256,
-    versions,
-)
+from pipeline.records import RecordError, exact_table, file_sha256, parquet_bytes, sha256, versions
+from pipeline.runfolder import LADDER as LADDER_RUN
+from pipeline.runfolder import claim, write_manifest
+from pipeline.runfolder import read_manifest as read_run_manifest
 from pipeline.study import RULES_MD, ConfigError, check_keys, load_config, parse_name, parse_rules, parse_strategies
 from pipeline.workers import exit_with_parent, memory_bytes
 
@@ -68,7 +62,6 @@ log = logging.getLogger(__name__)
 KEYS = ("name", "rungs", "opponents", "rules")
 REQUIRED = ("name", "rungs")
 DEFAULT_OPPONENTS = ("perfect", "random")
-MANIFEST = "manifest.json"
 OUTCOMES = "ladder.parquet"
 EXPLOITABILITY = "exploitability.parquet"
 VARIANT = "default"  # the variant column of exact_table: a ladder has one rule set
@@ -127,13 +120,19 @@ def run_ladder(ladder: Ladder, out: Path | None = None, *, jobs: int = 1, progre
     read) and write its files into ``out`` (default data/<name>/); returns the folder. A folder
     that holds another ladder's manifest, or anything but a ladder's files, is refused."""
     directory = DATA / ladder.name if out is None else out
-    check_own_folder(directory, "ladder", ladder.config(), read_manifest)
     if exact_jobs(jobs) < jobs:
         raise RecordError(
             f"--jobs {jobs} needs about {jobs * EXACT_WORKER_BYTES / 2**30:.1f} GB (its widest pairings take "
             f"{EXACT_WORKER_BYTES / 2**30:.1f} GB a worker) and this machine has {memory_bytes() / 2**30:.0f} GB; "
             f"use --jobs {exact_jobs(jobs)}"
         )
+    with claim(directory, LADDER_RUN, ladder.config()):
+        _run_locked(ladder, directory, jobs, progress)
+    return directory
+
+
+def _run_locked(ladder: Ladder, directory: Path, jobs: int, progress: bool) -> None:
+    """Compute what the cache folder lacks and write the ladder's files, holding its folder."""
     outcomes: dict[tuple[str, str], engine.ExactOutcome] = {}
     exploits: dict[str, engine.Exploitability] = {}
     for pairing in ladder.pairings():
@@ -175,7 +174,6 @@ def run_ladder(ladder: Ladder, out: Path | None = None, *, jobs: int = 1, progre
             ticker.stop()
             bar.close()
     _write(directory, ladder, [outcomes[pairing] for pairing in ladder.pairings()], [exploits[spec] for spec in ladder.rungs])
-    return directory
 
 
 def _task(
@@ -235,14 +233,17 @@ def _write(directory: Path, ladder: Ladder, outcomes: list[engine.ExactOutcome],
             "versions": versions(),
             "files": entries,
         }
-        write_atomic(directory / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode())
+        write_manifest(directory, LADDER_RUN, manifest)
     except OSError as error:
         raise RecordError(f"cannot write the ladder to {directory}: {error.strerror or error}") from None
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:
-    """A ladder folder's manifest, checked for its config and files."""
-    return read_run_manifest(directory, "ladder", "modiar ladder run")
+    """A ladder folder's manifest, its seal and config checked, with a table of files."""
+    manifest = read_run_manifest(directory, LADDER_RUN)
+    if not isinstance(manifest.get("files"), dict):
+        raise RecordError(f"{directory / MANIFEST} lists no files; run 'modiar ladder run' again into a new folder")
+    return manifest
 
 
 def checked_files(directory: Path) -> Iterator[Path]:

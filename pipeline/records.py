@@ -1,8 +1,9 @@
 """A study's records on disk: Parquet chunks of games (and plies) and the manifest that vouches for them.
 
-    data/<study>/manifest.json           the config, the versions, every chunk: file, rows, SHA-256
+    data/<study>/manifest.json           the config, the versions, every chunk: file, rows, SHA-256;
+                                           sealed as the study's manifest (pipeline.runfolder)
     data/<study>/.chunks.jsonl           chunks finished since the manifest was written (a running
-                                           or killed run), one JSON line each; read with the manifest
+                                           or killed run), one sealed JSON line each; read with the manifest
     data/<study>/.modiar.lock            held by the run writing the folder (its pid inside)
     data/<study>/games/pPPP-cCCCCC.parquet   one row per game of chunk C of pairing P
     data/<study>/plies/pPPP-cCCCCC.parquet   one row per ply (keep_plies = true)
@@ -23,7 +24,7 @@ import json
 import os
 import platform
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NotRequired, Required, TypedDict, cast
 
@@ -34,18 +35,18 @@ import pyarrow.parquet as pq
 
 import engine
 from engine.batch import END_REASONS, GameBatch
-from engine.cache import write_atomic  # records, tables and solutions: one way to write a file whole
 from engine.events import TURN_FLAGS
+from engine.integrity import DamagedFileError, file_digest, regular_file, sealed, unsealed
 from engine.scoring import WINNERS
-from pipeline.paths import EXACT, GAMES, JOURNAL, MANIFEST, PLIES, is_name
+from pipeline.paths import EXACT, GAMES, JOURNAL, MANIFEST, PLIES
+from pipeline.runfolder import STUDY  # raised for a study's records too
+from pipeline.runfolder import RecordError as RecordError
+from pipeline.runfolder import read_manifest as read_run_manifest
+from pipeline.runfolder import write_manifest as write_run_manifest
 
 COMPRESSION = "zstd"
 COMPRESSION_LEVEL = 3
 PLY_FLAGS = TURN_FLAGS  # a bool column each in the plies/ schema
-
-
-class RecordError(ValueError):
-    """Records on disk that do not match their manifest or the study asked for."""
 
 
 class FileEntry(TypedDict):
@@ -220,57 +221,8 @@ def sha256(data: bytes) -> str:
 
 
 def file_sha256(path: Path) -> str | None:
-    """The SHA-256 of a file, None when it is missing or cannot be read."""
-    try:
-        return sha256(path.read_bytes())
-    except OSError:  # missing, or not a file
-        return None
-
-
-def check_own_folder(
-    directory: Path,
-    kind: str,
-    config: dict[str, Any],
-    manifest_of: Callable[[Path], dict[str, Any]],
-    *,
-    ignore: tuple[str, ...] = (),
-) -> None:
-    """Refuse (RecordError) a folder that holds something other than the files of this ``kind``
-    of run (a ladder, an atlas) with this ``config``: a folder is written only when it is
-    missing, empty (but for the names in ``ignore``), or holds a manifest of the same config."""
-    if not directory.exists():
-        return
-    if not directory.is_dir():
-        raise RecordError(f"{directory} exists and is not a folder; choose another --out")
-    names = {path.name for path in directory.iterdir()} - set(ignore)
-    if not names:
-        return
-    if MANIFEST not in names:
-        raise RecordError(f"{directory} is not empty and holds no {kind}; choose another --out")
-    if manifest_of(directory)["config"] != json.loads(json.dumps(config)):  # as JSON keeps it: tuples are lists
-        raise RecordError(
-            f"{directory} holds the {kind} of another config; choose another --out, or remove the folder to compute it anew"
-        )
-
-
-def read_run_manifest(directory: Path, kind: str, command: str) -> dict[str, Any]:
-    """The manifest of a ``kind`` of run's folder (a ladder, an atlas) written by ``command``,
-    checked for a config and a table of files; RecordError in one line when it is not there or
-    not readable."""
-    path = directory / MANIFEST
-    try:
-        manifest = json.loads(path.read_bytes())
-        if not isinstance(manifest, dict) or not all(isinstance(manifest.get(key), dict) for key in ("config", "files")):
-            raise TypeError("config and files must be tables")
-    except FileNotFoundError:
-        raise RecordError(f"{path} not found: is {directory} {_article(kind)} {kind} folder written by '{command}'?") from None
-    except (OSError, ValueError, TypeError) as error:
-        raise RecordError(f"{path} is not a readable {kind} manifest ({error}); run the {kind} again into a new folder") from None
-    return manifest
-
-
-def _article(word: str) -> str:
-    return "an" if word[:1] in "aeiou" else "a"
+    """The SHA-256 of a file, None when it is missing, not a regular file or cannot be read."""
+    return file_digest(path)
 
 
 def versions() -> dict[str, str]:
@@ -286,18 +238,12 @@ def new_manifest(config: dict[str, Any]) -> Manifest:
     return {"study": config["name"], "config": config, "versions": versions(), "chunks": {}}
 
 
-def read_manifest(directory: Path) -> Manifest:
-    """The folder's manifest with the chunks of its journal, every field checked: a manifest
-    is read from a folder a user may have edited, and its names become paths."""
+def read_manifest(directory: Path, *, legacy: bool = False) -> Manifest:
+    """The folder's manifest with the chunks of its journal, its seal (pipeline.runfolder) and
+    every field checked: a manifest is read from a folder a user may have edited, and its names
+    become paths. ``legacy``: an unsealed manifest of an earlier release too (for the run)."""
     path = directory / MANIFEST
-    try:
-        manifest = json.loads(path.read_bytes().decode("utf-8"))
-    except FileNotFoundError:
-        raise RecordError(f"{path} not found: is {directory} a study folder written by 'modiar study run'?") from None
-    except IsADirectoryError:
-        raise RecordError(f"{path} is a folder, not a manifest; is {directory} a study folder?") from None
-    except (OSError, ValueError) as error:
-        raise RecordError(f"{path} is not a readable manifest ({error}); run the study again into a new folder") from None
+    manifest = read_run_manifest(directory, STUDY, legacy=legacy)
     _check_manifest(path, manifest)
     for name, entry in _journal(directory):
         manifest["chunks"][name] = entry
@@ -306,8 +252,7 @@ def read_manifest(directory: Path) -> Manifest:
 
 def write_manifest(directory: Path, manifest: Manifest) -> None:
     """Write the whole manifest, then drop the journal it now holds."""
-    manifest = {**manifest, "chunks": dict(sorted(manifest["chunks"].items()))}
-    write_atomic(directory / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode())
+    write_run_manifest(directory, STUDY, {**manifest, "chunks": dict(sorted(manifest["chunks"].items()))})
     (directory / JOURNAL).unlink(missing_ok=True)
 
 
@@ -315,7 +260,7 @@ def append_chunk(directory: Path, name: str, entry: ChunkEntry) -> None:
     """Record one finished chunk in the journal: one line appended and flushed to disk, a cost
     that does not grow with the chunks before it (the manifest is rewritten only at the end)."""
     with open(directory / JOURNAL, "ab") as handle:
-        handle.write((json.dumps({"chunk": name, **entry}) + "\n").encode())  # the manifest's key order
+        handle.write((json.dumps(sealed({"chunk": name, **entry}, _CHUNK_RECORD)) + "\n").encode())
         handle.flush()
         os.fsync(handle.fileno())
 
@@ -324,22 +269,24 @@ def _journal(directory: Path) -> list[tuple[str, ChunkEntry]]:
     """The journal's chunks; a line cut short by a kill (the last one) is not a chunk."""
     path = directory / JOURNAL
     try:
+        if not regular_file(path):
+            return []
         lines = path.read_bytes().split(b"\n")
-    except FileNotFoundError:
-        return []
+    except DamagedFileError as error:
+        raise RecordError(str(error)) from None
     except OSError as error:
         raise RecordError(f"{path} cannot be read ({error.strerror}); move it away to resume from the manifest") from None
-    chunks = []
+    chunks: list[tuple[str, ChunkEntry]] = []
     for number, line in enumerate(lines, 1):
         try:
-            entry = json.loads(line.decode("utf-8"))
+            entry = unsealed(json.loads(line.decode("utf-8")), _CHUNK_RECORD, path)
             name = entry.pop("chunk")
-        except (ValueError, AttributeError, KeyError, TypeError):
+        except (ValueError, AttributeError, KeyError, TypeError):  # DamagedFileError included
             if number >= len(lines) - 1:  # the last line, or one cut before its newline
                 continue
             raise RecordError(f"{path} line {number} is not a chunk record; move the file away to resume") from None
         _check_chunk(path, name, entry)
-        chunks.append((name, entry))
+        chunks.append((name, cast(ChunkEntry, entry)))
     return chunks
 
 
@@ -352,8 +299,6 @@ def _check_manifest(path: Path, manifest: object) -> None:
             raise RecordError(
                 f"{path}: {key!r} must be a JSON {'string' if kind is str else 'object'}, not {manifest[key]!r:.60}"
             )
-    if not is_name(manifest["study"]) or manifest["config"].get("name") != manifest["study"]:
-        raise RecordError(f"{path}: the study name {manifest['study']!r:.80} is not a folder name or not its config's name")
     for name, entry in manifest["chunks"].items():
         _check_chunk(path, name, entry)
     if "exact" in manifest:
@@ -390,6 +335,7 @@ def _check_chunk(path: Path, name: object, entry: object) -> None:
 
 
 _CHUNK = re.compile(r"p[0-9]{3,}-c[0-9]{5,}")
+_CHUNK_RECORD = {"kind": "finished chunk"}  # what a line of the journal says it is (engine.integrity)
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -420,7 +366,7 @@ def check_files(directory: Path, manifest: Manifest, folder: str = GAMES) -> lis
     for file, digest in sorted(listed.items()):
         found = file_sha256(directory / file)
         if found is None:
-            raise RecordError(f"{directory / file} is missing; run the study again to replay its chunk")
+            raise RecordError(f"{_unreadable(directory / file)}; run the study again to replay its chunk")
         if found != digest:
             raise RecordError(
                 f"{directory / file} does not match its checksum in the manifest (truncated or changed); "
@@ -436,6 +382,17 @@ def check_files(directory: Path, manifest: Manifest, folder: str = GAMES) -> lis
         if f"{folder}/{path.name}" not in listed:
             raise RecordError(f"{path} is not in the manifest of {directory}: a foreign file; move it away")
     return [directory / file for file in sorted(listed)]
+
+
+def _unreadable(path: Path) -> str:
+    """Why a file that file_sha256 could not read is not there: missing, not a regular file, or unreadable."""
+    if not os.path.lexists(path):
+        return f"{path} is missing"
+    try:
+        regular_file(path)
+    except DamagedFileError as error:
+        return str(error)  # not a regular file
+    return f"{path} cannot be read"
 
 
 def scan_games(directory: str | Path, folder: str = GAMES) -> pl.LazyFrame:

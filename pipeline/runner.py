@@ -45,7 +45,7 @@ from joblib import Parallel, delayed
 
 import engine
 from engine.batch import GameBatch, batchable, concatenate
-from engine.cache import write_atomic
+from engine.cache import temporary_files, write_atomic
 from engine.policy import is_table_strategy, policies_folder, policy_path, policy_table
 from engine.rng import game_seeds
 from engine.search import PerfectStrategy
@@ -76,6 +76,7 @@ from pipeline.records import (
     sha256,
     write_manifest,
 )
+from pipeline.runfolder import STUDY, clear_litter, is_sealed
 from pipeline.study import BASE, ConfigError, Pairing, Study
 from pipeline.workers import backend as _backend
 from pipeline.workers import check_backend, check_jobs, check_scheduler, exit_with_parent
@@ -310,7 +311,7 @@ def _run_locked(run: _Run) -> None:
     if run.stop_after is not None:
         chunks = chunks[: run.stop_after]
     with _backend(run.backend, run.scheduler, run.jobs):
-        _remove_partial_writes(directory)
+        clear_litter(directory, STUDY)  # temporary files of a run killed mid-write: never part of the records
         write_manifest(directory, manifest)  # only once the workers are there: a failed start leaves nothing
         _build_missing_caches(chunks, run.jobs, run.progress)
         bar = GamesBar(chunks, study.name, disable=not run.progress)
@@ -334,8 +335,8 @@ def _run_locked(run: _Run) -> None:
 def _finished(directory: Path, study: Study) -> bool:
     """Whether every chunk of the study is on disk, checked, and in the manifest itself."""
     config = study.as_dict()
-    if _only_exact_differs(read_manifest(directory)["config"], config):
-        return False  # the games stand, exact.parquet is to be written afresh: under the folder's lock
+    if not is_sealed(directory) or _only_exact_differs(read_manifest(directory, legacy=True)["config"], config):
+        return False  # a manifest to seal, or exact.parquet to write afresh: under the folder's lock
     manifest = _open_manifest(directory, study)
     return (
         not (directory / JOURNAL).exists()
@@ -469,7 +470,7 @@ def _open_manifest(directory: Path, study: Study) -> Manifest:
     """The folder's manifest, or a new one; refuses a folder that belongs to something else."""
     config = study.as_dict()
     if (directory / MANIFEST).exists():
-        manifest = read_manifest(directory)
+        manifest = read_manifest(directory, legacy=True)
         if _only_exact_differs(manifest["config"], config):
             # The games stand: the manifest takes the new config, and exact.parquet is written
             # afresh for it (or dropped), the manifest first so that a crash leaves no stale entry.
@@ -490,17 +491,13 @@ def _open_manifest(directory: Path, study: Study) -> Manifest:
                 f"this is {engine.ENGINE_VERSION}; run into a new folder with --out"
             )
         return manifest
-    foreign = [path.name for path in directory.iterdir() if not _ours(path.name)] if directory.is_dir() else []
+    litter = {path.name for path in temporary_files(directory)}  # of a run killed during its first manifest write
+    foreign = [path.name for path in directory.iterdir() if path.name not in {LOCK, *litter}] if directory.is_dir() else []
     if foreign:
         raise RecordError(
             f"{directory} is not empty and holds no {MANIFEST} (it holds {foreign[0]}); choose another folder with --out"
         )
     return new_manifest(config)
-
-
-def _ours(name: str) -> bool:
-    """The lock, and the temporary manifest of a run killed during its first manifest write."""
-    return name == LOCK or name.startswith(f".{MANIFEST}.tmp-")
 
 
 def chunk_listed(manifest: Manifest, chunk: Chunk) -> bool:
@@ -509,23 +506,17 @@ def chunk_listed(manifest: Manifest, chunk: Chunk) -> bool:
     return entry is not None and entry["rows"] == len(chunk)
 
 
-def chunk_done(directory: Path, manifest: Manifest, chunk: Chunk, keep_plies: bool) -> bool:
-    """Whether the chunk's files are on disk as the manifest vouches for them, with its games."""
+def chunk_done(directory: Path, manifest: Manifest, chunk: Chunk, keep_plies: bool, *, games_checked: bool = False) -> bool:
+    """Whether the chunk's files are on disk as the manifest vouches for them, with its games
+    (``games_checked``: its games file was checked already, by records.check_files)."""
     if not chunk_listed(manifest, chunk):
         return False
     entry = manifest["chunks"][chunk.name]
-    files = [chunk_file(entry, folder) for folder in ((GAMES, PLIES) if keep_plies else (GAMES,))]
+    folders = (() if games_checked else (GAMES,)) + ((PLIES,) if keep_plies else ())
+    files = [chunk_file(entry, folder) for folder in folders]
     return all(file is not None and file_sha256(directory / file["file"]) == file["sha256"] for file in files) and (
-        parquet_rows(directory / entry["games"]["file"]) == len(chunk)
+        games_checked or parquet_rows(directory / entry["games"]["file"]) == len(chunk)
     )
-
-
-def _remove_partial_writes(directory: Path) -> None:
-    """Temporary files of a run killed mid-write (engine.cache.write_atomic): never part of the records.
-    Only called with the folder's lock held, so no other run is writing them."""
-    for folder in (".", GAMES, PLIES):
-        for path in (directory / folder).glob(".*.tmp-*"):
-            path.unlink()
 
 
 def _record(directory: Path, result: ChunkResult) -> ChunkEntry:

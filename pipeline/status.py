@@ -6,23 +6,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.exact_cache import read_cached
 from pipeline.paths import EXACT
 from pipeline.records import Manifest, RecordError, exact_done, read_manifest
-from pipeline.runner import Chunk, chunk_done, chunk_listed, plan
+from pipeline.runner import Chunk, chunk_done, plan
 from pipeline.study import ConfigError, Pairing, Study, parse_study
 
 
 @dataclass(frozen=True)
 class Progress:
-    """The chunks of a study's plan, and those of them on disk as the manifest vouches for them."""
+    """The chunks of a study's plan and its exact outcomes, and what of them is on disk as the
+    manifest vouches for it."""
 
     study: Study
     planned: list[Chunk]
     done: list[Chunk]
+    exact_written: bool  # exact.parquet, when the config asks for exact outcomes, is there and sound
 
     @property
     def complete(self) -> bool:
-        return len(self.done) == len(self.planned)
+        return len(self.done) == len(self.planned) and self.exact_written
 
     def games(self, pairing: Pairing | None = None) -> int:
         """Games recorded, of one pairing or of the study."""
@@ -31,37 +34,57 @@ class Progress:
     def missing_chunks(self, pairing: Pairing) -> int:
         return sum(chunk.pairing == pairing for chunk in self.planned) - sum(chunk.pairing == pairing for chunk in self.done)
 
+    def exact_cached(self) -> int:
+        """Of the exact outcomes the study asks for, how many the cache folder holds already."""
+        return sum(
+            read_cached(pairing.south, pairing.north, pairing.rules) is not None for pairing in self.study.exact_pairings()
+        )
+
 
 def progress(directory: Path, manifest: Manifest | None = None, *, verified: bool = False) -> Progress:
-    """Which chunks of the study in ``directory`` are done (their files match their checksums).
-    ``verified``: the files were checked already (records.scan_games), the manifest is enough."""
+    """Which chunks of the study in ``directory`` are done (their files match their checksums),
+    and whether its exact outcomes are written. ``verified``: the games' files were checked
+    already (records.scan_games); the plies' files and exact.parquet are checked all the same."""
     manifest = read_manifest(directory) if manifest is None else manifest
     try:
         study = parse_study(manifest["config"])
         chunks = plan(study)
     except ConfigError as error:
         raise RecordError(f"{directory}: the manifest's config is not a study config ({error})") from None
-    if verified:
-        return Progress(study, chunks, [chunk for chunk in chunks if chunk_listed(manifest, chunk)])
-    return Progress(study, chunks, [chunk for chunk in chunks if chunk_done(directory, manifest, chunk, study.keep_plies)])
+    done = [chunk for chunk in chunks if chunk_done(directory, manifest, chunk, study.keep_plies, games_checked=verified)]
+    exact = study.exact_pairings()
+    return Progress(study, chunks, done, not exact or exact_done(directory, manifest, len(exact)))
 
 
 def incomplete_warning(directory: Path, manifest: Manifest | None = None, *, verified: bool = False) -> str | None:
-    """One line saying that the study is unfinished and what is missing, None when it is complete
-    (``verified`` as for progress)."""
+    """One line saying that the study is unfinished and what is missing (chunks, or its exact
+    outcomes), None when it is complete (``verified`` as for progress). Status, summary and
+    report all open with it, so they agree on what is done."""
     state = progress(directory, manifest, verified=verified)
     if state.complete:
         return None
-    unfinished = [pairing for pairing in state.study.pairings() if state.missing_chunks(pairing)]
-    shown = "; ".join(
-        f"{_pairing_name(pairing, state)} {state.games(pairing):,} of {pairing.games:,}" for pairing in unfinished[:4]
-    )
-    more = f"; and {len(unfinished) - 4} more" if len(unfinished) > 4 else ""
+    missing = []
+    if len(state.done) < len(state.planned):
+        unfinished = [pairing for pairing in state.study.pairings() if state.missing_chunks(pairing)]
+        shown = "; ".join(
+            f"{_pairing_name(pairing, state)} {state.games(pairing):,} of {pairing.games:,}" for pairing in unfinished[:4]
+        )
+        more = f"; and {len(unfinished) - 4} more" if len(unfinished) > 4 else ""
+        missing.append(
+            f"{len(state.done)} of {len(state.planned)} chunks done, {state.games():,} of "
+            f"{state.study.total_games():,} games; unfinished pairings: {shown}{more}"
+        )
+    if not state.exact_written:
+        missing.append(f"{_exact_missing(state)}, so no sampled figure is checked against its exact value")
     return (
-        f"INCOMPLETE STUDY: {len(state.done)} of {len(state.planned)} chunks done, {state.games():,} of "
-        f"{state.study.total_games():,} games; unfinished pairings: {shown}{more}. "
-        "Every figure below covers only the games recorded; run 'modiar study run' with its config again to finish it."
+        f"INCOMPLETE STUDY: {'; '.join(missing)}. Every figure below covers only what is recorded; "
+        "run 'modiar study run' with its config again to finish it."
     )
+
+
+def _exact_missing(state: Progress) -> str:
+    pairings = len(state.study.exact_pairings())
+    return f"exact outcomes not computed yet ({state.exact_cached()} of {pairings} pairings in the cache folder, none in {EXACT})"
 
 
 def status(directory: Path) -> str:
@@ -71,7 +94,12 @@ def status(directory: Path) -> str:
     study = state.study
     several = bool(study.variants)
     rule_sets = ", ".join(f"{variant.label} ({variant.rules.name})" for variant in study.rule_sets()) if several else ""
-    verdict = "complete" if state.complete else f"INCOMPLETE, {len(state.planned) - len(state.done)} chunks missing"
+    chunks_missing = len(state.planned) - len(state.done)
+    verdict = (
+        "complete"
+        if state.complete
+        else f"INCOMPLETE, {f'{chunks_missing} chunks' if chunks_missing else 'exact outcomes'} missing"
+    )
     lines = [
         f"study {study.name} in {directory}: {len(state.done)} of {len(state.planned)} chunks done ({verdict}), "
         f"{state.games():,} of {study.total_games():,} games, rules {rule_sets or study.rules.name}",
@@ -84,16 +112,12 @@ def status(directory: Path) -> str:
             f"  {variant}{pairing.south:<24}{pairing.north:<24}{state.games(pairing):>12,}{pairing.games:>12,}{missing or '':>16}"
         )
     exact = len(study.exact_pairings())
-    if exact:
-        manifest = read_manifest(directory)
-        if exact_done(directory, manifest, exact):
-            lines.append(f"exact outcomes: {exact} pairings in {EXACT}, matching the manifest")
-        elif "exact" in manifest:
-            lines.append(f"exact outcomes: {EXACT} is missing or changed; run the study again to rewrite it from the cache")
-        else:
-            lines.append(f"exact outcomes: {exact} pairings, written to {EXACT} once every chunk is done")
+    if exact and state.exact_written:
+        lines.append(f"exact outcomes: {exact} pairings in {EXACT}, matching the manifest")
+    elif exact:
+        lines.append(f"exact outcomes: INCOMPLETE, {_exact_missing(state)}")
     if not state.complete:
-        lines.append("run 'modiar study run' with the study's config again to play the missing chunks")
+        lines.append("run 'modiar study run' with the study's config again to finish it")
     return "\n".join(lines)
 
 

@@ -4,10 +4,10 @@ pairings, its files and their bytes, its cache, its report and its errors."""
 from __future__ import annotations
 
 import hashlib
-import json
 
 import polars as pl
 import pytest
+from sealing import manifest as sealed_manifest
 
 import engine
 from engine.search import solution
@@ -85,7 +85,7 @@ def test_the_ladder_holds_the_exact_outcome_of_every_pairing_and_the_exploitabil
     perfect = exploits.filter(pl.col("strategy") == "perfect").row(0, named=True)
     start = solution(small.rules).start_value()  # what a best response wins against perfect: the solved value
     assert (perfect["as_south"], perfect["as_north"]) == (start, -start)
-    manifest = json.loads((folder / MANIFEST).read_text())
+    manifest = sealed_manifest(folder)
     assert manifest["config"]["rungs"] == RUNGS
     assert manifest["files"][OUTCOMES]["sha256"] == digest(folder / OUTCOMES)
 

@@ -4,7 +4,6 @@ Solution.value), none of the polars code the report runs on."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter, defaultdict
 from dataclasses import fields, replace
@@ -14,6 +13,7 @@ import pandas as pd
 import polars as pl
 import pytest
 from intervals import score_rate, sign_test
+from sealing import manifest as sealed_manifest
 
 import engine
 from pipeline.cli import main
@@ -310,7 +310,7 @@ def test_headline_and_files(built):
     study, report, games = built
     text = (report / "report.md").read_text(encoding="utf-8")
     assert f"{len(games):,} games under 1 rule set ({RULES.name})" in text
-    assert json.loads((study / "manifest.json").read_text())["study"] == "reported"
+    assert sealed_manifest(study)["study"] == "reported"
     for name in FIGURES:
         for suffix in ("svg", "pdf", "png"):
             assert (report / "figures" / f"{name}.{suffix}").stat().st_size > 1000, (name, suffix)

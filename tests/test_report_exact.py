@@ -6,7 +6,6 @@ value opens the report with the alarm of a possible bug."""
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 import shutil
@@ -16,6 +15,7 @@ import pandas as pd
 import polars as pl
 import pytest
 from intervals import sign_test
+from sealing import edit_manifest
 
 import engine
 from pipeline.cli import main
@@ -303,9 +303,7 @@ def test_a_changed_exact_value_opens_the_report_in_red(built, tmp_path):
     )
     data = parquet_bytes(shifted.to_arrow())
     (study / "exact.parquet").write_bytes(data)
-    manifest = json.loads((study / "manifest.json").read_text())
-    manifest["exact"] |= {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
-    (study / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    edit_manifest(study, lambda manifest: manifest["exact"].update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data)))
     text, page = report(study, tmp_path / "report")
     lines = [line for line in text.splitlines() if line]
     assert lines[0] == "# Study report: checked" and lines[1].startswith(f"**{ALARM}: 3 sampled figures of this study lie")

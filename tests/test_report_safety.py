@@ -16,6 +16,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from sealing import edit_sealed, payload
 
 import engine
 import pipeline.report
@@ -64,10 +65,11 @@ def test_zero_ply_study_gets_a_report(zero):
     assert ludii.split(" | ")[-3:] == ["n/a", "n/a", "0 |"]  # BranchingFactor, DecisionMoves: no ply to measure
     assert (report / "figures" / "end_events_by_ply.svg").exists()
     assert not (report / "figures" / "events_by_ply.svg").exists()  # no turn played: nothing to draw
-    assert json.loads((report / MARKER).read_text(encoding="utf-8")) == {
-        "study": "zero",
-        "engine_version": engine.ENGINE_VERSION,
-    }
+    marker = payload(report / MARKER)
+    assert (marker["study"], marker["engine_version"]) == ("zero", engine.ENGINE_VERSION)
+    assert marker["files"] == sorted(
+        str(path.relative_to(report)) for path in report.rglob("*") if path.is_file() and path.name != MARKER
+    )
 
 
 def test_zero_ply_variant_sweep_gets_a_report(tmp_path):
@@ -78,7 +80,8 @@ def test_zero_ply_variant_sweep_gets_a_report(tmp_path):
 
 def test_a_report_replaces_its_previous_report(zero, tmp_path):
     out = _copy_report(zero, tmp_path)
-    (out / "tables" / "stale.csv").write_text("from an older report\n")
+    (out / "tables" / "stale.csv").write_text("from an older report\n")  # which wrote, and listed, a table this one does not
+    edit_sealed(out / MARKER, lambda marker: marker["files"].append("tables/stale.csv"))
     assert main(["study", "report", str(zero[0]), "--out", str(out), "--quiet"]) == 0
     assert (out / "index.html").exists() and not (out / "tables" / "stale.csv").exists()
     assert _leftovers(tmp_path) == []
@@ -124,12 +127,14 @@ def test_what_may_be_replaced(zero, tmp_path):
         check_out(study, "")
 
 
-def test_a_report_written_before_the_marker_is_replaced(zero, tmp_path):
-    """Reports of earlier versions have no marker: a folder of exactly a report's files is one."""
+def test_a_report_of_an_earlier_release_whose_marker_lists_no_files_is_refused(zero, tmp_path):
+    """Reports of earlier versions say nothing of the files they wrote: a user's notes.png beside
+    their figures cannot be told from a figure, so such a folder is never replaced (issue 26)."""
     out = _copy_report(zero, tmp_path)
+    (out / MARKER).write_text(json.dumps({"study": "zero", "engine_version": engine.ENGINE_VERSION}) + "\n")
+    with pytest.raises(RecordError, match="holds a report whose marker is damaged or of an earlier modiar"):
+        check_out(zero[0], out)
     (out / MARKER).unlink()
-    assert check_out(zero[0], out) == out.resolve()
-    (out / "notes.txt").write_text("mine")
     with pytest.raises(RecordError, match="is not a report of modiar"):
         check_out(zero[0], out)
 
@@ -139,7 +144,7 @@ def test_a_folder_that_only_looks_like_a_report_is_refused(zero, tmp_path):
     out.mkdir()
     (out / "index.html").write_text("<p>my page</p>")
     (out / MARKER).write_text("not JSON\n")
-    with pytest.raises(RecordError, match="is not a report of modiar"):
+    with pytest.raises(RecordError, match="marker is damaged"):
         check_out(zero[0], out)
 
 

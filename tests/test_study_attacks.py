@@ -9,7 +9,10 @@ import os
 from pathlib import Path
 
 import pytest
+from sealing import edit_manifest
+from sealing import manifest as manifest_payload
 
+from engine.integrity import sealed
 from pipeline import runner
 from pipeline.cli import main
 from pipeline.lock import folder_lock
@@ -36,12 +39,6 @@ def one_line_error(capsys) -> str:
     err = capsys.readouterr().err
     assert err.startswith("modiar: error: ") and err.count("\n") == 1, err
     return err
-
-
-def edit_manifest(folder: Path, change) -> None:
-    manifest = json.loads((folder / MANIFEST).read_text())
-    change(manifest)
-    (folder / MANIFEST).write_text(json.dumps(manifest))
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +144,7 @@ def test_chunks_finished_before_a_crash_are_kept_in_the_journal_and_the_run_resu
     monkeypatch.setattr(runner, "write_atomic", disk_full_after_ten_chunks)
     with pytest.raises(RecordError, match=r"cannot write .*No space left on device; the chunks already finished are kept"):
         run_study(study(), folder, progress=False)
-    assert json.loads((folder / MANIFEST).read_text())["chunks"] == {}  # the chunks are in the journal alone
+    assert manifest_payload(folder)["chunks"] == {}  # the chunks are in the journal alone
     assert len(read_manifest(folder)["chunks"]) == 10
     assert "INCOMPLETE, 22 chunks missing" in status(folder)
     monkeypatch.undo()
@@ -175,10 +172,10 @@ def test_the_manifest_is_written_twice_a_run_whatever_the_chunks(tmp_path, monke
 
 
 def test_a_journal_line_cut_short_by_a_kill_is_not_a_chunk(copy):
-    manifest = json.loads((copy / MANIFEST).read_text())
-    entry = manifest["chunks"].pop("p003-c00007")
-    (copy / MANIFEST).write_text(json.dumps(manifest))
-    (copy / JOURNAL).write_text(json.dumps({"chunk": "p003-c00007", **entry}) + "\n" + '{"chunk": "p003-c0')
+    entry = manifest_payload(copy)["chunks"]["p003-c00007"]
+    edit_manifest(copy, lambda manifest: manifest["chunks"].pop("p003-c00007"))
+    line = json.dumps(sealed({"chunk": "p003-c00007", **entry}, {"kind": "finished chunk"}))
+    (copy / JOURNAL).write_text(line + "\n" + line[: len(line) // 2])
     assert read_manifest(copy)["chunks"]["p003-c00007"] == entry
     assert "32 of 32 chunks done (complete)" in status(copy)
 

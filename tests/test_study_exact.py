@@ -203,9 +203,13 @@ def test_the_exact_outcome_of_a_pairing_matches_its_games_roughly(tmp_path, cach
 def test_status_says_whether_the_exact_outcomes_are_written(tmp_path, cache):
     folder = run_study(study(), tmp_path / "study", progress=False, stop_after=1)
     pairings = len(study().exact_pairings())
-    assert f"exact outcomes: {pairings} pairings, written to exact.parquet once every chunk is done" in status(folder)
+    missing = f"exact outcomes: INCOMPLETE, exact outcomes not computed yet (0 of {pairings} pairings in the cache folder"
+    assert missing in status(folder)
     run_study(study(), folder, progress=False)
     assert f"exact outcomes: {pairings} pairings in exact.parquet, matching the manifest" in status(folder)
     (folder / "exact.parquet").unlink()
-    assert "exact.parquet is missing or changed; run the study again" in status(folder)
+    assert (
+        f"exact outcomes not computed yet ({pairings} of {pairings} pairings in the cache folder, none in exact.parquet)"
+        in status(folder)
+    )
     assert "exact outcomes" not in status(run_study(study(exact=False), tmp_path / "plain", progress=False))

@@ -2,15 +2,17 @@
 
 The report is built in a staging folder beside its own and moved into place whole, so a
 failure never leaves half a report over a good one. Every report's folder holds a marker
-(MARKER, a line of JSON: the study's name and the engine's version), and a report replaces
-only a folder that is empty or holds a report of ours and nothing else: never the study's
-folder, nor a folder of the user's files.
+(MARKER: the run's name, the engine's version and every file the report wrote, sealed by
+engine.integrity), and a report replaces only a folder that is empty or holds a report of ours
+and nothing but the files its marker lists: never the study's folder, nor a folder holding a
+file of the user's (notes.png beside the figures included). The staging and old folders of a
+report killed mid-write are removed by the next report written beside them.
 """
 
 from __future__ import annotations
 
+import glob
 import html
-import json
 import os
 import re
 import shutil
@@ -21,8 +23,9 @@ from pathlib import Path
 
 import polars as pl
 
+from engine.cache import process_running
+from engine.integrity import DamagedFileError, read_json, write_json
 from engine.version import ENGINE_VERSION
-from pipeline import figures as plot
 from pipeline.records import RecordError
 from pipeline.report.figures import draw
 from pipeline.report.sections import Report, Section, Table
@@ -71,6 +74,7 @@ def staging(out: Path) -> Iterator[Path]:
     try:
         try:
             _make_folders(out.parent, made)
+            _remove_stale_folders(out)
             shutil.rmtree(folder, ignore_errors=True)
             folder.mkdir()
         except OSError as error:
@@ -105,7 +109,7 @@ def publish_pages(
             table.write_csv(folder / f"{name}.csv")
         (staging / "report.md").write_text(_markdown(document), encoding="utf-8")
         (staging / "index.html").write_text(_page(document, staging / "figures"), encoding="utf-8")
-        (staging / MARKER).write_text(json.dumps({"study": title, "engine_version": ENGINE_VERSION}) + "\n", encoding="utf-8")
+        _write_marker(staging, title)
         _replace(staging, out)
     except OSError as error:
         raise _write_error(out, error) from None
@@ -184,8 +188,7 @@ _EITHER = ("n/a", "")
 _PROSE = 40
 # Inline code of the report's text, `words`, as Markdown writes it.
 _CODE = re.compile(r"`([^`]+)`")
-_REPORT_FILES = (MARKER, "index.html", "report.md")
-_REPORT_FOLDERS = {"tables": (".csv",), "figures": tuple(f".{suffix}" for suffix in plot.FORMATS)}
+_MARKER_IDENTITY = {"kind": "report folder"}  # what the marker says it is (engine.integrity)
 _LITTER = (".DS_Store", "Thumbs.db")  # what file browsers leave in a folder they show
 
 
@@ -391,8 +394,13 @@ def _write_report(folder: Path, report: Report) -> None:
     draw(folder / "figures", report.data)
     (folder / "report.md").write_text(markdown(report), encoding="utf-8")
     (folder / "index.html").write_text(page(report, folder / "figures"), encoding="utf-8")
-    marker = {"study": report.study, "engine_version": ENGINE_VERSION}
-    (folder / MARKER).write_text(json.dumps(marker) + "\n", encoding="utf-8")
+    _write_marker(folder, report.study)
+
+
+def _write_marker(folder: Path, title: str) -> None:
+    """The marker, written last: the run's name, the engine's version and every file written."""
+    files = sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
+    write_json(folder / MARKER, {"study": title, "engine_version": ENGINE_VERSION, "files": files}, _MARKER_IDENTITY)
 
 
 def _write_tables(folder: Path, data: ReportData) -> None:
@@ -442,7 +450,12 @@ def _check_replaceable(target: Path, name: str) -> None:
         if not any(target.iterdir()):
             return
         if not _is_report(target):
-            raise RecordError(f"{name} exists and is not a report of modiar; choose another --out or remove it")
+            why = (
+                "holds a report whose marker is damaged or of an earlier modiar (it lists no files)"
+                if os.path.lexists(target / MARKER)
+                else "exists and is not a report of modiar"
+            )
+            raise RecordError(f"{name} {why}; choose another --out or remove it")
         foreign = _foreign_files(target)
     except OSError as error:
         raise RecordError(f"cannot use {name} as the report's folder: {error.strerror or error}") from None
@@ -452,27 +465,35 @@ def _check_replaceable(target: Path, name: str) -> None:
         )
 
 
+def _remove_stale_folders(out: Path) -> None:
+    """The staging and old folders of reports of ``out`` whose writer is gone (killed mid-write)."""
+    for suffix in ("tmp", "old"):
+        for folder in out.parent.glob(f".{glob.escape(out.name)}.{suffix}-*"):
+            pid = folder.name.rpartition(f".{suffix}-")[2]
+            if pid.isdigit() and not process_running(int(pid)) and folder.is_dir() and not folder.is_symlink():
+                shutil.rmtree(folder, ignore_errors=True)
+
+
 def _is_report(folder: Path) -> bool:
+    return _written_files(folder) is not None
+
+
+def _written_files(folder: Path) -> set[str] | None:
+    """The files the report in ``folder`` wrote, as its marker lists them; None when the folder
+    holds no sound marker of ours (a marker of an earlier release lists no files: none either)."""
     try:
-        marker = json.loads((folder / MARKER).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        marker = None
-    if isinstance(marker, dict) and "study" in marker:
-        return True
-    # A report of an earlier version of modiar, written before the marker: its own files only.
-    return (folder / "index.html").is_file() and (folder / "report.md").is_file() and not _foreign_files(folder)
+        marker = read_json(folder / MARKER, _MARKER_IDENTITY)
+    except DamagedFileError:
+        return None
+    files = None if marker is None else marker.get("files")
+    if not isinstance(files, list) or not all(isinstance(name, str) for name in files):
+        return None
+    return {*files, MARKER}
 
 
 def _foreign_files(folder: Path) -> list[str]:
     """What in a report's folder the report did not write (a reader's notes, say): replacing
     the folder would lose it."""
-    return sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if not _written(path, folder))
-
-
-def _written(path: Path, folder: Path) -> bool:
-    parts = path.relative_to(folder).parts
-    if path.name in _LITTER or (len(parts) == 1 and parts[0] in _REPORT_FILES):
-        return True
-    if len(parts) == 1:
-        return parts[0] in _REPORT_FOLDERS and path.is_dir() and not path.is_symlink()
-    return len(parts) == 2 and path.suffix in _REPORT_FOLDERS.get(parts[0], ()) and not path.is_dir()
+    written = _written_files(folder) or set()
+    found = (str(path.relative_to(folder)) for path in folder.rglob("*") if not path.is_dir() or path.is_symlink())
+    return sorted(name for name in found if name not in written and Path(name).name not in _LITTER)
