@@ -123,7 +123,7 @@ def test_rule_set_names_in_rules_md_are_the_names_the_engine_gives():
 
 
 def test_every_section_of_rules_md_that_the_repository_cites_exists():
-    """Code, tests and README cite RULES.md by section ("A turn", "Perfect play", ...)."""
+    """Code, tests, README and docs/ cite RULES.md by section ("A turn", "Perfect play", ...)."""
     headings = re.findall(r"^#+ (.+)$", TEXT, re.MULTILINE)
     cited = set()
     for path in citing_files(".py", ".md", ".ipynb", ".toml"):
