@@ -39,8 +39,8 @@ from engine.events import TURN_FLAGS
 from engine.integrity import DamagedFileError, file_digest, regular_file, sealed, unsealed
 from engine.scoring import WINNERS
 from pipeline.paths import EXACT, GAMES, JOURNAL, MANIFEST, PLIES
-from pipeline.runfolder import STUDY  # raised for a study's records too
-from pipeline.runfolder import RecordError as RecordError
+from pipeline.runfolder import STUDY
+from pipeline.runfolder import RecordError as RecordError  # raised for a study's records too
 from pipeline.runfolder import read_manifest as read_run_manifest
 from pipeline.runfolder import write_manifest as write_run_manifest
 
