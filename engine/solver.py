@@ -69,7 +69,7 @@ from engine.index import BoardIndex, board_index
 from engine.memory import return_freed_memory
 from engine.moves import Option
 from engine.positions import positions
-from engine.rules import PITS, ROW, Rules
+from engine.rules import MAX_PLY_CAP, PITS, ROW, Rules, check_rules
 from engine.scoring import row_difference
 from engine.tables import CONFIGURED, PositionTables, load_tables, table_rules, tables_folder
 from engine.version import ENGINE_VERSION
@@ -247,7 +247,8 @@ def solve(
     build needs them; else they come from the engine's cache folder). ``cache=None`` builds
     without touching the disk, the tables included. A build is logged (INFO, or DEBUG without ``verbose``).
     """
-    game = rules.replace(ply_cap=rules.ply_cap if cap is None else cap)
+    check_rules(rules)
+    game = rules.replace(ply_cap=rules.ply_cap if cap is None else _checked_cap(cap))
     cache = solutions_folder() if cache is CONFIGURED else cache
     path = None if cache is None else solution_path(game, cache)
     found = None if path is None else _read(path, game)
@@ -780,3 +781,10 @@ def _write(path: Path, solution: Solution) -> None:
     arrays = {name: getattr(solution, name) for name in ARRAYS}
     digest, timings = np.array(checksum(arrays, solution.rules.name)), np.array(json.dumps(solution.timings))
     write_atomic(path, lambda handle: np.savez(handle, checksum=digest, timings=timings, **arrays))
+
+
+def _checked_cap(cap: object) -> int:
+    """The cap solve() was given, refused (naming ``cap``, not the rule set's field) unless a whole number of plies."""
+    if not isinstance(cap, int) or isinstance(cap, bool) or not 1 <= cap <= MAX_PLY_CAP:
+        raise ValueError(f"cap is the ply cap to solve at, a whole number from 1 to {MAX_PLY_CAP}, not {cap!r}")
+    return cap
