@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -123,6 +124,8 @@ def _sample(arguments: argparse.Namespace) -> None:
 def _bench(arguments: argparse.Namespace) -> None:
     from pipeline.bench import main as bench
 
+    if not math.isfinite(arguments.seconds) or arguments.seconds <= 0:
+        raise UsageError(f"--seconds is the length of each timed run, a number of seconds above 0, not {arguments.seconds}")
     bench(seconds=arguments.seconds)
 
 
