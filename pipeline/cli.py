@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import numpy as np
 
@@ -34,9 +34,22 @@ class UsageError(Exception):
     """A mistake in what the user asked for: reported in one line, exit status 2."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, whose mistakes (an unknown option, a missing argument, a value of the wrong kind)
+    end as every other: one line, ``modiar: error: ...``, not a usage block and the error."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    arguments = parser.parse_args(argv)
+    try:
+        arguments = _parser().parse_args(argv)
+        if "cache" in arguments:
+            _check_cache_folder(cache_folder(arguments.cache))
+    except UsageError as error:
+        print(f"modiar: error: {error}", file=sys.stderr)
+        return USAGE_ERROR
     added = _log_to_stderr()
     engine.set_cache_folder(cache_folder(getattr(arguments, "cache", None)))
     try:
@@ -59,6 +72,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             for handler in logger.handlers[:]:
                 logger.removeHandler(handler)
             logger.setLevel(logging.NOTSET)
+
+
+def _check_cache_folder(folder: Path) -> None:
+    """Refuse a cache folder that is a file, or lies below one: found before any work, not when the
+    first table is written, after games were played."""
+    existing = next((path for path in (folder, *folder.parents) if path.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise UsageError(f"the cache folder {folder} cannot be made: {existing} is a file; name a folder with --cache")
 
 
 def _log_to_stderr() -> list[logging.Logger]:
@@ -512,7 +533,7 @@ def _check_seed(seed: int) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="modiar", description="Modiar: exact engine and study pipeline.")
+    parser = _Parser(prog="modiar", description="Modiar: exact engine and study pipeline.")
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
 
     sample = commands.add_parser("sample", help="play seeded games and print win rates, game length and rule events")
@@ -574,7 +595,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_study_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_study_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
     study = commands.add_parser("study", help="run a study from a TOML config into Parquet records, or show how far it got")
     actions = study.add_subparsers(title="study commands", required=True, metavar="ACTION")
     run = actions.add_parser("run", help="play every game of a study not yet on disk (resumes a stopped run)")
@@ -602,7 +623,7 @@ def _add_study_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     report.set_defaults(run=_study_report)
 
 
-def _add_ladder_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_ladder_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
     ladder = commands.add_parser("ladder", help="the skill ladder: table strategies from weak to strong, every figure exact")
     actions = ladder.add_subparsers(title="ladder commands", required=True, metavar="ACTION")
     run = actions.add_parser("run", help="compute every pairing and exploitability of a ladder (cached: a second run reads them)")
@@ -620,7 +641,7 @@ def _add_ladder_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
 
 
 def _add_report_command(
-    actions: argparse._SubParsersAction[argparse.ArgumentParser], kind: str, run: Callable[[argparse.Namespace], None]
+    actions: argparse._SubParsersAction[_Parser], kind: str, run: Callable[[argparse.Namespace], None]
 ) -> None:
     """``modiar KIND report FOLDER [--out OUT] [--quiet]`` for a ladder or an atlas."""
     report = actions.add_parser("report", help=f"write the {kind}'s report: HTML, Markdown, CSV tables and SVG/PDF/PNG figures")
@@ -630,7 +651,7 @@ def _add_report_command(
     report.set_defaults(run=run)
 
 
-def _add_atlas_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_atlas_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
     atlas = commands.add_parser("atlas", help="the atlas of rule space: every rule set of a grid solved and analysed exactly")
     actions = atlas.add_subparsers(title="atlas commands", required=True, metavar="ACTION")
     run = actions.add_parser("run", help="analyse every rule set of an atlas not yet in its folder (resumes a stopped run)")
