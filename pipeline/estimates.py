@@ -7,11 +7,14 @@ say --yes. A study, a ladder and an atlas print ``Estimate.line()`` before they 
 already computed is free: the cache folder's position tables, solutions, policy tables and exact
 outcomes, a study's chunks in its folder, an atlas's rows in its.
 
-The rates below were measured on this project's machine (2 cores, 23 GB), each where its comment
-says; pipeline.progress, pipeline.exact_cache and pipeline.analyse give the rest. An estimate is
-good to a factor of a few: enough to tell minutes from days, and a machine's memory from a
-petabyte. Where the rule set is known, a search deeper than its ply cap is refused here too
-(engine.search bounds a spec by engine.rules.MAX_PLY_CAP alone, having no rule set at hand).
+The rates below are the figures of README's "Speed" (``make bench`` on the 2-core development
+machine, 23 GB) or, for a sample's games and mcts's tree, measured for this module with
+tracemalloc on a 2-core, 23 GB machine, each cited by its comment; pipeline.progress (games),
+pipeline.exact_cache (exact outcomes), pipeline.analyse (an atlas's rule set) and engine.search
+(mcts's playouts a second) give the rest. An estimate is good to a factor of a few: enough to
+tell minutes from days, and a machine's memory from a petabyte. Where the rule set is known, a
+search deeper than its ply cap is refused here too (engine.search bounds a spec by
+engine.rules.MAX_PLY_CAP alone, having no rule set at hand).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from pipeline.exact_cache import (
 )
 from pipeline.ladder import Ladder
 from pipeline.paths import MANIFEST
+from pipeline.play import HUMAN
 from pipeline.progress import game_seconds, scalar_game_seconds
 from pipeline.records import RecordError, read_manifest
 from pipeline.runner import Chunk, chunk_listed, missing_caches, plan
@@ -136,13 +140,14 @@ def sample(south: str, north: str, games: int, rules: engine.Rules) -> Estimate:
 
 
 def one_game(south: str, north: str, rules: engine.Rules) -> Estimate:
-    """``modiar show`` and ``modiar play``: one game (a person's moves take no time here)."""
-    specs = tuple(spec for spec in (south, north) if spec != "human")
-    _check_depths(specs, rules)
-    ready = _solution_if_perfect(specs, rules)
-    seconds = ready.seconds + scalar_game_seconds(*(spec if spec != "human" else "random" for spec in (south, north)))
+    """``modiar show`` and ``modiar play``: one game; a person (human) counts as random, whose
+    moves take no time here."""
+    played = tuple("random" if spec == HUMAN else spec for spec in (south, north))
+    _check_depths(played, rules)
+    ready = _solution_if_perfect(played, rules)
+    seconds = ready.seconds + scalar_game_seconds(*played)
     work = f"a game of {south} against {north} under {rules.name}"
-    return Estimate(work, seconds, max(_playing_bytes(specs, rules), ready.bytes), "choose a smaller search")
+    return Estimate(work, seconds, max(_playing_bytes(played, rules), ready.bytes), "choose a smaller search")
 
 
 def exact(south: str, north: str, rules: engine.Rules) -> Estimate:

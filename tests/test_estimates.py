@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+import engine
 from pipeline import estimates, progress
 from pipeline.cli import main
 
@@ -132,3 +133,11 @@ def test_a_study_that_searches_deeper_than_its_ply_cap_is_refused(configs, capsy
 )
 def test_durations_read_as_people_say_them(seconds, said):
     assert estimates.duration(seconds) == said
+
+
+def test_the_cost_of_a_10000_ply_search_is_a_number_not_an_overflow():
+    """1.8 ** 10_000 overflows a float: the progress bar and the estimate of a deep search did."""
+    seconds = progress.scalar_game_seconds("alphabeta(depth=10000)", "random")
+    assert 1e9 < seconds < float("inf")
+    deep = estimates.sample("alphabeta(depth=10000)", "random", 2, engine.Rules(ply_cap=10_000))
+    assert estimates.about(deep.seconds) == "more than a century"
