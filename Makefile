@@ -54,7 +54,7 @@ atlas: $(STAMP) ## the atlas's first part (pipeline/studies/atlas.toml [parts.ma
 	$(BIN)/modiar atlas report data/atlas
 
 atlas-full: $(STAMP) ## the whole atlas (151 rule sets, hours; resumes data/atlas, so it can be run in several goes), and its report
-	$(BIN)/modiar atlas run pipeline/studies/atlas.toml --jobs 2
+	$(BIN)/modiar atlas run pipeline/studies/atlas.toml --jobs 2 --yes
 	$(BIN)/modiar atlas report data/atlas
 
 notebooks: $(STAMP) ## run the notebooks on data/default and data/variants into reports/notebooks/ (git's copies stay clean); one whose study is not built says which target builds it

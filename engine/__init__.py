@@ -6,9 +6,9 @@
 (0, 1, 2)
 """
 
-from engine.api import MoveResult, apply_move, end_event, legal_moves, perft, perft_counts, position, start_board
+from engine.api import MoveResult, apply_move, end_event, legal_moves, perft, perft_counts, position, rotate, start_board
 from engine.batch import GameBatch, play_batch
-from engine.board import Board, pack, parse_board, render, rotate, unpack
+from engine.board import Board, pack, parse_board, render, unpack
 from engine.cache import cache_folder, set_cache_folder
 from engine.errors import IllegalMoveError
 from engine.events import END_EVENTS, EVENTS, TURN_EVENTS

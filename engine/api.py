@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine import moves
-from engine.board import NORTH, PLAYER_NAMES, SOUTH, Board, check_board, rotate, unpack, whole_number
+from engine.board import NORTH, PLAYER_NAMES, SOUTH, Board, check_board, unpack, whole_number
+from engine.board import rotate as turned
 from engine.errors import IllegalMoveError
 from engine.events import field, unpack_events
 from engine.moves import tables
@@ -47,7 +48,7 @@ def position(board: Board, mover: int, ply: int, rules: Rules = DEFAULT_RULES) -
     ``mover`` and ``ply`` are ints (NumPy integers are welcome); floats and bools are refused.
     """
     mover, ply = _checked_position(board, mover, ply, rules)
-    seen = board if mover == SOUTH else rotate(board)
+    seen = board if mover == SOUTH else turned(board)
     options = positions(rules).options(seen, ply) if ply < rules.ply_cap else ()
     return Position(board, mover, ply, rules, tuple(option.pit + ROW * mover for option in options), options)
 
@@ -62,7 +63,7 @@ def apply_move(board: Board, mover: int, pit: int, ply: int, rules: Rules = DEFA
     seen_pit = pit - ROW * mover
     for option in seen.options:
         if option.pit == seen_pit:
-            after = rotate(option.child) if mover == SOUTH else option.child  # the child is seen by the next mover
+            after = turned(option.child) if mover == SOUTH else option.child  # the child is seen by the next mover
             chain = tables(rules).sowing[seen_pit][unpack(board)[pit]].chain[: field(option.events, "capture_pits")]
             taken = tuple((chain_pit + ROW * mover) % PITS for chain_pit in chain)
             return MoveResult(after, option.captured, taken, unpack_events(option.events))
@@ -76,7 +77,7 @@ def end_event(board: Board, mover: int, ply: int, rules: Rules = DEFAULT_RULES) 
     """
     if legal_moves(board, mover, ply, rules) or ply >= rules.ply_cap:
         return None
-    return moves.end_event(board if mover == SOUTH else rotate(board), rules)
+    return moves.end_event(board if mover == SOUTH else turned(board), rules)
 
 
 def illegal_reason(board: Board, mover: int, pit: int, ply: int, rules: Rules = DEFAULT_RULES) -> str:
@@ -89,6 +90,13 @@ def illegal_reason(board: Board, mover: int, pit: int, ply: int, rules: Rules = 
     if pit in seen.moves:
         raise ValueError(f"pit {pit} is a legal move for {PLAYER_NAMES[seen.mover]}: nothing forbids it")
     return _reason(board, seen.mover, pit, seen.ply, rules)
+
+
+def rotate(board: Board) -> Board:
+    """Turn the board by three pits, so that North's row lands on pits 0, 1, 2 (engine.board.rotate,
+    which the engine's own loops call unchecked); a board code that is none is a ValueError."""
+    check_board(board)
+    return turned(board)
 
 
 def perft(depth: int, rules: Rules = DEFAULT_RULES) -> int:
@@ -138,7 +146,7 @@ def _reason(board: Board, mover: int, pit: int, ply: int, rules: Rules) -> str:
     if stones < least:
         held = "a single stone" if stones == 1 else f"only {stones} stones"
         return f"it holds {held}, and a pit needs at least {least} stones to be played"
-    seen = board if mover == SOUTH else rotate(board)
+    seen = board if mover == SOUTH else turned(board)
     sown = moves.sow(seen, pit - ROW * mover, ply == 0 and rules.first_move_forfeit, tables(rules))
     if moves.is_grand_slam(sown) and rules.grand_slam == "prohibited":
         return f"it would capture every stone in {opponent}'s row, and taking a whole row (a grand slam) is not allowed"

@@ -38,6 +38,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from engine.board import whole_number
 from engine.errors import IllegalMoveError
 from engine.events import EVENTS, POSITION_FLAGS, unpack_events
 from engine.game import GameRecord
@@ -129,16 +130,19 @@ class GameBatch:
 
     def record(self, i: int) -> GameRecord:
         """Game i as the GameRecord that engine.play_game makes of it."""
-        start, stop = self.move_offsets[i : i + 2].tolist()
+        game = whole_number(i)
+        if game is None or not 0 <= game < len(self):
+            raise ValueError(f"i is a game of the batch, a whole number from 0 to {len(self) - 1}, not {i!r}")
+        start, stop = self.move_offsets[game : game + 2].tolist()
         return GameRecord(
             tuple(self.moves[start:stop].tolist()),
-            WINNERS[self.winner[i]],
-            int(self.score_south[i]),
-            int(self.score_north[i]),
-            int(self.plies[i]),
-            END_REASONS[self.end_reason[i]],
-            {name: int(counts[i]) for name, counts in self.events.items()},
-            int(self.seeds[i]),
+            WINNERS[self.winner[game]],
+            int(self.score_south[game]),
+            int(self.score_north[game]),
+            int(self.plies[game]),
+            END_REASONS[self.end_reason[game]],
+            {name: int(counts[game]) for name, counts in self.events.items()},
+            int(self.seeds[game]),
             self.south,
             self.north,
             self.rules,

@@ -26,6 +26,8 @@ _folder: Path | None = None
 def set_cache_folder(folder: str | os.PathLike[str] | None) -> None:
     """Keep tables and solutions in ``folder`` from now on (in this process); None: in memory."""
     global _folder
+    if folder is not None and not isinstance(folder, str | os.PathLike):
+        raise TypeError(f"folder must be a folder's path (a str or a pathlib.Path) or None, not {folder!r}")
     _folder = None if folder is None else Path(folder)
 
 

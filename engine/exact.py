@@ -36,6 +36,7 @@ default); ``unresolved`` then says how much.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,7 +47,7 @@ from engine.events import END_EVENTS, EVENTS, POSITION_FLAGS, unpack_events
 from engine.index import row_stones
 from engine.policy import PolicyTable, policy_table
 from engine.positions import positions
-from engine.rules import ROW, Rules
+from engine.rules import ROW, Rules, check_rules
 from engine.strategy_base import Strategy
 from engine.tables import END_MASK, END_SHIFT, FLAGS, PositionTables, kept_tables, table_rules
 
@@ -98,7 +99,9 @@ def exact_outcome(
     strings or the engine's objects); a strategy without a policy table (mcts) is refused with
     engine.policy.NotATableStrategyError. ``tables`` are the position tables of ``rules`` (else
     engine.tables.kept_tables). The propagation stops at the cap, or once the mass in play is
-    below ``tolerance`` (0 runs to the cap)."""
+    below ``tolerance``, a mass from 0 (run to the cap) up to but not including 1."""
+    check_rules(rules)
+    _check_tolerance(tolerance)
     tables = kept_tables(rules) if tables is None else tables
     if table_rules(tables.rules) != table_rules(rules):
         raise ValueError(f"the tables are those of {tables.rules.name}, not of the rules asked for, {rules.name}")
@@ -120,6 +123,21 @@ def exact_outcome(
         run.stop_at_cap(margins, events, rules.ply_cap)
         events = _States.empty(len(TRACKED))
     return run.outcome(players, float(events.total.sum()), events)
+
+
+def _check_tolerance(tolerance: object) -> None:
+    """Refuse a tolerance that is no mass of games: the whole mass is 1, so from 1 up nothing
+    would be propagated; NaN would never stop early and a negative one never at all."""
+    if (
+        not isinstance(tolerance, int | float)
+        or isinstance(tolerance, bool)
+        or not math.isfinite(tolerance)
+        or not 0 <= tolerance < 1
+    ):
+        raise ValueError(
+            f"tolerance is the mass of games still in play at which the propagation stops, a number "
+            f"from 0 (run to the cap) to below 1, such as {TOLERANCE}; not {tolerance!r}"
+        )
 
 
 @dataclass

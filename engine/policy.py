@@ -66,7 +66,7 @@ from engine.index import row_stones
 from engine.integrity import DamagedFileError, read_arrays, write_arrays
 from engine.positions import positions
 from engine.registry import make_strategy
-from engine.rules import ROW, Rules
+from engine.rules import ROW, Rules, check_rules
 from engine.search import AlphaBetaStrategy, HeuristicStrategy, PerfectStrategy, solution
 from engine.solver import ValueLog, per_position, sweep_values
 from engine.strategies import GreedyStrategy, RandomStrategy
@@ -240,6 +240,7 @@ def policy_table(
     cache folder, None to build in memory. A second call with the same position tables returns
     the same object; the tables of another rule set start afresh.
     """
+    check_rules(rules)
     resolved = make_strategy(strategy)
     values_spec(resolved)  # refuses a strategy without a table
     if tables is None:

@@ -11,6 +11,8 @@ them. A uniform choice among n options takes one draw: ``(draw * n) >> 32``.
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 
 MASK32 = (1 << 32) - 1
@@ -64,9 +66,11 @@ class Rng:
     __slots__ = ("_low", "draws", "state")
 
     def __init__(self, state: int) -> None:
-        self.state = state & MASK64
-        self.draws = 0
-        self._low = 0
+        if not isinstance(state, Integral) or isinstance(state, bool) or not 0 <= state <= MASK64:  # once a game: cheap
+            raise ValueError(f"state is a stream's 64-bit state, an int from 0 to 2**64 - 1, not {state!r}")
+        self.state: int = int(state)
+        self.draws: int = 0
+        self._low: int = 0
 
     @classmethod
     def for_game(cls, seed: int) -> Rng:

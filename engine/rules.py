@@ -90,9 +90,12 @@ class Rules:
 
 
 def check_rules(rules: object) -> None:
-    """A TypeError naming ``rules`` unless it is a Rules."""
-    if not isinstance(rules, Rules):
-        raise TypeError(f"rules must be an engine.Rules, such as Rules() or Rules.from_name(name), not {rules!r}")
+    """A TypeError naming ``rules`` unless it is a Rules; a rule set's name gets the call that reads it."""
+    if isinstance(rules, Rules):
+        return
+    if isinstance(rules, str):
+        raise TypeError(f"rules must be an engine.Rules, not the name {rules!r}: pass engine.Rules.from_name({rules!r})")
+    raise TypeError(f"rules must be an engine.Rules, such as Rules() or Rules.from_name(name), not {rules!r}")
 
 
 def _refusing_unknown_fields(init: Callable[..., None]) -> Callable[..., None]:

@@ -21,13 +21,24 @@ from engine.choice import ARGMAX, Epsilon, Rule, Softmax, key_of, pit_of
 from engine.moves import Option
 from engine.positions import Positions, positions
 from engine.rng import Rng
-from engine.rules import ROW, Rules
+from engine.rules import MAX_PLY_CAP, ROW, Rules
 from engine.scoring import row_difference
 from engine.solver import Solution, solve
 from engine.strategy_base import Position
 
 INFINITY = 1_000  # beyond any score: a board holds at most 63 stones
 UCT_EXPLORATION = math.sqrt(2)  # the c of UCB1 (Kocsis and Szepesvari 2006) for rewards in [0, 1]
+# mcts's speed, measured on this project's 2-core machine under load: MctsStrategy.choose from
+# the start of RULES.md, 20,000 playouts, three runs: 3,260-3,580 playouts a second. Against
+# random, mcts searched 45 moves in 6 games (a move with one legal pit is not searched): about
+# 8 a game. MAX_PLAYOUTS is what such a game takes in a day; a larger spec would run for days.
+MCTS_PLAYOUTS_PER_SECOND = 3_500
+MCTS_MOVES_PER_GAME = 8
+MAX_PLAYOUTS = MCTS_PLAYOUTS_PER_SECOND * 86_400 // MCTS_MOVES_PER_GAME
+# A search never needs more plies than the longest game (engine.rules.MAX_PLY_CAP): deeper is
+# the same search. A spec is made without a rule set, so this is its bound; pipeline.estimates
+# refuses a depth beyond the ply cap of the rule set it plays under.
+MAX_DEPTH = MAX_PLY_CAP
 
 
 class HeuristicStrategy:
@@ -60,7 +71,7 @@ class AlphaBetaStrategy:
     """
 
     def __init__(self, depth: int = 6) -> None:
-        self.depth = _whole_number("depth", depth)
+        self.depth = _whole_number("depth", depth, MAX_DEPTH)
         self.spec = f"alphabeta(depth={self.depth})"
 
     def choose(self, position: Position, rng: Rng) -> int:
@@ -82,7 +93,7 @@ class MctsStrategy:
     """
 
     def __init__(self, playouts: int = 400) -> None:
-        self.playouts = _whole_number("playouts", playouts)
+        self.playouts = _whole_number("playouts", playouts, MAX_PLAYOUTS)
         self.spec = f"mcts(playouts={self.playouts})"
 
     def choose(self, position: Position, rng: Rng) -> int:
@@ -291,13 +302,14 @@ def _capture_first(option: Option) -> int:
 
 
 def _number(parameter: str, value: object, allowed: str, accepts: Callable[[float], bool]) -> float:
-    """A real parameter as a float, refused (one line naming the range) unless finite and accepted."""
+    """A real parameter as a float, refused (one line naming the range) unless finite and accepted.
+    -0.0 comes back as 0.0: the spec spells the value, and one strategy has one spelling."""
     if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value) or not accepts(value):
         raise ValueError(f"{parameter} must be a number {allowed}, not {value!r}")
-    return float(value)
+    return float(value) + 0.0
 
 
-def _whole_number(parameter: str, value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{parameter} must be a whole number >= 1, not {value!r}")
+def _whole_number(parameter: str, value: object, most: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= most:
+        raise ValueError(f"{parameter} must be a whole number from 1 to {most:,}, not {value!r}")
     return value

@@ -68,7 +68,7 @@ from engine.integrity import DamagedFileError, read_arrays, write_arrays
 from engine.memory import return_freed_memory
 from engine.moves import Option
 from engine.positions import positions
-from engine.rules import PITS, ROW, Rules
+from engine.rules import MAX_PLY_CAP, PITS, ROW, Rules, check_rules
 from engine.scoring import row_difference
 from engine.tables import CONFIGURED, PositionTables, load_tables, table_rules, tables_folder
 from engine.version import ENGINE_VERSION
@@ -246,7 +246,8 @@ def solve(
     build needs them; else they come from the engine's cache folder). ``cache=None`` builds
     without touching the disk, the tables included. A build is logged (INFO, or DEBUG without ``verbose``).
     """
-    game = rules.replace(ply_cap=rules.ply_cap if cap is None else cap)
+    check_rules(rules)
+    game = rules.replace(ply_cap=rules.ply_cap if cap is None else _checked_cap(cap))
     cache = solutions_folder() if cache is CONFIGURED else cache
     path = None if cache is None else solution_path(game, cache)
     found = None if path is None else _read(path, game)
@@ -770,3 +771,10 @@ def _read(path: Path, rules: Rules) -> Solution | None:
 def _write(path: Path, solution: Solution) -> None:
     arrays = {name: getattr(solution, name) for name in ARRAYS}
     write_arrays(path, {**arrays, "timings": np.array(json.dumps(solution.timings))}, identity(solution.rules))
+
+
+def _checked_cap(cap: object) -> int:
+    """The cap solve() was given, refused (naming ``cap``, not the rule set's field) unless a whole number of plies."""
+    if not isinstance(cap, int) or isinstance(cap, bool) or not 1 <= cap <= MAX_PLY_CAP:
+        raise ValueError(f"cap is the ply cap to solve at, a whole number from 1 to {MAX_PLY_CAP}, not {cap!r}")
+    return cap

@@ -39,6 +39,7 @@ import dataclasses
 import itertools
 import json
 import logging
+import math
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,7 +60,7 @@ from pipeline.records import RecordError, file_sha256, parquet_bytes, sha256, ve
 from pipeline.runfolder import ATLAS as ATLAS_RUN
 from pipeline.runfolder import claim, write_manifest
 from pipeline.runfolder import read_manifest as read_run_manifest
-from pipeline.study import ConfigError, check_keys, load_config, parse_name
+from pipeline.study import ConfigError, check_keys, load_config, parse_name, shown
 from pipeline.workers import backend, check_backend, exit_with_parent, memory_bytes
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,9 @@ REQUIRED = ("name", "grid")
 ATLAS = "atlas.parquet"
 ROWS = "rows"
 FIELDS = tuple(field.name for field in dataclasses.fields(engine.Rules))
+# The most rule sets an atlas may hold: at about 3 minutes a 7-stone rule set (README, one rule
+# set of the atlas: 185 s) on 2 workers, 10,000 would take ten days; listing and checking them, about 1.5 s.
+MAX_RULE_SETS = 10_000
 # Seconds a task takes per position of its index, for the progress bar's estimate only
 # (measured: ~170 s for a 7-stone rule set of 12.3 million positions on this project's machine).
 SECONDS_PER_POSITION = 1.4e-5
@@ -122,13 +126,20 @@ def parse_atlas(data: dict[str, Any]) -> Atlas:
     grids = [("grid", _grid(data["grid"], "[grid]"))]
     more = data.get("grids", {})
     if not isinstance(more, dict):
-        raise ConfigError(f"grids must be a table of [grids.LABEL] tables, not {more!r}")
+        raise ConfigError(f"grids must be a table of [grids.LABEL] tables, not {shown(more)}")
     grids += [(str(label), _grid(grid, f"[grids.{label}]")) for label, grid in more.items()]
+    _check_size(grids)
+    for label, grid in grids:
+        where = "[grid]" if label == "grid" else f"[grids.{label}]"
+        _check_values(grid, where)
+        _check_combinations(grid, where)
     parts = data.get("parts", {})
     if not isinstance(parts, dict):
-        raise ConfigError(f"parts must be a table of [parts.LABEL] tables, not {parts!r}")
+        raise ConfigError(f"parts must be a table of [parts.LABEL] tables, not {shown(parts)}")
     atlas = Atlas(
-        parse_name(data["name"]), tuple(grids), {str(label): _grid(part, f"[parts.{label}]") for label, part in parts.items()}
+        parse_name(data["name"]),
+        tuple(grids),
+        {str(label): _check_values(_grid(part, f"[parts.{label}]"), f"[parts.{label}]") for label, part in parts.items()},
     )
     for label in atlas.parts:
         if not atlas.rule_sets(label):
@@ -137,26 +148,67 @@ def parse_atlas(data: dict[str, Any]) -> Atlas:
 
 
 def _grid(table: object, where: str) -> dict[str, tuple[Any, ...]]:
-    """A table of rule fields, each with a list of values; every rule set it makes is checked."""
+    """A table of rule fields, each with a non-empty list of values, of at most MAX_RULE_SETS
+    combinations: its shape only, so that a grid of millions is refused before a value is
+    looked at (checking one takes 0.3 ms)."""
     if not isinstance(table, dict):
-        raise ConfigError(f"{where} must be a table of rule fields, each with a list of values, not {table!r}")
+        raise ConfigError(f"{where} must be a table of rule fields, each with a list of values, not {shown(table)}")
     grid: dict[str, tuple[Any, ...]] = {}
+    size = 1
     for key, values in table.items():
         if key not in FIELDS:
             raise ConfigError(f"unknown rule {key!r} in {where}; the rules are {', '.join(FIELDS)}")
         if not isinstance(values, list) or not values:
             raise ConfigError(
-                f"{where} {key} must be a non-empty list of values, such as {key} = [{_example(key)}], not {values!r}"
+                f"{where} {key} must be a non-empty list of values, such as {key} = [{_example(key)}], not {shown(values)}"
             )
+        size *= len(values)
+        if size > MAX_RULE_SETS:
+            raise ConfigError(f"{where} makes more than {MAX_RULE_SETS:,} rule sets; an atlas takes at most {MAX_RULE_SETS:,}")
         grid[key] = tuple(tuple(value) if isinstance(value, list) else value for value in values)
-        if len(set(grid[key])) < len(grid[key]):
-            raise ConfigError(f"{where} {key} lists a value twice: {values!r}")
-        for value in grid[key]:
+    return grid
+
+
+def _check_values(grid: dict[str, tuple[Any, ...]], where: str) -> dict[str, tuple[Any, ...]]:
+    """The grid, once each value is one its field takes, and is listed once."""
+    for key, values in grid.items():
+        for value in values:
             try:
                 engine.Rules(**{key: value})
             except (ValueError, TypeError) as error:
                 raise ConfigError(f"{where} {key}: {error}") from None
+        # Only once every value is one of the field's (true == 1 in Python, but 1 is no feeding
+        # rule); valid values are hashable, a list of stone counts having become a tuple.
+        seen: set[Any] = set()
+        for value in values:
+            if value in seen:
+                raise ConfigError(f"{where} {key} lists {_toml(value)} twice; list each value once")
+            seen.add(value)
     return grid
+
+
+def _check_size(grids: list[tuple[str, dict[str, tuple[Any, ...]]]]) -> None:
+    """Refuse an atlas of more than MAX_RULE_SETS rule sets (its grids' products summed) before any is made."""
+    size = sum(math.prod(len(values) for values in grid.values()) for _, grid in grids)
+    if size > MAX_RULE_SETS:
+        raise ConfigError(f"the grids make {size:,} rule sets; an atlas takes at most {MAX_RULE_SETS:,}: split it")
+
+
+def _check_combinations(grid: dict[str, tuple[Any, ...]], where: str) -> None:
+    """Refuse a grid one of whose rule sets cannot be (each value is valid alone, not every
+    combination: 7 stones to play a pit is no rule when 3 stones a pit make 18 in all)."""
+    for values in itertools.product(*grid.values()):
+        fields = dict(zip(grid, values, strict=True))
+        try:
+            engine.Rules(**fields)
+        except (ValueError, TypeError) as error:
+            named = ", ".join(f"{key} = {_toml(value)}" for key, value in fields.items())
+            raise ConfigError(f"{where} makes the rule set {named}, which cannot be: {error}") from None
+
+
+def _toml(value: Any) -> str:
+    """A value as the config spells it: true, 3, "either", [2, 4, 6]."""
+    return json.dumps(list(value) if isinstance(value, tuple) else value)
 
 
 def _example(key: str) -> str:

@@ -74,6 +74,7 @@ PARTS = ("tables", "size", "solve", "perfect", "random", "greedy", "alphabeta4",
 LABEL_SIZE = 6.5  # points: the labels of a map's rows and columns
 MAX_COLUMNS = 8  # a map's columns: beyond this its labels no longer fit the page's width
 ASPECT = 1.5  # a map's columns per row, ideally: a page is wider than it is tall
+NO_EFFECT = 1e-9  # an effect below this is none: the means are exact, so equal ones differ by rounding alone
 KEY_COLUMNS = (
     "rules",
     "start_value",
@@ -165,9 +166,9 @@ def config_order(manifest: dict[str, Any]) -> dict[str, list[Any]]:
     """Each rule field's values in the order the atlas's config lists them, its grids in turn (as
     the atlas's columns hold them: capture_counts as "2.4.6")."""
     order: dict[str, list[Any]] = {}
-    for grid in manifest.get("config", {}).get("grids", {}).values():
-        for field, values in grid.items():
-            for value in values:
+    for grid in _table(_table(manifest.get("config")).get("grids")).values():
+        for field, values in _table(grid).items():
+            for value in values if isinstance(values, list) else []:
                 value = ".".join(map(str, value)) if isinstance(value, list) else value
                 if value not in order.setdefault(field, []):
                     order[field].append(value)
@@ -257,12 +258,13 @@ def cost_table(manifest: dict[str, Any], frame: pl.DataFrame) -> pl.DataFrame:
     and host, as the manifest gives them (null where a rule set's costs were not kept)."""
     rows = []
     for name in frame["rules"].to_list():
-        costs = manifest.get("costs", {}).get(name) or {}
-        seconds = costs.get("seconds") or {}
-        peak = costs.get("peak_bytes")
-        row: dict[str, Any] = {"rules": name, "seconds": seconds.get("total")}
-        row |= {f"seconds_{part}": seconds.get(part) for part in PARTS}
-        row |= {"peak_gb": None if peak is None else peak / 2**30, "host": costs.get("host")}
+        costs = _table(_table(manifest.get("costs")).get(name))
+        seconds = _table(costs.get("seconds"))
+        peak = _amount(costs.get("peak_bytes"))
+        row: dict[str, Any] = {"rules": name, "seconds": _amount(seconds.get("total"))}
+        row |= {f"seconds_{part}": _amount(seconds.get(part)) for part in PARTS}
+        host = costs.get("host")
+        row |= {"peak_gb": None if peak is None else peak / 2**30, "host": host if isinstance(host, str) else None}
         rows.append(row)
     schema = {"rules": pl.String, "seconds": pl.Float64} | {f"seconds_{part}": pl.Float64 for part in PARTS}
     return pl.DataFrame(rows, schema=schema | {"peak_gb": pl.Float64, "host": pl.String}, orient="row")
@@ -620,19 +622,7 @@ def _abstract(frame: pl.DataFrame, manifest: dict[str, Any], spreads: pl.DataFra
             f"{row['random_first_player_score']:.3f}, {row['random_mean_plies']:.1f} plies on average."
         )
     if spreads.height:
-        top = spreads.row(0, named=True)
-        by_score = spreads.sort("effect_random_first_player_score", descending=True).row(0, named=True)
-        text.append(
-            f"**The rule that matters most to the first player's advantage is {FIELD_WORDS[top['field']]}**: over the grid, "
-            f"the mean start value of its values ({top['values']}) differs by {top['effect_start_value']:.2f} stones"
-            + (
-                "."
-                if by_score["field"] == top["field"]
-                else f"; for random players it is {FIELD_WORDS[by_score['field']]} "
-                f"(the first player's score differs by {by_score['effect_random_first_player_score']:.3f})."
-            )
-            + " These are averages over the grid (a field's effect may depend on the others), exact, not sampled."
-        )
+        text.append(rule_that_matters(spreads))
     if series.height:
         text.append(
             f"At RULES.md's other rules, from {series['stones_per_pit'][0]} to {series['stones_per_pit'][-1]} stones per pit "
@@ -644,17 +634,43 @@ def _abstract(frame: pl.DataFrame, manifest: dict[str, Any], spreads: pl.DataFra
     return text
 
 
+def rule_that_matters(spreads: pl.DataFrame) -> str:
+    """The headline on the field effects (field_effects, largest first): the field that moves the
+    start value most, and the one that moves random play's first-player score most where that is
+    another; or that no field moves them, when every effect is zero (a bold "rule that matters
+    most" with an effect of 0.00 stones would be a false answer)."""
+    top = spreads.row(0, named=True)
+    by_score = spreads.sort("effect_random_first_player_score", descending=True).row(0, named=True)
+    moves_value = abs(top["effect_start_value"]) >= NO_EFFECT
+    moves_score = abs(by_score["effect_random_first_player_score"]) >= NO_EFFECT
+    caveat = " These are averages over the grid (a field's effect may depend on the others), exact, not sampled."
+    score = (
+        f"for random players it is {FIELD_WORDS[by_score['field']]} "
+        f"(the first player's score differs by {by_score['effect_random_first_player_score']:.3f})"
+    )
+    if not moves_value:
+        fields = _listed([FIELD_WORDS[field] for field in spreads["field"].to_list()])
+        rest = f"; {score}." if moves_score else ", nor the random first player's score."
+        return f"**No rule field the grid varies ({fields}) changes the start value under perfect play**{rest}{caveat}"
+    return (
+        f"**The rule that matters most to the first player's advantage is {FIELD_WORDS[top['field']]}**: over the grid, "
+        f"the mean start value of its values ({top['values']}) differs by {top['effect_start_value']:.2f} stones"
+        + ("." if by_score["field"] == top["field"] or not moves_score else f"; {score}.")
+        + caveat
+    )
+
+
 def _done(frame: pl.DataFrame, manifest: dict[str, Any]) -> str:
     """How much of the atlas is done (its rows, of the rule sets its config makes), and what was
     refused for memory."""
     done, total = frame.height, len(atlas_of_manifest(manifest).rule_sets())
-    refused = manifest.get("refused") or {}
+    refused = _table(manifest.get("refused"))
     words = "the whole atlas" if done == total else f"{done} of the atlas's {total} rule sets done so far"
     return words + (f"; {len(refused)} refused for memory, listed under Costs" if refused else "")
 
 
 def _text(frame: pl.DataFrame, manifest: dict[str, Any]) -> list[str]:
-    versions = manifest.get("versions", {})
+    versions = _table(manifest.get("versions"))
     return [
         f"Atlas **{manifest.get('atlas')}**: {_done(frame, manifest)}, engine version {versions.get('engine', '?')}. "
         "The start value is "
@@ -789,8 +805,8 @@ def _tradeoff_section(frame: pl.DataFrame, reference: str | None) -> Section:
 
 def _costs_section(costs: pl.DataFrame, manifest: dict[str, Any]) -> Section:
     slowest = slowest_part(costs)
-    refused = manifest.get("refused") or {}
-    text = [f"Refused for memory ({len(refused)}): " + "; ".join(refused.values())] if refused else []
+    refused = _table(manifest.get("refused"))
+    text = [f"Refused for memory ({len(refused)}): " + "; ".join(map(str, refused.values()))] if refused else []
     if slowest is not None:
         part, seconds, share = slowest
         text.append(
@@ -864,3 +880,20 @@ def _count(count: int, word: str) -> str:
 
 def _listed(words: Sequence[str]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}" if words else ""
+
+
+def _table(value: object) -> dict[str, Any]:
+    """A table of the manifest (an edited one may hold anything there), else an empty one: what
+    is not well-formed is unknown, shown as n/a."""
+    return value if isinstance(value, dict) else {}
+
+
+def _amount(value: object) -> float | None:
+    """A cost of the manifest: a finite number of seconds or bytes, at least 0; else unknown (None)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond any float
+        return None
+    return number if math.isfinite(number) and number >= 0 else None

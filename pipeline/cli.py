@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import numpy as np
 
 import engine
-from pipeline.paths import bundled_atlases, bundled_ladders, bundled_studies, cache_folder, study_config
+from pipeline.paths import DATA, bundled_atlases, bundled_ladders, bundled_studies, cache_folder, study_config, study_dir
+
+if TYPE_CHECKING:
+    from pipeline.estimates import Estimate
 
 USAGE_ERROR = 2
 # modiar exact: the float sums of a length distribution may fall short of a cumulative probability
@@ -29,9 +34,22 @@ class UsageError(Exception):
     """A mistake in what the user asked for: reported in one line, exit status 2."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, whose mistakes (an unknown option, a missing argument, a value of the wrong kind)
+    end as every other: one line, ``modiar: error: ...``, not a usage block and the error."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    arguments = parser.parse_args(argv)
+    try:
+        arguments = _parser().parse_args(argv)
+        if "cache" in arguments:
+            _check_cache_folder(cache_folder(arguments.cache))
+    except UsageError as error:
+        print(f"modiar: error: {error}", file=sys.stderr)
+        return USAGE_ERROR
     added = _log_to_stderr()
     engine.set_cache_folder(cache_folder(getattr(arguments, "cache", None)))
     try:
@@ -54,6 +72,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             for handler in logger.handlers[:]:
                 logger.removeHandler(handler)
             logger.setLevel(logging.NOTSET)
+
+
+def _check_cache_folder(folder: Path) -> None:
+    """Refuse a cache folder that is a file, or lies below one: found before any work, not when the
+    first table is written, after games were played."""
+    existing = next((path for path in (folder, *folder.parents) if path.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise UsageError(f"the cache folder {folder} cannot be made: {existing} is a file; name a folder with --cache")
 
 
 def _log_to_stderr() -> list[logging.Logger]:
@@ -108,12 +134,14 @@ def _rule_change(text: str) -> tuple[str, object]:
 
 
 def _sample(arguments: argparse.Namespace) -> None:
+    from pipeline import estimates
     from pipeline.sample import play_sample, summary
 
     rules = rules_from(arguments)
     if arguments.games < 2:
         raise UsageError(f"--games must be at least 2, not {arguments.games}")
     _check_seed(arguments.seed)
+    _afford(lambda: estimates.sample(arguments.south, arguments.north, arguments.games, rules), arguments)
     sample = play_sample(
         arguments.south, arguments.north, games=arguments.games, seed=arguments.seed, rules=rules, progress=not arguments.quiet
     )
@@ -121,16 +149,22 @@ def _sample(arguments: argparse.Namespace) -> None:
 
 
 def _bench(arguments: argparse.Namespace) -> None:
+    from pipeline import estimates
     from pipeline.bench import main as bench
 
+    if not math.isfinite(arguments.seconds) or arguments.seconds <= 0:
+        raise UsageError(f"--seconds is the length of each timed run, a number of seconds above 0, not {arguments.seconds}")
+    _afford(lambda: estimates.bench(arguments.seconds), arguments)
     bench(seconds=arguments.seconds)
 
 
 def _show(arguments: argparse.Namespace) -> None:
+    from pipeline import estimates
     from pipeline.play import ending
 
     rules = rules_from(arguments)
     _check_seed(arguments.seed)
+    _afford(lambda: estimates.one_game(arguments.south, arguments.north, rules), arguments)
     record = engine.play_game(arguments.south, arguments.north, rules=rules, seed=arguments.seed)
     board = engine.start_board(rules)
     print(engine.render(board))
@@ -146,6 +180,7 @@ def _solve(arguments: argparse.Namespace) -> None:
 
     from engine.rules import MAX_PLY_CAP
     from engine.solver import solve
+    from pipeline import estimates
 
     if arguments.stones is not None:
         arguments.rule.append(f"stones_per_pit={arguments.stones}")
@@ -153,6 +188,7 @@ def _solve(arguments: argparse.Namespace) -> None:
     cap = rules.ply_cap if arguments.cap is None else arguments.cap
     if not 1 <= cap <= MAX_PLY_CAP:
         raise UsageError(f"--cap must be a whole number from 1 to {MAX_PLY_CAP}, not {cap}")
+    _afford(lambda: estimates.solve(rules, cap), arguments)
     solution = solve(rules, cap)
     game, total, value = solution.rules, solution.rules.total_stones, solution.start_value()
     south, north = (total + value) // 2, (total - value) // 2
@@ -184,6 +220,7 @@ def _solve(arguments: argparse.Namespace) -> None:
 
 
 def _study_run(arguments: argparse.Namespace) -> None:
+    from pipeline import estimates
     from pipeline.records import RecordError
     from pipeline.runner import run_study
     from pipeline.study import ConfigError, load_study
@@ -192,6 +229,8 @@ def _study_run(arguments: argparse.Namespace) -> None:
     try:
         study = load_study(study_config(arguments.config))
         out = _out_folder(arguments.out)
+        remote = arguments.scheduler is not None
+        _afford(lambda: estimates.study(study, study_dir(study.name, out), jobs=arguments.jobs, remote=remote), arguments, True)
         folder = run_study(
             study,
             out,
@@ -243,6 +282,7 @@ def _study_report(arguments: argparse.Namespace) -> None:
 
 
 def _ladder_run(arguments: argparse.Namespace) -> None:
+    from pipeline import estimates
     from pipeline.ladder import load_ladder, run_ladder
     from pipeline.records import RecordError
     from pipeline.study import ConfigError
@@ -251,6 +291,7 @@ def _ladder_run(arguments: argparse.Namespace) -> None:
         raise UsageError(f"--jobs must be at least 1, not {arguments.jobs}")
     try:
         ladder = load_ladder(study_config(arguments.config))
+        _afford(lambda: estimates.ladder(ladder, jobs=arguments.jobs), arguments, True)
         folder = run_ladder(ladder, _out_folder(arguments.out), jobs=arguments.jobs, progress=not arguments.quiet)
     except (ConfigError, RecordError) as error:
         raise UsageError(str(error)) from None
@@ -274,6 +315,7 @@ def _build_report(build: Callable[..., Path], arguments: argparse.Namespace) -> 
 
 
 def _atlas_run(arguments: argparse.Namespace) -> None:
+    from pipeline import estimates
     from pipeline.atlas import load_atlas, read_manifest, run_atlas
     from pipeline.records import RecordError
     from pipeline.study import ConfigError
@@ -281,9 +323,14 @@ def _atlas_run(arguments: argparse.Namespace) -> None:
     _check_workers(arguments)
     try:
         atlas = load_atlas(study_config(arguments.config))
+        out = _out_folder(arguments.out)
+        directory, remote = DATA / atlas.name if out is None else out, arguments.scheduler is not None
+        _afford(
+            lambda: estimates.atlas(atlas, directory, part=arguments.part, jobs=arguments.jobs, remote=remote), arguments, True
+        )
         folder = run_atlas(
             atlas,
-            _out_folder(arguments.out),
+            out,
             part=arguments.part,
             jobs=arguments.jobs,
             backend_name=arguments.backend,
@@ -304,6 +351,7 @@ def _atlas_report(arguments: argparse.Namespace) -> None:
 
 
 def _play(arguments: argparse.Namespace) -> int:
+    from pipeline import estimates
     from pipeline.play import HUMAN, play_terminal
 
     rules = rules_from(arguments)
@@ -311,6 +359,7 @@ def _play(arguments: argparse.Namespace) -> int:
     for spec in (arguments.south, arguments.north):
         if spec != HUMAN:
             engine.make_strategy(spec)
+    _afford(lambda: estimates.one_game(arguments.south, arguments.north, rules), arguments)
     play_terminal(arguments.south, arguments.north, rules=rules, seed=arguments.seed)
     return 0  # a finished game or one the person left: neither is an error
 
@@ -320,9 +369,11 @@ def _exact(arguments: argparse.Namespace) -> None:
     import time
 
     from engine.tables import kept_tables
+    from pipeline import estimates
 
     rules = rules_from(arguments)
     south, north = (_table_strategy(spec) for spec in (arguments.south, arguments.north))
+    _afford(lambda: estimates.exact(south, north, rules), arguments)
     started = time.perf_counter()
     kept_tables(rules)  # from the cache, or built, cached and logged (as are a solution and the policy tables)
     for spec in (south, north):
@@ -453,6 +504,20 @@ def _elapsed(description: str, *, disable: bool) -> Iterator[None]:
         bar.close()
 
 
+def _afford(estimate: Callable[[], Estimate], arguments: argparse.Namespace, announce: bool = False) -> None:
+    """Refuse, before any work, what this machine cannot hold and a long run not confirmed with
+    --yes (pipeline.estimates); with ``announce``, print what will be computed and its estimate."""
+    from pipeline import estimates
+
+    try:
+        found = estimate()
+        estimates.check(found, yes=arguments.yes)
+    except estimates.EstimateError as error:
+        raise UsageError(str(error)) from None
+    if announce and not arguments.quiet:
+        print(found.line(), flush=True)
+
+
 def _out_folder(text: str | None) -> Path | None:
     """The folder of --out; an empty one would mean the current folder, which is never meant."""
     if text is None:
@@ -468,7 +533,7 @@ def _check_seed(seed: int) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="modiar", description="Modiar: exact engine and study pipeline.")
+    parser = _Parser(prog="modiar", description="Modiar: exact engine and study pipeline.")
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
 
     sample = commands.add_parser("sample", help="play seeded games and print win rates, game length and rule events")
@@ -476,17 +541,20 @@ def _parser() -> argparse.ArgumentParser:
     sample.add_argument("--games", type=int, default=20_000, help="how many games (default 20,000)")
     sample.add_argument("--seed", type=int, default=7, help="the sample's seed (default 7)")
     sample.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_yes_option(sample)
     _add_cache_option(sample)
     sample.set_defaults(run=_sample)
 
     show = commands.add_parser("show", help="play one seeded game and draw the board after every move")
     _add_game_options(show)
     show.add_argument("--seed", type=int, default=0, help="the game's seed (default 0)")
+    _add_yes_option(show)
     _add_cache_option(show)
     show.set_defaults(run=_show)
 
     bench = commands.add_parser("bench", help="measure the engine's speed")
     bench.add_argument("--seconds", type=float, default=10.0, help="length of each timed run (default 10)")
+    _add_yes_option(bench)
     _add_cache_option(bench)
     bench.set_defaults(run=_bench)
 
@@ -494,6 +562,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_rule_options(solve)
     solve.add_argument("--stones", type=int, help="stones per pit, short for --rule stones_per_pit=N")
     solve.add_argument("--cap", type=int, help="the ply cap (default the rule set's, 400)")
+    _add_yes_option(solve)
     _add_cache_option(solve)
     solve.set_defaults(run=_solve)
 
@@ -508,6 +577,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_rule_options(exact)
     exact.add_argument("--json", action="store_true", help="print one JSON object with everything, and nothing else on stdout")
     exact.add_argument("--quiet", action="store_true", help="no progress line")
+    _add_yes_option(exact)
     _add_cache_option(exact)
     exact.set_defaults(run=_exact)
 
@@ -519,12 +589,13 @@ def _parser() -> argparse.ArgumentParser:
     play.add_argument("--north", default="greedy", help="North's strategy, or human (default greedy)")
     play.add_argument("--seed", type=int, default=0, help="the seed of the strategies' random choices (default 0)")
     _add_rule_options(play)
+    _add_yes_option(play)
     _add_cache_option(play)
     play.set_defaults(run=_play)
     return parser
 
 
-def _add_study_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_study_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
     study = commands.add_parser("study", help="run a study from a TOML config into Parquet records, or show how far it got")
     actions = study.add_subparsers(title="study commands", required=True, metavar="ACTION")
     run = actions.add_parser("run", help="play every game of a study not yet on disk (resumes a stopped run)")
@@ -536,6 +607,7 @@ def _add_study_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     _add_backend_options(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_cache_option(run)
+    _add_yes_option(run)
     run.set_defaults(run=_study_run)
     status = actions.add_parser("status", help="chunks done, games and per-pairing counts of a study folder")
     status.add_argument("folder", help="the study's folder, e.g. data/smoke")
@@ -551,7 +623,7 @@ def _add_study_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     report.set_defaults(run=_study_report)
 
 
-def _add_ladder_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_ladder_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
     ladder = commands.add_parser("ladder", help="the skill ladder: table strategies from weak to strong, every figure exact")
     actions = ladder.add_subparsers(title="ladder commands", required=True, metavar="ACTION")
     run = actions.add_parser("run", help="compute every pairing and exploitability of a ladder (cached: a second run reads them)")
@@ -563,12 +635,13 @@ def _add_ladder_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     run.add_argument("--jobs", type=int, default=2, help="worker processes (default 2; up to 3.3 GB each)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_cache_option(run)
+    _add_yes_option(run)
     run.set_defaults(run=_ladder_run)
     _add_report_command(actions, "ladder", _ladder_report)
 
 
 def _add_report_command(
-    actions: argparse._SubParsersAction[argparse.ArgumentParser], kind: str, run: Callable[[argparse.Namespace], None]
+    actions: argparse._SubParsersAction[_Parser], kind: str, run: Callable[[argparse.Namespace], None]
 ) -> None:
     """``modiar KIND report FOLDER [--out OUT] [--quiet]`` for a ladder or an atlas."""
     report = actions.add_parser("report", help=f"write the {kind}'s report: HTML, Markdown, CSV tables and SVG/PDF/PNG figures")
@@ -578,7 +651,7 @@ def _add_report_command(
     report.set_defaults(run=run)
 
 
-def _add_atlas_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_atlas_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
     atlas = commands.add_parser("atlas", help="the atlas of rule space: every rule set of a grid solved and analysed exactly")
     actions = atlas.add_subparsers(title="atlas commands", required=True, metavar="ACTION")
     run = actions.add_parser("run", help="analyse every rule set of an atlas not yet in its folder (resumes a stopped run)")
@@ -589,6 +662,7 @@ def _add_atlas_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     run.add_argument("--jobs", type=int, default=2, help="worker processes (default 2; about 4.5 GB each with 7 stones a pit)")
     _add_backend_options(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_yes_option(run)
     run.set_defaults(run=_atlas_run)
     _add_report_command(actions, "atlas", _atlas_report)
 
@@ -604,6 +678,10 @@ def _add_game_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--south", default="random", help="South's strategy (default random)")
     parser.add_argument("--north", default="random", help="North's strategy (default random)")
     _add_rule_options(parser)
+
+
+def _add_yes_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--yes", action="store_true", help="run it even when its estimate is over an hour")
 
 
 def _add_cache_option(parser: argparse.ArgumentParser) -> None:

@@ -101,13 +101,15 @@ def load_ladder(path: str | Path) -> Ladder:
 def parse_ladder(data: dict[str, Any]) -> Ladder:
     """The Ladder a parsed TOML table describes, checked key by key."""
     check_keys(data, KEYS, REQUIRED, "ladder")
-    rungs = parse_strategies(data["rungs"])
-    opponents = parse_strategies(data["opponents"]) if "opponents" in data else DEFAULT_OPPONENTS
-    for spec in (*rungs, *opponents):
-        if not engine.is_table_strategy(spec):
-            raise ConfigError(
-                f"{spec} has no policy table, so its games cannot be computed exactly; a ladder takes table strategies only"
-            )
+    rungs = parse_strategies(data["rungs"], "rungs")
+    opponents = parse_strategies(data["opponents"], "opponents") if "opponents" in data else DEFAULT_OPPONENTS
+    for key, specs in (("rungs", rungs), ("opponents", opponents)):
+        for spec in specs:
+            if not engine.is_table_strategy(spec):
+                raise ConfigError(
+                    f"{key}: {spec} has no policy table, so its games cannot be computed exactly; "
+                    "a ladder takes table strategies only"
+                )
     return Ladder(parse_name(data["name"]), rungs, opponents, parse_rules(data.get("rules", {})))
 
 

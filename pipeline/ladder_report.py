@@ -24,8 +24,9 @@ from matplotlib.figure import Figure
 
 from pipeline import figures as plot
 from pipeline.exact_cache import is_wide
-from pipeline.ladder import checked_files, read_manifest
-from pipeline.paths import REPORTS
+from pipeline.ladder import EXPLOITABILITY, OUTCOMES, checked_files, read_manifest
+from pipeline.paths import MANIFEST, REPORTS
+from pipeline.records import RecordError
 from pipeline.report.render import check_out, publish_pages, staging
 from pipeline.report.sections import Section, Table
 from pipeline.turns import END_EVENTS, TURN_EVENTS
@@ -42,15 +43,14 @@ def ladder_tables(directory: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The ladder's tables from its folder (checked against its manifest): ``rungs``, one row per
     rung in the config's order, and ``pairings``, one row per pairing (no list columns)."""
     outcomes_path, exploit_path = checked_files(directory)
-    config = read_manifest(directory)["config"]
-    rungs_order = list(config["rungs"])
-    opponents = list(config["opponents"])
+    rungs_order, opponents = listed_strategies(directory)
     outcomes = pl.read_parquet(outcomes_path).drop("plies", "margin")
     exploits = pl.read_parquet(exploit_path)
     pairings = outcomes.with_columns(
         (pl.col("north_win") + pl.col("draw") / 2).alias("second_player_score"),
     )
     score = {(row["south"], row["north"]): row for row in pairings.iter_rows(named=True)}
+    _check_rows(directory, rungs_order, opponents, set(score), set(exploits["strategy"].to_list()))
     rows = []
     for order, rung in enumerate(rungs_order):
         self_play = score[rung, rung]
@@ -81,9 +81,41 @@ def ladder_tables(directory: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     return pl.DataFrame(rows), pairings
 
 
+def listed_strategies(directory: Path) -> tuple[list[str], list[str]]:
+    """The rungs and the opponents of the manifest's config, refused (RecordError) unless lists of specs."""
+    config = read_manifest(directory)["config"]
+    found = [config.get("rungs"), config.get("opponents")]
+    for key, specs in zip(("rungs", "opponents"), found, strict=True):
+        if not isinstance(specs, list) or not all(isinstance(spec, str) for spec in specs) or not (specs or key != "rungs"):
+            raise RecordError(
+                f"{directory / MANIFEST}: its config's {key} is not a list of strategy specs (rungs: at least one); "
+                "the manifest was edited: run the ladder again into a new folder"
+            )
+    return found[0], found[1]
+
+
 def family(spec: str) -> str:
     """The family of a rung, for the figures' groups: alphabeta, perfect's two dials, or the spec."""
     return next((name for prefix, name in FAMILIES if spec.startswith(prefix)), spec)
+
+
+def _check_rows(
+    directory: Path, rungs: list[str], opponents: list[str], pairings: set[tuple[str, str]], exploited: set[str]
+) -> None:
+    """Refuse (RecordError) a folder whose files lack a row the manifest's config asks for: an
+    edited manifest (a rung added, or one removed from its files but not from its config)."""
+    wanted = [(rung, rung) for rung in rungs]
+    wanted += [pairing for rung in rungs for opponent in opponents for pairing in ((rung, opponent), (opponent, rung))]
+    missing = next((f"{south} v {north}" for south, north in wanted if (south, north) not in pairings), None)
+    where = OUTCOMES
+    if missing is None:
+        missing = next((f"the exploitability of {rung}" for rung in rungs if rung not in exploited), None)
+        where = EXPLOITABILITY
+    if missing is not None:
+        raise RecordError(
+            f"{directory / where} has no row for {missing}, which the config in {MANIFEST} lists; "
+            "the folder was edited: run the ladder again into a new folder"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -199,7 +231,7 @@ def build_ladder_report(directory: Path, out: Path | None = None, *, progress: b
     name = str(manifest["ladder"])
     out = check_out(directory, out if out is not None else REPORTS / name)
     rungs, pairings = ladder_tables(directory)
-    opponents = list(manifest["config"]["opponents"])
+    opponents = listed_strategies(directory)[1]
     figures = {
         "ladder_first_player": first_player_figure(rungs),
         "ladder_scores": scores_figure(rungs, opponents),

@@ -18,6 +18,8 @@ from engine.board import PLAYER_NAMES, row_stones
 
 HUMAN = "human"
 QUIT = ("q", "quit", "exit")
+MAX_PIT_DIGITS = 3  # "007" is pit 7; a longer answer is no pit at all
+MAX_SHOWN = 40  # characters of a refused answer quoted back
 
 Ask = Callable[[str], str]
 Say = Callable[[str], None]
@@ -44,12 +46,13 @@ class Human:
         choices = _either(position.moves)
         while True:
             text = self._answer(f"{PLAYER_NAMES[position.mover]}, your move: pit {choices} (q to quit): ", position.ply)
-            if not text.isdigit():
-                self.say(f"{text!r} is not a pit: type {choices}, or q to quit.")
-            elif int(text) not in position.moves:
-                self.say(f"{_refusal(position, int(text))}.")
+            pit = _pit_number(text)
+            if pit is None:
+                self.say(f"{_shown(text)} is not a pit: type {choices}, or q to quit.")
+            elif pit not in position.moves:
+                self.say(f"{_refusal(position, pit)}.")
             else:
-                return int(text)
+                return pit
 
     def _answer(self, prompt: str, ply: int) -> str:
         try:
@@ -156,6 +159,19 @@ def _what_it_did(result: engine.MoveResult) -> str:
     if forfeited:
         return f"; the first move of the game captures nothing, so the {forfeited} stones it would take stay on the board"
     return ""
+
+
+def _pit_number(text: str) -> int | None:
+    """The pit a typed answer names: ASCII digits only (str.isdigit takes "²", which int() refuses),
+    and few of them (int() refuses 5,000 digits, and no pit has more than one)."""
+    if not (text.isascii() and text.isdigit()) or len(text) > MAX_PIT_DIGITS:
+        return None
+    return int(text)
+
+
+def _shown(text: str) -> str:
+    """An answer as the refusal quotes it: cut short, so a pasted page stays one line."""
+    return repr(text) if len(text) <= MAX_SHOWN else f"{text[:MAX_SHOWN]!r}..."
 
 
 def _refusal(position: engine.Position, pit: int) -> str:

@@ -24,14 +24,18 @@ from tqdm import tqdm
 
 import engine
 from engine.batch import batchable
-from engine.search import AlphaBetaStrategy, MctsStrategy, PerfectStrategy
+from engine.search import MCTS_MOVES_PER_GAME, MCTS_PLAYOUTS_PER_SECOND, AlphaBetaStrategy, MctsStrategy, PerfectStrategy
 from pipeline.study import Pairing
 
 BATCHED_GAME = 1e-6  # seconds a game engine.play_batch plays takes (any table strategy), its records written
 SCALAR_GAME = 40e-6  # seconds a random game takes through engine.play_game
 # Seconds a strategy adds to a game through engine.play_game against random, measured; alphabeta
-# (depth=2, 4, 6: ~60, 260, 680 us) and mcts (playouts=100: ~15 ms) are functions of their parameter.
+# (depth=2, 4, 6: ~60, 260, 680 us) and mcts (engine.search: its playouts a second and searched
+# moves a game) are functions of their parameter.
 STRATEGY_SECONDS = {"random": 0.0, "greedy": 0.0, "heuristic": 30e-6, "perfect": 90e-6}
+# alphabeta's cost grows 1.8-fold a ply where measured; beyond this depth the fit is no longer a
+# measure (and 1.8 ** 10_000 overflows a float): every deeper search counts as this deep.
+FITTED_DEPTH = 60
 UNKNOWN_STRATEGY = 100e-6  # a strategy not named here
 TICK = 1.0  # seconds between redraws of a bar that has not moved
 
@@ -41,6 +45,11 @@ def game_seconds(south: str, north: str, rules: engine.Rules) -> float:
     """Roughly how many seconds one game of the pairing takes on one core."""
     if batchable(south, north, rules):
         return BATCHED_GAME
+    return scalar_game_seconds(south, north)
+
+
+def scalar_game_seconds(south: str, north: str) -> float:
+    """Roughly how many seconds one game of the pairing takes through engine.play_game, on one core."""
     return SCALAR_GAME + _strategy_seconds(south) + _strategy_seconds(north)
 
 
@@ -166,9 +175,9 @@ class Ticker:
 def _strategy_seconds(spec: str) -> float:
     strategy = engine.make_strategy(spec)  # the engine's reading of the spec, parameters included
     if isinstance(strategy, AlphaBetaStrategy):
-        return 25e-6 * 1.8**strategy.depth
+        return 25e-6 * 1.8 ** min(strategy.depth, FITTED_DEPTH)
     if isinstance(strategy, MctsStrategy):
-        return 150e-6 * strategy.playouts
+        return strategy.playouts * MCTS_MOVES_PER_GAME / MCTS_PLAYOUTS_PER_SECOND
     if isinstance(strategy, PerfectStrategy):  # the skill dial looks up the same solution
         return STRATEGY_SECONDS["perfect"]
     return STRATEGY_SECONDS.get(strategy.spec, UNKNOWN_STRATEGY)

@@ -47,6 +47,7 @@ MAX_CHUNK_GAMES = 1 << 22  # a chunk is held in a worker's memory whole: about 1
 MAX_PAIRINGS = 10_000  # ordered pairings in all rule sets: 100 strategies in one round robin
 MAX_CONFIG_BYTES = 1 << 20
 MAX_SEED = (1 << 64) - 1
+MAX_SHOWN = 80  # characters of a value an error message quotes
 KEYS = ("name", "seed", "games_per_seat", "strategies", "rules", "keep_plies", "chunk_games", "exact", "games", "variants")
 VARIANT_KEYS = ("rules", "strategies", "games")
 REQUIRED = ("name", "seed", "games_per_seat", "strategies")
@@ -173,10 +174,14 @@ def load_config(path: Path, kind: str, parse: Callable[[dict[str, Any]], T]) -> 
         data = tomllib.loads(read_config(path, kind))
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path} is not valid TOML: {error}") from None
+    except RecursionError:  # tomllib reads nested arrays and tables by recursion
+        raise ConfigError(f"{path} nests arrays or tables thousands deep: it is not a {kind} config") from None
     try:
         return parse(data)
     except ConfigError as error:
         raise ConfigError(f"{path}: {error}") from None
+    except RecursionError:  # a value nested deep, but within tomllib's reach, met by a recursive check
+        raise ConfigError(f"{path} nests arrays or tables too deep to be a {kind} config") from None
 
 
 def check_keys(data: dict[str, Any], keys: tuple[str, ...], required: tuple[str, ...], kind: str) -> None:
@@ -267,24 +272,32 @@ def _exact(value: object) -> bool | str:
     raise ConfigError(f'exact must be true, false or "{SELF_PLAY}", not {value!r}')
 
 
-def parse_strategies(value: object) -> tuple[str, ...]:
-    """The specs in their canonical spelling (engine.canonical_spec), each once: two spellings of
-    one strategy would otherwise split its games between pairings or merge two of them."""
+def parse_strategies(value: object, key: str = "strategies") -> tuple[str, ...]:
+    """The specs of the config's ``key`` (strategies; a ladder's rungs, opponents) in their
+    canonical spelling (engine.canonical_spec), each once: two spellings of one strategy would
+    otherwise split its games between pairings or merge two of them."""
     if not isinstance(value, list) or not value or not all(isinstance(spec, str) for spec in value):
-        raise ConfigError(f'strategies must be a non-empty list of spec strings such as ["random", "greedy"], not {value!r}')
-    specs = [_canonical(spec) for spec in value]
+        raise ConfigError(f'{key} must be a non-empty list of spec strings such as ["random", "greedy"], not {shown(value)}')
+    specs = [_canonical(spec, key) for spec in value]
     duplicate = next((spec for spec in specs if specs.count(spec) > 1), None)
     if duplicate is not None:
         spellings = " and ".join(repr(written) for written, spec in zip(value, specs, strict=True) if spec == duplicate)
-        raise ConfigError(f"strategy {duplicate!r} is listed twice in strategies (as {spellings})")
+        raise ConfigError(f"strategy {duplicate!r} is listed twice in {key} (as {spellings})")
     return tuple(specs)
 
 
-def _canonical(spec: str) -> str:
+def shown(value: object) -> str:
+    """A value as an error message quotes it: its repr, cut short, so that the message stays one
+    readable line whatever the config holds (a list of a million entries, a page of text)."""
+    text = repr(value)
+    return text if len(text) <= MAX_SHOWN else f"{text[: MAX_SHOWN - 3]}..."
+
+
+def _canonical(spec: str, key: str) -> str:
     try:
         return engine.canonical_spec(spec)
     except engine.UnknownStrategyError as error:
-        raise ConfigError(str(error)) from None
+        raise ConfigError(f"{key}: {error}") from None
 
 
 def parse_rules(table: object, base: engine.Rules | None = None, where: str = "[rules]") -> engine.Rules:

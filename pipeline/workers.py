@@ -88,6 +88,12 @@ def connect(address: str) -> Client:
         raise RecordError(f"cannot reach the dask scheduler {address!r}: no dask answer within {seconds:g} s")
     if isinstance(answer, (OSError, TypeError)):  # TypeError: tls:// without certificates in dask's configuration
         raise RecordError(f"cannot reach the dask scheduler {address!r}: {answer}") from None
+    if isinstance(answer, Exception):
+        # A server of another kind that speaks first (an SSH banner, an HTTP response): dask reads
+        # its first bytes as a frame length and fails, e.g. allocating 2.82 EiB for "SSH-2.0-".
+        raise RecordError(
+            f"{address} did not answer as a dask scheduler: what it sent is no dask message; is it the scheduler's port?"
+        ) from None
     if isinstance(answer, BaseException):
         raise answer
     return answer

@@ -5,6 +5,8 @@ Issue 11, "Nothing a user does loses data": every test is one attack, named afte
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -242,3 +244,98 @@ def test_play_batch_rejects_rules_that_are_not_a_rule_set():
 def test_play_game_rejects_rules_that_are_not_a_rule_set():
     with pytest.raises(TypeError, match="rules"):
         engine.play_game("random", "random", rules="modiar")
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 26, hard edges: each break found by the adversarial round, by name
+
+STONES3 = Rules(stones_per_pit=3)
+
+
+@pytest.mark.parametrize("tolerance", [2, 1, float("inf"), 1e300, float("nan"), -1, -1e-300, True, "0.1", None])
+def test_exact_outcome_refuses_a_tolerance_that_is_no_mass_below_1(tolerance):
+    with pytest.raises(ValueError, match="tolerance") as error:
+        engine.exact_outcome("random", "random", rules=STONES3, tolerance=tolerance)
+    assert repr(tolerance) in _one_line(error)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda rules: engine.exact_outcome("random", "random", rules=rules),
+        lambda rules: engine.exploitability("random", rules=rules),
+        lambda rules: engine.policy_table("random", rules),
+        lambda rules: engine.solve(rules),
+        lambda rules: engine.start_board(rules),
+    ],
+)
+def test_a_rule_set_name_where_rules_are_wanted_says_to_read_it_with_from_name(call):
+    with pytest.raises(TypeError, match=r"rules must be an engine\.Rules") as error:
+        call("modiar-stones3")
+    assert "engine.Rules.from_name('modiar-stones3')" in _one_line(error)
+
+
+@pytest.mark.parametrize("cap", [-1, 0, 10**9, 3.5, True])
+def test_solve_refuses_a_bad_cap_naming_cap_not_the_rule_field(cap):
+    with pytest.raises(ValueError, match=r"^cap is the ply cap") as error:
+        engine.solve(STONES3, cap, cache=None)
+    assert repr(cap) in _one_line(error)
+
+
+@pytest.mark.parametrize(
+    ("spelling", "canonical"),
+    [("perfect(epsilon=-0.0)", "perfect(epsilon=0.0)"), ("perfect(epsilon=0)", "perfect(epsilon=0.0)")],
+)
+def test_perfect_epsilon_minus_zero_is_the_strategy_of_epsilon_zero(spelling, canonical):
+    assert canonical_spec(spelling) == canonical
+    assert make_strategy(spelling) is make_strategy(canonical)
+
+
+def test_perfect_temperature_minus_zero_is_refused_as_zero_is():
+    with pytest.raises(UnknownStrategyError, match=r"temperature must be a number above 0, not -0\.0"):
+        make_strategy("perfect(temperature=-0.0)")
+
+
+@pytest.mark.parametrize(
+    ("spec", "bound"),
+    [
+        ("mcts(playouts=99999999999999999999)", "playouts must be a whole number from 1 to 37,800,000"),
+        ("mcts(playouts=100000000)", "playouts must be a whole number from 1 to 37,800,000"),
+        ("alphabeta(depth=100000000)", "depth must be a whole number from 1 to 10,000"),
+        ("alphabeta(depth=10001)", "depth must be a whole number from 1 to 10,000"),
+    ],
+)
+def test_search_effort_beyond_a_day_or_the_longest_game_is_refused_by_the_spec(spec, bound):
+    with pytest.raises(UnknownStrategyError, match=re.escape(bound)) as error:
+        make_strategy(spec)
+    _one_line(error)
+
+
+@pytest.mark.parametrize("i", [99, 4, -1, 1.0, "0", None])
+def test_batch_record_out_of_range_names_i_not_an_unpacking(i):
+    batch = engine.play_batch(4, "random", "random", rules=STONES3)
+    with pytest.raises(ValueError, match=r"^i is a game of the batch, a whole number from 0 to 3") as error:
+        batch.record(i)
+    assert repr(i) in _one_line(error)
+    assert batch.record(np.int64(3)) == batch.record(3)
+
+
+@pytest.mark.parametrize("board", [-1, 2**36, 2**200, 1.5, "0", None])
+def test_rotate_refuses_what_is_no_board_code_instead_of_turning_it(board):
+    with pytest.raises(ValueError, match="board code") as error:
+        engine.rotate(board)
+    _one_line(error)
+
+
+@pytest.mark.parametrize("state", [-1, 2**64, "x", 1.0, None, True])
+def test_rng_refuses_a_state_that_is_no_64_bit_int(state):
+    with pytest.raises(ValueError, match="state") as error:
+        engine.Rng(state)
+    _one_line(error)
+
+
+def test_set_cache_folder_refuses_what_is_no_path_naming_folder():
+    before = engine.cache_folder()
+    with pytest.raises(TypeError, match=r"^folder must be a folder's path"):
+        engine.set_cache_folder(123)
+    assert engine.cache_folder() == before

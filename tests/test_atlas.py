@@ -105,7 +105,7 @@ def test_rule_sets_come_in_the_order_of_the_grids_each_once() -> None:
         ({"name": "a", "grid": {"feedin": [True]}}, "unknown rule 'feedin' in [grid]"),
         ({"name": "a", "grid": {"feeding": True}}, "feeding must be a non-empty list"),
         ({"name": "a", "grid": {"feeding": []}}, "feeding must be a non-empty list"),
-        ({"name": "a", "grid": {"stones_per_pit": [7, 7]}}, "lists a value twice"),
+        ({"name": "a", "grid": {"stones_per_pit": [7, 7]}}, "[grid] stones_per_pit lists 7 twice"),
         ({"name": "a", "grid": {"grand_slam": ["banned"]}}, "grand_slam must be one of prohibited, allowed, no_capture"),
         ({"name": "a", "grid": {}, "parts": {"p": {"stones_per_pit": [4]}}}, "[parts.p] holds none of the atlas's rule sets"),
         ({"name": "a", "grid": {}, "extra": 1}, "unknown key 'extra'"),
@@ -117,6 +117,42 @@ def test_a_bad_config_is_refused_in_one_line(data: dict[str, object], message: s
         parse_atlas(data)
     assert message in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("grid", "message"),
+    [
+        ({"feeding": [True, 1]}, "[grid] feeding: Rules.feeding must be True or False, not 1"),
+        ({"stones_per_pit": [1, True]}, "[grid] stones_per_pit: Rules.stones_per_pit must be a whole number"),
+        ({"capture_counts": [[2, 4], [2, 4]]}, "[grid] capture_counts lists [2, 4] twice"),
+        ({"capture_counts": [[[2]]]}, "[grid] capture_counts: Rules.capture_counts holds [2]"),
+    ],
+)
+def test_a_duplicate_in_an_atlas_grid_is_named_by_its_value_and_only_once_the_values_are_valid(
+    grid: dict[str, object], message: str
+) -> None:
+    """Issue 26: [true, 1] was "lists a value twice" (true == 1 in Python), though 1 is no feeding
+    rule, and a list inside a list was a TypeError (unhashable list)."""
+    with pytest.raises(ConfigError) as raised:
+        parse_atlas({"name": "a", "grid": grid})
+    assert message in str(raised.value)
+
+
+def test_an_atlas_grid_of_100000_rule_sets_is_refused_before_enumerating_them() -> None:
+    """Issue 26: such a grid was enumerated for minutes before any check."""
+    huge = {"ply_cap": list(range(1, 10_001)), "stones_per_pit": list(range(1, 11)), "feeding": [True, False]}
+    started = time.perf_counter()
+    with pytest.raises(ConfigError, match=r"\[grid\] makes more than 10,000 rule sets; an atlas takes at most 10,000"):
+        parse_atlas({"name": "a", "grid": huge})
+    with pytest.raises(ConfigError, match=r"the grids make 12,000 rule sets; an atlas takes at most 10,000"):
+        parse_atlas({"name": "a", "grid": {"ply_cap": list(range(1, 6001))}, "grids": {"b": {"ply_cap": list(range(1, 6001))}}})
+    assert time.perf_counter() - started < 5
+
+
+def test_an_atlas_grid_that_makes_an_impossible_rule_set_is_refused_naming_it() -> None:
+    """Each value alone is valid, their combination is not: it ended in a traceback at run time."""
+    with pytest.raises(ConfigError, match=r"\[grid\] makes the rule set stones_per_pit = 1, min_stones_to_play = 7"):
+        parse_atlas({"name": "a", "grid": {"stones_per_pit": [1, 3], "min_stones_to_play": [2, 7]}})
 
 
 def test_the_command_names_a_config_mistake_and_an_unknown_part(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

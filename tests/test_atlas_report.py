@@ -4,6 +4,7 @@ refusals."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from statistics import mean
@@ -26,6 +27,7 @@ from pipeline.atlas_report import (
     map_block,
     map_grid,
     map_layout,
+    rule_that_matters,
     stones_series,
     value_label,
     varying_fields,
@@ -159,3 +161,55 @@ def test_values_come_in_the_configs_order(folder: Path) -> None:
     block = map_block(atlas_frame(folder)).sort("rules", descending=True)  # another order than the config's
     assert map_layout(block, order=order).rows + map_layout(block, order=order).columns == ((True,), (False,), (True,), (False,))
     assert main_effects(block, ["feeding"], order)["value"].to_list() == ["feeding on", "feeding off"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 26, hard edges
+
+
+@pytest.mark.parametrize(
+    "costs",
+    [
+        {"seconds": "abc"},
+        {"seconds": {"total": "abc", "solve": None, "tables": float("nan")}, "peak_bytes": "x", "host": 7},
+        {"seconds": {"total": 10**400}, "peak_bytes": -1},
+        "abc",
+        [1, 2],
+    ],
+)
+def test_malformed_atlas_costs_are_shown_as_unknown_not_a_crash(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, costs: object
+) -> None:
+    """Issue 26: {"seconds": "abc"} among the manifest's costs ended atlas report in an AttributeError."""
+    monkeypatch.setattr(plot, "FORMATS", ("svg",))
+    edited = tmp_path / "edited"
+    shutil.copytree(folder, edited)
+    manifest = json.loads((edited / "manifest.json").read_text())
+    manifest["costs"] = {name: costs for name in manifest["costs"]}
+    manifest["refused"], manifest["done"] = ["not", "a", "table"], "abc"
+    (edited / "manifest.json").write_text(json.dumps(manifest))
+    out = build_atlas_report(edited, tmp_path / "report", progress=False)
+    table = pl.read_csv(out / "tables" / "costs.csv")
+    assert table["seconds"].null_count() == table.height and table["peak_gb"].null_count() == table.height
+    assert "n/a" in (out / "report.md").read_text()
+
+
+def test_the_headline_says_no_rule_field_changes_the_start_value_when_every_effect_is_zero() -> None:
+    """Issue 26: the headline bolded "the rule that matters most ... is compulsory feeding" for an
+    effect of 0.00 stones."""
+    spreads = pl.DataFrame(
+        {
+            "field": ["feeding", "grand_slam"],
+            "values": ["feeding on, feeding off", "slam prohibited, slam allowed"],
+            "effect_start_value": [0.0, 0.0],
+            "effect_random_first_player_score": [1e-12, 0.0],
+            "effect_random_mean_plies": [0.5, 0.0],
+        }
+    )
+    headline = rule_that_matters(spreads)
+    assert headline.startswith("**No rule field the grid varies (compulsory feeding and grand slam) changes the start value")
+    assert "matters most" not in headline and "nor the random first player's score" in headline
+    moved = spreads.with_columns(pl.Series("effect_random_first_player_score", [0.0, 0.02]))
+    assert "for random players it is grand slam (the first player's score differs by 0.020)" in rule_that_matters(moved)
+    decided = spreads.with_columns(pl.Series("effect_start_value", [4.0, 0.0]))
+    assert rule_that_matters(decided).startswith("**The rule that matters most to the first player's advantage is compulsory")

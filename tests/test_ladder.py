@@ -7,6 +7,7 @@ import hashlib
 
 import polars as pl
 import pytest
+from sealing import edit_manifest
 from sealing import manifest as sealed_manifest
 
 import engine
@@ -48,7 +49,7 @@ def test_each_rung_meets_itself_and_each_opponent_in_both_seats_each_pairing_onc
     [
         ({"rungs": ["random", "mcts(playouts=10)"]}, "mcts(playouts=10) has no policy table"),
         ({"opponents": ["nonsense"]}, "nonsense"),
-        ({"rungs": []}, "strategies must be a non-empty list"),
+        ({"rungs": []}, "rungs must be a non-empty list"),
         ({"name": "a/b"}, "cannot be a folder name"),
         ({"rules": {"stones": 3}}, "unknown rule 'stones'"),
         ({"games_per_seat": 10}, "unknown key 'games_per_seat'"),
@@ -166,3 +167,40 @@ def test_the_command_line_runs_and_reports_a_ladder_and_refuses_a_bad_one_in_one
     assert error.count("\n") == 1 and "mcts(playouts=5) has no policy table" in error
     assert main(["ladder", "report", str(tmp_path / "nowhere"), "--quiet"]) == 2
     assert "not found" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 26, hard edges
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"rungs": "random"}, "rungs must be a non-empty list of spec strings"),
+        ({"opponents": []}, "opponents must be a non-empty list of spec strings"),
+        ({"rungs": ["random", " random"]}, "strategy 'random' is listed twice in rungs"),
+        ({"opponents": ["greedy", "greedy"]}, "strategy 'greedy' is listed twice in opponents"),
+        ({"opponents": ["nonsense"]}, "opponents: unknown strategy 'nonsense'"),
+        ({"opponents": ["mcts"]}, "opponents: mcts(playouts=400) has no policy table"),
+    ],
+)
+def test_a_ladder_config_error_names_rungs_or_opponents_not_strategies(changes, message):
+    with pytest.raises(ConfigError) as error:
+        ladder(**changes)
+    assert message in str(error.value) and "strategies" not in str(error.value).split(":")[0]
+
+
+def test_ladder_report_of_a_manifest_whose_config_lists_a_rung_without_rows_is_one_line(tmp_path, cache, capsys):
+    """Issue 26: a rung in the manifest's config whose rows are not in the files ended in
+    KeyError: ('greedy', 'greedy')."""
+    folder = run_ladder(ladder(rungs=["random"], opponents=["random"]), tmp_path / "ladder", progress=False)
+    edit_manifest(folder, lambda manifest: manifest["config"].update(rungs=["random", "greedy"]))  # sealed anew: a forgery
+    with pytest.raises(RecordError, match=r"has no row for greedy v greedy, which the config in manifest\.json lists"):
+        ladder_tables(folder)
+    assert main(["ladder", "report", str(folder), "--out", str(tmp_path / "report"), "--quiet"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("modiar: error: ") and error.count("\n") == 1
+    assert not (tmp_path / "report").exists()
+    edit_manifest(folder, lambda manifest: manifest["config"].update(rungs="random"))
+    assert main(["ladder", "report", str(folder), "--out", str(tmp_path / "report"), "--quiet"]) == 2
+    assert "config's rungs is not a list of strategy specs" in capsys.readouterr().err

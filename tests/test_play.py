@@ -218,3 +218,14 @@ def test_an_illegal_pit_is_refused_with_the_rule_in_plain_words(board, mover, ty
 def test_the_game_ends_with_a_sentence_saying_why_and_who_won(seed, rules, sentence):
     record = play_game("random", "random", rules=rules, seed=seed)
     assert ending(record, rules) == sentence
+
+
+@pytest.mark.parametrize("answer", ["²", "٣", "1" * 5000, "1000"])
+def test_a_superscript_or_a_5000_digit_answer_is_no_pit_and_asked_again(answer):
+    """Issue 26: "²" passes str.isdigit and 5,000 digits pass it too, but int() refused both with a
+    ValueError traceback in the middle of the game."""
+    human, shown = person([answer, "0"])
+    start = engine.position(engine.start_board(), SOUTH, 0)
+    assert human.choose(start, engine.Rng(0)) == 0
+    assert len(shown) == 1 and shown[0].endswith("is not a pit: type 0, 1 or 2, or q to quit.")
+    assert len(shown[0]) < 120

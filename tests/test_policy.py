@@ -510,7 +510,7 @@ def test_play_batch_stops_at_the_cap_of_its_rules(south, north, tables_of):
         ("perfect(temperature=nan)", "temperature must be a number above 0, not nan"),
         ("perfect(temperature=inf)", "temperature must be a number above 0, not inf"),
         ("perfect(temperature=-inf)", "temperature must be a number above 0, not -inf"),
-        ("alphabeta(depth=0)", "depth must be a whole number >= 1, not 0"),
+        ("alphabeta(depth=0)", "depth must be a whole number from 1 to 10,000, not 0"),
         ("perfect(epsilon=0.1,temperature=1)", "give epsilon or temperature, not both"),
     ],
 )

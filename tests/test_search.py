@@ -308,11 +308,11 @@ def test_the_default_specs_are_written_out_in_the_record():
 @pytest.mark.parametrize(
     "spec, message",
     [
-        ("alphabeta(depth=0)", "depth must be a whole number >= 1, not 0; alphabeta takes depth (default 6)"),
-        ("alphabeta(depth=2.5)", "depth must be a whole number >= 1, not 2.5"),
+        ("alphabeta(depth=0)", "depth must be a whole number from 1 to 10,000, not 0; alphabeta takes depth (default 6)"),
+        ("alphabeta(depth=2.5)", "depth must be a whole number from 1 to 10,000, not 2.5"),
         ("alphabeta(depth=deep)", "not 'deep'"),
         ("alphabeta(plies=3)", "alphabeta takes depth (default 6)"),
-        ("mcts(playouts=0)", "playouts must be a whole number >= 1, not 0; mcts takes playouts (default 400)"),
+        ("mcts(playouts=0)", "playouts must be a whole number from 1 to 37,800,000, not 0; mcts takes playouts (default 400)"),
         ("mcts(depth=3)", "mcts takes playouts (default 400)"),
         ("heuristic(depth=2)", "heuristic takes no parameters"),
         ("perfect(x=1)", "perfect takes epsilon (optional), temperature (optional)"),

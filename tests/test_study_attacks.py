@@ -357,3 +357,19 @@ def test_more_jobs_than_memory_holds_are_refused_with_the_estimate(tmp_path, cap
     assert main(["study", "run", str(config), "--out", str(tmp_path / "out"), "--jobs", "100000", "--quiet"]) == 2
     assert "--jobs 100000 needs about 68359 GB (700 MB a worker)" in one_line_error(capsys)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["study", "ladder", "atlas"])
+def test_a_config_nested_3000_deep_is_one_line_naming_the_file_not_a_recursion_error(tmp_path, capsys, command):
+    """Issue 26: tomllib reads nested arrays by recursion, and 3,000 levels ended in RecursionError."""
+    config = tmp_path / "deep.toml"
+    config.write_text("a = " + "[" * 3000 + "]" * 3000 + "\n")
+    assert main([command, "run", str(config), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    assert f"{config} nests arrays or tables thousands deep: it is not a {command} config" in one_line_error(capsys)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["deep.toml"]
+
+
+def test_a_huge_value_in_a_config_is_quoted_short():
+    with pytest.raises(ConfigError, match=r"strategies must be a non-empty list .*, not \[1, 1, .*\.\.\.$") as error:
+        study(strategies=[1] * 100_000)
+    assert len(str(error.value)) < 200

@@ -6,6 +6,7 @@ import contextlib
 import http.server
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -195,6 +196,56 @@ def test_a_scheduler_that_answers_but_not_as_dask_is_given_up_in_one_line(tmp_pa
     assert run.returncode == 2 and time.monotonic() - started < 10  # given up after 1 s, and the process could end
     assert err.decode() == f"modiar: error: cannot reach the dask scheduler {http_server!r}: no dask answer within 1 s\n"
     assert not (tmp_path / "out").exists()
+
+
+BANNERS = [b"SSH-2.0-OpenSSH_9.0\r\n", b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"]
+
+
+@pytest.fixture(params=BANNERS, ids=["ssh", "http"])
+def speaks_first(request) -> Iterator[str]:
+    """The address of a server on this machine that writes first (an SSH banner, an HTTP response)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                connection, _ = server.accept()
+                connection.sendall(request.param)
+                held.append(connection)  # kept open: the client is left to read what it got
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    server.close()
+    for connection in held:
+        connection.close()
+
+
+@pytest.mark.parametrize("command", ["study", "atlas"])
+def test_a_scheduler_address_that_speaks_first_is_one_line_not_an_allocation_of_exbibytes(
+    tmp_path, speaks_first, session, command
+):
+    """Issue 26: dask read "SSH-2.0-" as a frame length and ended study run and atlas run in
+    ArrayMemoryError: Unable to allocate 2.82 EiB."""
+    config = STUDIES / "smoke.toml"
+    if command == "atlas":
+        config = tmp_path / "tiny.toml"
+        config.write_text('name = "tiny"\n[grid]\nstones_per_pit = [2]\n')
+    arguments = [command, "run", str(config), "--out", str(tmp_path / "out"), "--backend", "dask", "--quiet"]
+    run = subprocess.Popen(
+        [sys.executable, "-m", "pipeline.cli", *arguments, "--scheduler", speaks_first],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    session.append(run)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 2, err.decode()
+    assert err.decode() == (
+        f"modiar: error: {speaks_first} did not answer as a dask scheduler: what it sent is no dask message; "
+        "is it the scheduler's port?\n"
+    )
 
 
 def test_an_unknown_backend_is_refused():

@@ -120,7 +120,9 @@ def compute(games: pl.LazyFrame, manifest: Manifest | None = None, *, exact: pl.
     """Every table of the report from a study's games (pipeline.records.scan_games).
     ``manifest`` (the study's, pipeline.records.read_manifest) gives the rule sets their
     variant labels; without it a rule set is labelled by its name. ``exact`` (the study's exact
-    outcomes, pipeline.records.scan_exact) adds the tables exact and exact_check."""
+    outcomes, pipeline.records.scan_exact) adds the tables exact and exact_check. A ``games``
+    that is no frame of games, or holds none, is refused naming it."""
+    _check_games(games)
     keys = list(KEYS)
     first = _first_games(games)
     pairings = _sorted_by(outcomes(games, by=keys), first)
@@ -359,3 +361,18 @@ def _openings(rules: str, solution: engine.Solution) -> pl.DataFrame:
         {"rules": [rules] * len(pits), "pit": pits, "value": values, "best": [value == best for value in values]},
         schema={"rules": pl.String, "pit": pl.Int64, "value": pl.Int64, "best": pl.Boolean},
     )
+
+
+def _check_games(games: object) -> None:
+    """Refuse (TypeError, ValueError naming ``games``) what compute cannot make a report of: every
+    table is grouped by pairing, and an empty frame has none."""
+    if not isinstance(games, pl.LazyFrame):
+        kind = type(games).__name__
+        raise TypeError(
+            f"games must be a polars LazyFrame of games (pipeline.records.scan_games's, or a frame's .lazy()), not {kind}"
+        )
+    missing = [key for key in KEYS if key not in games.collect_schema().names()]
+    if missing:
+        raise ValueError(f"games has no column {missing[0]!r}: it is not a frame of games (pipeline.records.scan_games)")
+    if games.select(pl.len()).collect().item() == 0:
+        raise ValueError("games holds no game: a report needs the games of at least one pairing")

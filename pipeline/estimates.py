@@ -1,0 +1,402 @@
+"""What a command will cost on this machine, said before it starts: time and memory, from measured rates.
+
+Every command that plays, solves or computes makes an ``Estimate`` of its work before doing any,
+and ``check`` refuses it in one line (EstimateError) when it needs more memory than this machine
+has (pipeline.workers.memory_bytes), or would take longer than LONG_SECONDS and the user did not
+say --yes. A study, a ladder and an atlas print ``Estimate.line()`` before they start. What is
+already computed is free: the cache folder's position tables, solutions, policy tables and exact
+outcomes, a study's chunks in its folder, an atlas's rows in its.
+
+The rates below are the figures of README's "Speed" (``make bench`` on the 2-core development
+machine, 23 GB) or, for a sample's games and mcts's tree, measured for this module with
+tracemalloc on a 2-core, 23 GB machine, each cited by its comment; pipeline.progress (games),
+pipeline.exact_cache (exact outcomes), pipeline.analyse (an atlas's rule set) and engine.search
+(mcts's playouts a second) give the rest. An estimate is good to a factor of a few: enough to
+tell minutes from days, and a machine's memory from a petabyte. Where the rule set is known, a
+search deeper than its ply cap is refused here too (engine.search bounds a spec by
+engine.rules.MAX_PLY_CAP alone, having no rule set at hand).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import engine
+from engine.policy import is_table_strategy, policies_folder, policy_path
+from engine.search import AlphaBetaStrategy, MctsStrategy, PerfectStrategy
+from engine.solver import solution_path, solutions_folder
+from engine.tables import cache_path, table_rules, tables_folder
+from pipeline.analyse import BASE_BYTES, estimated_bytes, positions_of
+from pipeline.atlas import ROWS, SECONDS_PER_POSITION, Atlas
+from pipeline.exact_cache import (
+    EXACT_WORKER_BYTES,
+    exact_folder,
+    exact_jobs,
+    exact_path,
+    exact_seconds,
+    exploit_path,
+    exploit_seconds,
+    is_wide,
+)
+from pipeline.ladder import Ladder
+from pipeline.paths import MANIFEST
+from pipeline.play import HUMAN
+from pipeline.progress import game_seconds, scalar_game_seconds
+from pipeline.records import RecordError, read_manifest
+from pipeline.runner import Chunk, chunk_listed, missing_caches, plan
+from pipeline.study import Pairing, Study
+from pipeline.workers import WORKER_BYTES, check_jobs, memory_bytes
+
+LONG_SECONDS = 3600.0  # a run estimated longer than this needs --yes
+RULES_MD = engine.Rules()
+# Position tables, built in blocks: 246 s and 1.96 GiB for the 90.8 M positions of 10 stones a
+# pit (README, "Speed"; 15 s for RULES.md's 12.3 M): the larger rate a position.
+TABLE_SECONDS_PER_POSITION = 2.7e-6
+TABLE_BYTES_PER_POSITION = 23
+# The strong solution, tables loaded: 743 s and 13.3 GiB for 90.8 M positions (README; 13.6 to
+# 54.5 s and 85 to 300 bytes a position for the 7-stone rule sets measured).
+SOLVE_SECONDS_PER_POSITION = 8.2e-6
+SOLVE_BYTES_PER_POSITION = 157
+SOLUTION_BYTES_PER_POSITION = 32  # a solution loaded to play: its file, 390 MB for RULES.md
+# A policy table: 1.9 to 5.0 s and 25 to 100 MB for RULES.md (README); alphabeta(depth=d) adds
+# d - 1 sweeps of every position (depth 40: 27.0 s; depth 12: 0.90 GiB of change log beyond
+# the tables, ~7 bytes a position a sweep, at most what the solver's own log takes).
+POLICY_SECONDS_PER_POSITION = 4e-7
+POLICY_BYTES_PER_POSITION = 8
+SWEEP_SECONDS_PER_POSITION = 5.5e-8
+SWEEP_BYTES_PER_POSITION = 7
+# A game modiar sample holds until its summary: tracemalloc's peak over 50,000 random games, 2,917 bytes a game.
+SAMPLE_GAME_BYTES = 3_000
+# mcts's tree: tracemalloc's peak of MctsStrategy.choose, 20,000 playouts from the start with its
+# positions memoised, 295 bytes a playout; the memoised positions stay near 1 GiB (engine.positions).
+MCTS_PLAYOUT_BYTES = 300
+POSITIONS_BYTES = 1 << 30
+# Exact outcomes of perfect's dials against each other: games that cycle for hundreds of plies
+# (README: perfect(epsilon=0.1) and perfect(temperature=1.0) self-play, 241 s and 346 s).
+CYCLING_PAIR_SECONDS = 350.0
+# modiar bench: the parts README times (tables 60 s, solves 150 s, policy tables 50 s, exact
+# outcomes 120 s, study runs 450 s, an atlas rule set 185 s, each in a fresh process) summed and
+# rounded up, plus its timed runs: 2.5 times --seconds of scalar games, 1 of batched, 1 of strategies.
+BENCH_SECONDS = 1200.0
+BENCH_RUNS = 4.5
+
+
+class EstimateError(ValueError):
+    """Work this machine cannot hold, or a long run the user did not confirm: one line."""
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """``work`` (what will be computed, in words) takes about ``seconds`` and ``bytes`` at its
+    peak here; ``smaller`` says how to ask for less. ``remote``: the work runs on a dask
+    scheduler's workers, whose memory is theirs."""
+
+    work: str
+    seconds: float
+    bytes: int
+    smaller: str = ""
+    remote: bool = False
+
+    def line(self) -> str:
+        """The line a long run prints before it starts."""
+        where = (
+            "on the scheduler's workers" if self.remote else f"and {size(max(self.bytes, BASE_BYTES))} of memory on this machine"
+        )
+        return f"{self.work}: {about(self.seconds)} {where}"
+
+
+def check(estimate: Estimate, *, yes: bool) -> None:
+    """Refuse (EstimateError) what needs more memory than this machine has, and what takes longer
+    than LONG_SECONDS unless ``yes``."""
+    memory = memory_bytes()
+    way_out = f"; {estimate.smaller}" if estimate.smaller else ""
+    if estimate.bytes > memory and not estimate.remote:
+        raise EstimateError(
+            f"{estimate.work} needs about {size(estimate.bytes)} of memory and this machine has {size(memory)}{way_out}"
+        )
+    if estimate.seconds > LONG_SECONDS and not yes:
+        raise EstimateError(
+            f"{estimate.work} would take {about(estimate.seconds)} on this machine, over an hour; --yes runs it anyway"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# The commands
+
+
+def sample(south: str, north: str, games: int, rules: engine.Rules) -> Estimate:
+    """``modiar sample``: games through engine.play_game, every record held until the summary."""
+    specs = (south, north)
+    _check_depths(specs, rules)
+    ready = _solution_if_perfect(specs, rules)
+    seconds = ready.seconds + games * scalar_game_seconds(south, north)
+    held = _playing_bytes(specs, rules) + games * SAMPLE_GAME_BYTES
+    work = f"{games:,} games of {south} against {north} under {rules.name}"
+    return Estimate(work, seconds, max(held, ready.bytes), "play fewer --games")
+
+
+def one_game(south: str, north: str, rules: engine.Rules) -> Estimate:
+    """``modiar show`` and ``modiar play``: one game; a person (human) counts as random, whose
+    moves take no time here."""
+    played = tuple("random" if spec == HUMAN else spec for spec in (south, north))
+    _check_depths(played, rules)
+    ready = _solution_if_perfect(played, rules)
+    seconds = ready.seconds + scalar_game_seconds(*played)
+    work = f"a game of {south} against {north} under {rules.name}"
+    return Estimate(work, seconds, max(_playing_bytes(played, rules), ready.bytes), "choose a smaller search")
+
+
+def exact(south: str, north: str, rules: engine.Rules) -> Estimate:
+    """``modiar exact``: the tables and policy tables the pairing needs, then its exact outcome."""
+    _check_depths((south, north), rules)
+    ready = _table_caches(rules, (south, north))
+    computed = _exact(south, north, rules)
+    work = f"the exact outcome of {south} against {north} under {rules.name}"
+    return Estimate(work, ready.seconds + computed.seconds, max(ready.bytes, computed.bytes), "choose fewer stones a pit")
+
+
+def solve(rules: engine.Rules, cap: int) -> Estimate:
+    """``modiar solve``: the strong solution at ``cap`` plies, free when the cache holds it."""
+    ready = _solution(rules.replace(ply_cap=cap))
+    work = f"the strong solution of {rules.name} at a cap of {cap} plies"
+    return Estimate(work, ready.seconds, ready.bytes, "choose fewer stones a pit")
+
+
+def bench(seconds: float) -> Estimate:
+    """``modiar bench``: its fixed parts and its timed runs."""
+    work = f"the benchmarks with runs of {seconds:g} s"
+    return Estimate(work, BENCH_SECONDS + BENCH_RUNS * seconds, estimated_bytes(RULES_MD), "give a smaller --seconds")
+
+
+def study(planned: Study, directory: Path, *, jobs: int, remote: bool) -> Estimate:
+    """``modiar study run``: the chunks not yet in ``directory``, the caches they need (those not in
+    the cache folder) and the exact outcomes not cached, shared by ``jobs`` workers."""
+    if not remote:
+        check_jobs(jobs)  # its own words for the one mistake it names: more workers than memory
+    for rule_set in planned.rule_sets():
+        _check_depths(rule_set.strategies, rule_set.rules)
+    chunks = _chunks_to_play(planned, directory)
+    games = sum(len(chunk) for chunk in chunks)
+    play = sum(len(chunk) * game_seconds(chunk.pairing.south, chunk.pairing.north, chunk.pairing.rules) for chunk in chunks)
+    builds = [_table_caches(rules, specs) for rules, specs in missing_caches(chunks).items()]
+    exacts = [_exact(pairing.south, pairing.north, pairing.rules) for pairing in _exact_to_compute(planned)]
+    workers = jobs if remote else exact_jobs(jobs)
+    seconds = (play + _seconds(builds)) / jobs + _seconds(exacts) / workers
+    worker = max(_worker_bytes(rule_set.strategies, rule_set.rules) for rule_set in planned.rule_sets())
+    held = max(jobs * worker, min(jobs, len(builds)) * _bytes(builds), min(workers, len(exacts)) * _bytes(exacts))
+    total = planned.total_games()
+    played = f"{games:,} games to play" + (f" of its {total:,}" if games < total else "")
+    built, computed = _count(len(builds), "rule set"), _count(len(exacts), "exact outcome")
+    work = f"study {planned.name}: {played}, the caches of {built} to build, {computed} to compute"
+    return Estimate(work, seconds, held, "give it fewer games or use fewer --jobs", remote)
+
+
+def ladder(planned: Ladder, *, jobs: int) -> Estimate:
+    """``modiar ladder run``: the pairings and exploitabilities not in the cache folder, and the
+    caches they need, shared by the workers this machine's memory holds."""
+    rules = planned.rules
+    _check_depths((*planned.rungs, *planned.opponents), rules)
+    pairings = [pairing for pairing in planned.pairings() if not _exact_cached(*pairing, rules)]
+    exploits = [spec for spec in planned.rungs if not _exploit_cached(spec, rules)]
+    needed = {spec: None for pairing in pairings for spec in pairing} | dict.fromkeys(exploits)
+    ready = _table_caches(rules, tuple(needed)) if needed else _Cost(0.0, 0)
+    tasks = [_exact(south, north, rules) for south, north in pairings] + [_exploit(spec, rules) for spec in exploits]
+    workers = exact_jobs(jobs)
+    seconds = ready.seconds + _seconds(tasks) / workers
+    held = max(ready.bytes, min(workers, len(tasks)) * _bytes(tasks))
+    computed = _count(len(pairings), "exact outcome")
+    work = f"ladder {planned.name}: {computed} and {_count(len(exploits), 'exploitability', 'exploitabilities')} to compute"
+    return Estimate(work, seconds, held, "use fewer --jobs or choose fewer stones a pit")
+
+
+def atlas(planned: Atlas, directory: Path, *, part: str | None, jobs: int, remote: bool) -> Estimate:
+    """``modiar atlas run``: the rule sets whose rows are not in ``directory``, shared by ``jobs``
+    workers; those a worker cannot hold are refused by the atlas itself, and cost nothing."""
+    missing = [rules for rules in planned.rule_sets(part) if not (directory / ROWS / f"{rules.name}.parquet").exists()]
+    room = math.inf if remote else memory_bytes() // jobs
+    todo = [rules for rules in missing if estimated_bytes(rules) <= room]
+    seconds = sum(max(1.0, SECONDS_PER_POSITION * positions_of(rules)) for rules in todo) / jobs
+    held = min(jobs, len(todo)) * max((estimated_bytes(rules) for rules in todo), default=0)
+    refused = len(missing) - len(todo)
+    more = f" ({refused} refused for memory)" if refused else ""
+    work = f"atlas {planned.name}: {_count(len(todo), 'rule set')} to analyse{more}"
+    return Estimate(work, seconds, held, "use fewer --jobs", remote)
+
+
+# ---------------------------------------------------------------------------------------------
+# Words
+
+
+def about(seconds: float) -> str:
+    """``about 12 min``, ``more than a century``."""
+    said = duration(seconds)
+    return said if said.startswith("more") else f"about {said}"
+
+
+def duration(seconds: float) -> str:
+    """``40 s``, ``12 min``, ``3.5 h``, ``9 days``, ``more than a century``."""
+    for unit, length in (("years", 365.25 * 86400), ("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= 2 * length or (unit == "h" and seconds >= length):
+            if unit == "years" and seconds >= 100 * length:
+                return "more than a century"
+            return f"{seconds / length:.1f} {unit}" if seconds < 10 * length else f"{seconds / length:,.0f} {unit}"
+    return f"{max(seconds, 1):.0f} s"
+
+
+def size(n_bytes: float) -> str:
+    """``700 MiB``, ``4.4 GiB``, ``2.7 PiB``."""
+    value, units = float(n_bytes), ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"]
+    while value >= 1024 and len(units) > 1:
+        value, units = value / 1024, units[1:]
+    return f"{value:,.1f} {units[0]}" if value < 100 else f"{value:,.0f} {units[0]}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The parts
+
+
+class _Cost(NamedTuple):
+    seconds: float
+    bytes: int
+
+
+def _check_depths(specs: Iterable[str], rules: engine.Rules) -> None:
+    """Refuse a search deeper than the rule set's ply cap: from any position it already reaches
+    the end of every game at the cap's depth, so a deeper one is the same search spelt otherwise
+    (and its policy table would sweep every position that many times for nothing)."""
+    for spec in specs:
+        strategy = engine.make_strategy(spec)
+        if isinstance(strategy, AlphaBetaStrategy) and strategy.depth > rules.ply_cap:
+            raise EstimateError(
+                f"{spec} searches deeper than the {rules.ply_cap}-ply cap of {rules.name}; "
+                f"alphabeta(depth={rules.ply_cap}) already searches to the end of every game"
+            )
+
+
+def _solution_if_perfect(specs: Iterable[str], rules: engine.Rules) -> _Cost:
+    """What perfect needs before its first move: the solution (engine.search.solution), when not cached."""
+    if not any(isinstance(engine.make_strategy(spec), PerfectStrategy) for spec in specs):
+        return _Cost(0.0, 0)
+    return _solution(rules)
+
+
+def _solution(rules: engine.Rules) -> _Cost:
+    """The strong solution at the rule set's cap: free when cached; the tables first when they are not."""
+    folder = solutions_folder()
+    if folder is not None and solution_path(rules, folder).exists():
+        return _Cost(0.0, 0)
+    positions = positions_of(rules)
+    seconds = SOLVE_SECONDS_PER_POSITION * positions + _tables(rules).seconds
+    return _Cost(seconds, BASE_BYTES + SOLVE_BYTES_PER_POSITION * positions)
+
+
+def _tables(rules: engine.Rules) -> _Cost:
+    folder = tables_folder()
+    if folder is not None and cache_path(table_rules(rules), folder).exists():
+        return _Cost(0.0, 0)
+    positions = positions_of(rules)
+    return _Cost(TABLE_SECONDS_PER_POSITION * positions, BASE_BYTES + TABLE_BYTES_PER_POSITION * positions)
+
+
+def _table_caches(rules: engine.Rules, specs: tuple[str, ...]) -> _Cost:
+    """The tables, the solution (for perfect) and the policy tables of the table strategies among ``specs``."""
+    steps = [_tables(rules), _solution_if_perfect(specs, rules)]
+    steps += [_policy(spec, rules) for spec in dict.fromkeys(specs) if is_table_strategy(spec)]
+    return _Cost(sum(step.seconds for step in steps), max(step.bytes for step in steps))
+
+
+def _policy(spec: str, rules: engine.Rules) -> _Cost:
+    folder = policies_folder()
+    if folder is not None and policy_path(spec, rules, folder).exists():
+        return _Cost(0.0, 0)
+    positions = positions_of(rules)
+    strategy = engine.make_strategy(spec)
+    sweeps = strategy.depth - 1 if isinstance(strategy, AlphaBetaStrategy) else 0
+    seconds = (POLICY_SECONDS_PER_POSITION + sweeps * SWEEP_SECONDS_PER_POSITION) * positions
+    log = min(sweeps * SWEEP_BYTES_PER_POSITION, SOLVE_BYTES_PER_POSITION)
+    return _Cost(seconds, BASE_BYTES + (TABLE_BYTES_PER_POSITION + POLICY_BYTES_PER_POSITION + log) * positions)
+
+
+def _exact(south: str, north: str, rules: engine.Rules) -> _Cost:
+    """An exact outcome (pipeline.exact_cache's rates, scaled from RULES.md by the positions): a
+    wide pairing holds up to EXACT_WORKER_BYTES under RULES.md, a narrow one little beyond its tables."""
+    scale = positions_of(rules) / positions_of(RULES_MD)
+    dials = all(isinstance(engine.make_strategy(spec), PerfectStrategy) and is_wide(spec) for spec in (south, north))
+    seconds = (CYCLING_PAIR_SECONDS if dials else exact_seconds(south, north)) * scale
+    wide = is_wide(south) or is_wide(north)
+    held = round(EXACT_WORKER_BYTES * scale) if wide else BASE_BYTES + 2 * _policy_bytes(rules)
+    return _Cost(seconds, held)
+
+
+def _exploit(spec: str, rules: engine.Rules) -> _Cost:
+    """An exploitability: a best response over every position reachable against ``spec``."""
+    scale = positions_of(rules) / positions_of(RULES_MD)
+    return _Cost(exploit_seconds(spec) * scale, round(EXACT_WORKER_BYTES * scale))
+
+
+def _policy_bytes(rules: engine.Rules) -> int:
+    return (TABLE_BYTES_PER_POSITION + POLICY_BYTES_PER_POSITION) * positions_of(rules)
+
+
+def _playing_bytes(specs: Iterable[str], rules: engine.Rules) -> int:
+    """A process playing games through engine.play_game: the interpreter, the memoised positions
+    and what its strategies search."""
+    return BASE_BYTES + POSITIONS_BYTES + _search_bytes(specs, rules)
+
+
+def _worker_bytes(specs: Iterable[str], rules: engine.Rules) -> int:
+    """A worker of a study (pipeline.workers.WORKER_BYTES, measured under RULES.md), with the
+    tables of a larger rule set and what its strategies search."""
+    larger = max(0, positions_of(rules) - positions_of(RULES_MD)) * TABLE_BYTES_PER_POSITION
+    return WORKER_BYTES + larger + _search_bytes(specs, rules)
+
+
+def _search_bytes(specs: Iterable[str], rules: engine.Rules) -> int:
+    """A loaded solution for perfect, and the tree of the largest mcts search."""
+    strategies = [engine.make_strategy(spec) for spec in specs]
+    solution = any(isinstance(strategy, PerfectStrategy) for strategy in strategies)
+    playouts = max((strategy.playouts for strategy in strategies if isinstance(strategy, MctsStrategy)), default=0)
+    return solution * SOLUTION_BYTES_PER_POSITION * positions_of(rules) + playouts * MCTS_PLAYOUT_BYTES
+
+
+def _chunks_to_play(planned: Study, directory: Path) -> list[Chunk]:
+    """The study's chunks its folder's manifest does not list (a manifest that cannot be read, or
+    is another config's, lists none: the run itself says what is wrong with it)."""
+    listed = None
+    try:
+        manifest = read_manifest(directory) if (directory / MANIFEST).is_file() else None
+        if manifest is not None and manifest["config"] == planned.as_dict():
+            listed = manifest
+    except (RecordError, OSError):
+        pass
+    return [chunk for chunk in plan(planned) if listed is None or not chunk_listed(listed, chunk)]
+
+
+def _exact_to_compute(planned: Study) -> list[Pairing]:
+    return [pairing for pairing in planned.exact_pairings() if not _exact_cached(pairing.south, pairing.north, pairing.rules)]
+
+
+def _exact_cached(south: str, north: str, rules: engine.Rules) -> bool:
+    folder = exact_folder()
+    return folder is not None and exact_path(south, north, rules, folder).exists()
+
+
+def _exploit_cached(spec: str, rules: engine.Rules) -> bool:
+    folder = exact_folder()
+    return folder is not None and exploit_path(spec, rules, folder).exists()
+
+
+def _seconds(costs: list[_Cost]) -> float:
+    return sum(cost.seconds for cost in costs)
+
+
+def _bytes(costs: list[_Cost]) -> int:
+    return max((cost.bytes for cost in costs), default=0)
+
+
+def _count(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count:,} {word if count == 1 else plural or word + 's'}"
