@@ -240,23 +240,24 @@ def run_atlas(
     check_backend(backend_name)
     wanted = atlas.rule_sets(part)
     directory = DATA / atlas.name if out is None else out
-    with claim(directory, ATLAS_RUN, atlas.config()):
+    with claim(directory, ATLAS_RUN, atlas.config()), backend(backend_name, scheduler, jobs):
         try:
             (directory / ROWS).mkdir(exist_ok=True)
         except OSError as error:
             raise RecordError(f"cannot write the atlas to {directory}: {error.strerror or error}") from None
-        _write_manifest(directory, atlas)  # first, so that a killed first run leaves a folder the next one resumes
+        # Once the workers are there (a scheduler that does not answer leaves nothing), and before
+        # any task, so that a killed first run leaves a folder the next one resumes.
+        _write_manifest(directory, atlas)
         missing = [rules for rules in wanted if _read_row(directory, rules) is None]
-        with backend(backend_name, scheduler, jobs):
-            room = _worker_memory(backend_name, jobs)
-            refused = {rules.name: _refusal(rules, room) for rules in missing if estimated_bytes(rules) > room}
-            for message in refused.values():
-                log.warning("%s", message)
-            todo = sorted((rules for rules in missing if rules.name not in refused), key=positions_of, reverse=True)
-            try:
-                _compute(directory, atlas, todo, jobs, loky=backend_name == "loky", progress=progress)
-            finally:
-                _write_manifest(directory, atlas, refused)
+        room = _worker_memory(backend_name, jobs)
+        refused = {rules.name: _refusal(rules, room) for rules in missing if estimated_bytes(rules) > room}
+        for message in refused.values():
+            log.warning("%s", message)
+        todo = sorted((rules for rules in missing if rules.name not in refused), key=positions_of, reverse=True)
+        try:
+            _compute(directory, atlas, todo, jobs, loky=backend_name == "loky", progress=progress)
+        finally:
+            _write_manifest(directory, atlas, refused)
     return directory
 
 

@@ -103,15 +103,21 @@ def write_manifest(directory: Path, kind: RunKind, manifest: dict[str, Any]) -> 
 def claim(directory: Path, kind: RunKind, config: dict[str, Any]) -> Iterator[None]:
     """Hold ``directory`` for a run of ``kind`` with ``config`` for the block: refused
     (RecordError, nothing written) when it holds anything but that run's files, or another run
-    holds it; made when missing; the temporary files of a killed run cleared."""
+    holds it (FolderBusyError); made when missing; the temporary files of a killed run cleared.
+    A block that ends before writing a manifest (a failed start) leaves nothing it made."""
     check_own_folder(directory, kind, config)
+    made = [path for path in (*reversed(directory.parents), directory) if not path.exists()]
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise RecordError(f"cannot write the {kind.name} to {directory}: {error.strerror or error}") from None
-    with folder_lock(directory, kind.command):
-        clear_litter(directory, kind)
-        yield
+    try:
+        with folder_lock(directory, kind.command):
+            clear_litter(directory, kind)
+            yield
+    finally:
+        if made and not (directory / MANIFEST).exists():
+            _remove_made(directory, made)
 
 
 def check_own_folder(directory: Path, kind: RunKind, config: dict[str, Any]) -> None:
@@ -139,6 +145,18 @@ def clear_litter(directory: Path, kind: RunKind) -> None:
     """Remove the temporary files a killed run left (under the folder's lock: no run is writing)."""
     for folder in (directory, *(directory / name for name in kind.folders)):
         remove_stale_temporaries(folder)
+
+
+def _remove_made(directory: Path, made: list[Path]) -> None:
+    """Remove the lock and the empty folders a failed start made, innermost first."""
+    (directory / LOCK).unlink(missing_ok=True)
+    for folder in (directory, *directory.parents):
+        if folder not in made:
+            return
+        try:
+            folder.rmdir()
+        except OSError:  # not empty: something of its own is in it
+            return
 
 
 def _check_kind(directory: Path, kind: RunKind) -> None:

@@ -246,6 +246,7 @@ def test_a_scheduler_address_that_speaks_first_is_one_line_not_an_allocation_of_
         f"modiar: error: {speaks_first} did not answer as a dask scheduler: what it sent is no dask message; "
         "is it the scheduler's port?\n"
     )
+    assert not (tmp_path / "out").exists()  # a failed start leaves nothing
 
 
 def test_an_unknown_backend_is_refused():
