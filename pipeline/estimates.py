@@ -7,7 +7,7 @@ say --yes. A study, a ladder and an atlas print ``Estimate.line()`` before they 
 already computed is free: the cache folder's position tables, solutions, policy tables and exact
 outcomes, a study's chunks in its folder, an atlas's rows in its.
 
-The rates below are the figures of README's "Speed" (``make bench`` on the 2-core development
+The rates below are the figures of docs/speed.md (``make bench`` on the 2-core development
 machine, 23 GB) or, for a sample's games and mcts's tree, measured for this module with
 tracemalloc on a 2-core, 23 GB machine, each cited by its comment; pipeline.progress (games),
 pipeline.exact_cache (exact outcomes), pipeline.analyse (an atlas's rule set) and engine.search
@@ -54,15 +54,15 @@ from pipeline.workers import WORKER_BYTES, check_jobs, memory_bytes
 LONG_SECONDS = 3600.0  # a run estimated longer than this needs --yes
 RULES_MD = engine.Rules()
 # Position tables, built in blocks: 246 s and 1.96 GiB for the 90.8 M positions of 10 stones a
-# pit (README, "Speed"; 15 s for RULES.md's 12.3 M): the larger rate a position.
+# pit (docs/speed.md; 15 s for RULES.md's 12.3 M): the larger rate a position.
 TABLE_SECONDS_PER_POSITION = 2.7e-6
 TABLE_BYTES_PER_POSITION = 23
-# The strong solution, tables loaded: 743 s and 13.3 GiB for 90.8 M positions (README; 13.6 to
+# The strong solution, tables loaded: 743 s and 13.3 GiB for 90.8 M positions (docs/speed.md; 13.6 to
 # 54.5 s and 85 to 300 bytes a position for the 7-stone rule sets measured).
 SOLVE_SECONDS_PER_POSITION = 8.2e-6
 SOLVE_BYTES_PER_POSITION = 157
 SOLUTION_BYTES_PER_POSITION = 32  # a solution loaded to play: its file, 390 MB for RULES.md
-# A policy table: 1.9 to 5.0 s and 25 to 100 MB for RULES.md (README); alphabeta(depth=d) adds
+# A policy table: 1.9 to 5.0 s and 25 to 100 MB for RULES.md (docs/speed.md); alphabeta(depth=d) adds
 # d - 1 sweeps of every position (depth 40: 27.0 s; depth 12: 0.90 GiB of change log beyond
 # the tables, ~7 bytes a position a sweep, at most what the solver's own log takes).
 POLICY_SECONDS_PER_POSITION = 4e-7
@@ -76,9 +76,9 @@ SAMPLE_GAME_BYTES = 3_000
 MCTS_PLAYOUT_BYTES = 300
 POSITIONS_BYTES = 1 << 30
 # Exact outcomes of perfect's dials against each other: games that cycle for hundreds of plies
-# (README: perfect(epsilon=0.1) and perfect(temperature=1.0) self-play, 241 s and 346 s).
+# (docs/speed.md: perfect(epsilon=0.1) and perfect(temperature=1.0) self-play, 241 s and 346 s).
 CYCLING_PAIR_SECONDS = 350.0
-# modiar bench: the parts README times (tables 60 s, solves 150 s, policy tables 50 s, exact
+# modiar bench: the parts docs/speed.md times (tables 60 s, solves 150 s, policy tables 50 s, exact
 # outcomes 120 s, study runs 450 s, an atlas rule set 185 s, each in a fresh process) summed and
 # rounded up, plus its timed runs: 2.5 times --seconds of scalar games, 1 of batched, 1 of strategies.
 BENCH_SECONDS = 1200.0
