@@ -482,7 +482,7 @@ def _read(path: Path, tables: PositionTables, values: _Values, rules: Rules) -> 
     try:
         arrays = read_arrays(path, identity(values.spec, rules), ARRAYS)
     except DamagedFileError as error:
-        log.warning("%s; building the policy table again", error)
+        log.warning("%s; building it again", error)
         return None
     if arrays is None:
         return None

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -64,12 +65,16 @@ def read_manifest(directory: Path, kind: RunKind, *, legacy: bool = False) -> di
     RecordError in one line otherwise. ``legacy``: an unsealed manifest of an earlier release
     is returned too (for ``claim``, which checks its files)."""
     path = directory / MANIFEST
+    if os.path.lexists(directory) and not directory.is_dir():
+        raise RecordError(f"{directory} is not a folder: name the folder {kind.article} '{kind.command}' wrote")
     try:
-        if not regular_file(path):
-            raise RecordError(f"{path} not found: is {directory} {kind.article} {kind.name} folder written by '{kind.command}'?")
-        stored = json.loads(path.read_bytes())
+        found = regular_file(path)
     except DamagedFileError as error:
         raise RecordError(f"{error}; is {directory} {kind.article} {kind.name} folder?") from None
+    if not found:
+        raise RecordError(f"{path} not found: is {directory} {kind.article} {kind.name} folder written by '{kind.command}'?")
+    try:
+        stored = json.loads(path.read_bytes())
     except (OSError, ValueError) as error:
         raise RecordError(
             f"{path} is not a readable manifest ({_reason(error)}); run '{kind.command}' again into a new folder"

@@ -4,7 +4,6 @@ refusals."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from statistics import mean
@@ -13,6 +12,7 @@ from typing import Any
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
+from sealing import edit_manifest
 
 from pipeline import figures as plot
 from pipeline.atlas import Atlas, parse_atlas, read_manifest, run_atlas
@@ -184,10 +184,12 @@ def test_malformed_atlas_costs_are_shown_as_unknown_not_a_crash(
     monkeypatch.setattr(plot, "FORMATS", ("svg",))
     edited = tmp_path / "edited"
     shutil.copytree(folder, edited)
-    manifest = json.loads((edited / "manifest.json").read_text())
-    manifest["costs"] = {name: costs for name in manifest["costs"]}
-    manifest["refused"], manifest["done"] = ["not", "a", "table"], "abc"
-    (edited / "manifest.json").write_text(json.dumps(manifest))
+
+    def spoil(manifest: dict[str, object]) -> None:  # sealed anew: a forged manifest the report must survive
+        manifest["costs"] = dict.fromkeys(manifest["costs"], costs)  # type: ignore[call-overload]
+        manifest["refused"], manifest["done"] = ["not", "a", "table"], "abc"
+
+    edit_manifest(edited, spoil)
     out = build_atlas_report(edited, tmp_path / "report", progress=False)
     table = pl.read_csv(out / "tables" / "costs.csv")
     assert table["seconds"].null_count() == table.height and table["peak_gb"].null_count() == table.height

@@ -16,7 +16,6 @@ import argparse
 import contextlib
 import functools
 import io
-import json
 import os
 import socket
 import subprocess
@@ -28,11 +27,12 @@ from pathlib import Path
 
 import psutil
 import pytest
+from sealing import edit_manifest
 
 import engine
 from engine.tables import load_tables
 from pipeline.cli import _parser, main
-from pipeline.ladder import MANIFEST, parse_ladder, run_ladder
+from pipeline.ladder import parse_ladder, run_ladder
 from pipeline.report import compute
 
 STUDY = 'name = "small"\nseed = 3\ngames_per_seat = 40\nstrategies = ["random", "greedy"]\n[rules]\nstones_per_pit = 3\n'
@@ -102,9 +102,9 @@ COMMANDS: list[tuple[str, list[str], str]] = [
     ),
     ("study run/days of mcts", ["study", "run", "{slow.toml}"], "over an hour; --yes runs it anyway"),
     ("study status/missing folder", ["study", "status", "{missing}"], "manifest.json not found"),
-    ("study status/a file for a folder", ["study", "status", "{file.txt}"], "is not a readable manifest"),
+    ("study status/a file for a folder", ["study", "status", "{file.txt}"], "is not a folder"),
     ("study summary/not a study folder", ["study", "summary", "{folder}"], "manifest.json not found"),
-    ("study report/a file for a folder", ["study", "report", "{file.txt}", "--quiet"], "is not a readable manifest"),
+    ("study report/a file for a folder", ["study", "report", "{file.txt}", "--quiet"], "is not a folder"),
     ("ladder run/a study config", ["ladder", "run", "{study.toml}"], "unknown key 'seed'"),
     ("ladder run/mcts rung", ["ladder", "run", "{mcts-ladder.toml}"], "rungs: mcts(playouts=5) has no policy table"),
     ("ladder run/no jobs", ["ladder", "run", "{ladder.toml}", "--jobs", "0"], "--jobs must be at least 1"),
@@ -121,7 +121,7 @@ COMMANDS: list[tuple[str, list[str], str]] = [
         ["atlas", "run", "{atlas.toml}", "--backend", "dask", "--scheduler", "{speaker}", "--out", "{out}"],
         "did not answer as a dask scheduler",
     ),
-    ("atlas report/a file for a folder", ["atlas", "report", "{file.txt}"], "is not a readable atlas manifest"),
+    ("atlas report/a file for a folder", ["atlas", "report", "{file.txt}"], "is not a folder"),
     ("atlas report/not an atlas folder", ["atlas", "report", "{folder}"], "manifest.json not found"),
     ("play/unknown strategy", ["play", "--north", "nonsense"], "unknown strategy 'nonsense'"),
     ("play/negative seed", ["play", "--seed", "-1"], "--seed must be a whole number"),
@@ -203,9 +203,7 @@ def edited_ladder(tmp_path_factory) -> Path:
     """A ladder folder whose manifest's config lists a rung (greedy) its files have no rows for."""
     small = parse_ladder({"name": "edited", "rungs": ["random"], "opponents": ["random"], "rules": {"stones_per_pit": 2}})
     folder = run_ladder(small, tmp_path_factory.mktemp("ladder") / "edited", progress=False)
-    manifest = json.loads((folder / MANIFEST).read_text())
-    manifest["config"]["rungs"] = ["random", "greedy"]
-    (folder / MANIFEST).write_text(json.dumps(manifest))
+    edit_manifest(folder, lambda manifest: manifest["config"].update(rungs=["random", "greedy"]))  # sealed anew
     return folder
 
 

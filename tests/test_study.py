@@ -117,7 +117,7 @@ GOOD = 'name = "smoke"\nseed = 7\ngames_per_seat = 10\nstrategies = ["random", "
         (GOOD + "[variants.default]\nrules = { feeding = false }\n", "variant label 'default' cannot be used"),
         (
             GOOD + "[variants.off]\nrules = { feeding = false }\nstrategies = ['nonsense']\n",
-            "[variants.off]: unknown strategy 'nonsense'",
+            "[variants.off]: strategies: unknown strategy 'nonsense'",
         ),
         (
             GOOD + "[variants.off]\nrules = { feeding = false }\nstrategies = []\n",
