@@ -17,10 +17,8 @@ import contextlib
 import functools
 import io
 import os
-import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,6 +26,7 @@ from pathlib import Path
 import psutil
 import pytest
 from sealing import edit_manifest
+from servers import speaking_first
 
 import engine
 from engine.tables import load_tables
@@ -210,21 +209,8 @@ def edited_ladder(tmp_path_factory) -> Path:
 @pytest.fixture
 def speaker() -> Iterator[str]:
     """A server on this machine that writes first, as SSH does."""
-    server = socket.create_server(("127.0.0.1", 0))
-    held: list[socket.socket] = []
-
-    def serve() -> None:
-        with contextlib.suppress(OSError):
-            while True:
-                connection, _ = server.accept()
-                connection.sendall(SPEAKS_FIRST)
-                held.append(connection)
-
-    threading.Thread(target=serve, daemon=True).start()
-    yield f"tcp://127.0.0.1:{server.getsockname()[1]}"
-    server.close()
-    for connection in held:
-        connection.close()
+    with speaking_first(SPEAKS_FIRST) as address:
+        yield address
 
 
 @pytest.fixture

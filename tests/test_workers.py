@@ -6,7 +6,6 @@ import contextlib
 import http.server
 import os
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -17,6 +16,7 @@ from collections.abc import Iterator
 import psutil
 import pytest
 from joblib import Parallel, delayed
+from servers import speaking_first
 
 from pipeline import workers
 from pipeline.cli import main
@@ -204,21 +204,8 @@ BANNERS = [b"SSH-2.0-OpenSSH_9.0\r\n", b"HTTP/1.1 400 Bad Request\r\nContent-Len
 @pytest.fixture(params=BANNERS, ids=["ssh", "http"])
 def speaks_first(request) -> Iterator[str]:
     """The address of a server on this machine that writes first (an SSH banner, an HTTP response)."""
-    server = socket.create_server(("127.0.0.1", 0))
-    held: list[socket.socket] = []
-
-    def serve() -> None:
-        with contextlib.suppress(OSError):
-            while True:
-                connection, _ = server.accept()
-                connection.sendall(request.param)
-                held.append(connection)  # kept open: the client is left to read what it got
-
-    threading.Thread(target=serve, daemon=True).start()
-    yield f"tcp://127.0.0.1:{server.getsockname()[1]}"
-    server.close()
-    for connection in held:
-        connection.close()
+    with speaking_first(request.param) as address:
+        yield address
 
 
 @pytest.mark.parametrize("command", ["study", "atlas"])
