@@ -216,16 +216,18 @@ def _sorted_by(table: pl.DataFrame, first: pl.DataFrame) -> pl.DataFrame:
 
 def _per_ply(games: pl.LazyFrame, keys: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Ludii's per-ply metrics and the events by ply, pairing by pairing (both are per pairing),
-    so that only one pairing's plies are in memory at once: the default study holds 116 million
-    plies, a sweep hundreds of millions."""
-    from pipeline.turns import events_by_ply, ludii_plies, replay_games
+    so that only one pairing's moves are in memory at once, and a block of its plies
+    (pipeline.turns.ply_tables): the default study holds 116 million plies, a sweep hundreds of
+    millions."""
+    from pipeline.turns import ply_tables
 
     metrics, by_ply = [], []
     for pairing in games.select(keys).unique(maintain_order=True).collect().iter_rows(named=True):
-        plies = replay_games(games.filter(*(pl.col(name) == value for name, value in pairing.items())), by=keys)
-        metrics.append(ludii_plies(plies, by=keys))
-        by_ply.append(events_by_ply(plies, by=keys))
-        del plies
+        ludii_plies, events_by_ply = ply_tables(
+            games.filter(*(pl.col(name) == value for name, value in pairing.items())), by=keys
+        )
+        metrics.append(ludii_plies)
+        by_ply.append(events_by_ply)
     return pl.concat(metrics), pl.concat(by_ply)
 
 
@@ -334,13 +336,14 @@ def _agreement(games: pl.LazyFrame) -> tuple[pl.DataFrame | None, pl.DataFrame |
     which the study played ``perfect``: its solution was needed to play, so the report does not
     depend on what else is cached. (None, None) when the study never played perfect."""
     from engine.solver import solve
-    from pipeline.turns import agreement
+    from pipeline.turns import agreement, first_games
 
     played = games.filter((pl.col("south") == "perfect") | (pl.col("north") == "perfect")).select(pl.col("rules").unique())
     parts, openings = [], []
     for rules in played.collect()["rules"].sort().to_list():
+        judged = first_games(games.filter(pl.col("rules") == rules))  # before the solution takes its memory
         solution = solve(Rules.from_name(rules), verbose=False)
-        table = agreement(games.filter(pl.col("rules") == rules), solution)
+        table = agreement(judged, solution, max_games_per_pairing=None)
         parts += [table] if table.height else []  # no move to judge: games of 0 plies
         openings.append(_openings(rules, solution))
     if not openings:
