@@ -58,6 +58,10 @@ ROTATE_BLOCK = 1 << 16  # plies whose boards are turned back to South's view tog
 # Plies replayed at once by ludii_plies and events_by_ply from a games table: ~50 bytes a ply
 # while a block is measured (~200 MB), rather than every ply of the games at once.
 BLOCK_PLIES = 1 << 22
+# Plies agreement replays and values at once: engine.Solution.values_of's binary search holds
+# some ten int64 arrays as long as the positions it is given (0.8 GB for the 13 M moves judged
+# in the default study at once).
+AGREEMENT_PLIES = 1 << 20
 MAX_GAMES_PER_PAIRING = 5_000  # agreement's default: about 2 s for the 36 pairings of the default study
 AGREEMENT_COLUMNS = (
     "rules",
@@ -261,11 +265,15 @@ def agreement(
     Solution when the games hold several. Only the moves played before the solution's cap
     count. Games replayed: the first ``max_games_per_pairing`` by game_id of each pairing
     (rules, south, north), MAX_GAMES_PER_PAIRING (5,000) by default to bound the time; None
-    takes every game.
+    takes every game. They are replayed and valued AGREEMENT_PLIES plies at a time.
     """
-    plies = replay_games(games if max_games_per_pairing is None else first_games(games, max_games_per_pairing))
-    parts = [_agreement_of(plies, first, run, _solution_for(solution, run.rules)) for first, run in plies.replays]
-    table = pl.concat(parts).sort("rules", "strategy") if parts else _agreement_of_nothing()
+    judged = games if max_games_per_pairing is None else first_games(games, max_games_per_pairing)
+    parts = [
+        _agreement_sums(plies, first, run, _solution_for(solution, run.rules))
+        for plies in _blocks(judged, (), AGREEMENT_PLIES).plies
+        for first, run in plies.replays
+    ]
+    table = _agreement_of_sums(pl.concat(parts)) if parts else _agreement_of_nothing()
     spread = Z95 * pl.col("_sd") / pl.col("moves").cast(pl.Float64).sqrt()
     return table.with_columns(
         *_wilson("kept", "moves", "kept"),
@@ -299,8 +307,10 @@ class _Blocks(NamedTuple):
     plies: Iterator[Plies]  # the Plies of each block in turn, replayed when it is reached
 
 
-def _blocks(games: pl.LazyFrame | pl.DataFrame | Plies, by: Sequence[str]) -> _Blocks:
-    """The games cut into consecutive blocks of about BLOCK_PLIES plies; Plies given are one block."""
+def _blocks(games: pl.LazyFrame | pl.DataFrame | Plies, by: Sequence[str], block_plies: int | None = None) -> _Blocks:
+    """The games cut into consecutive blocks of about ``block_plies`` plies (BLOCK_PLIES by
+    default); Plies given are one block."""
+    block_plies = BLOCK_PLIES if block_plies is None else block_plies
     if isinstance(games, Plies):
         missing = [name for name in by if name not in games.games.columns]
         if missing:
@@ -311,7 +321,7 @@ def _blocks(games: pl.LazyFrame | pl.DataFrame | Plies, by: Sequence[str]) -> _B
         frame = frame.sort("rules", maintain_order=True)  # as replay_games: every block then keeps the games' order
     lengths = frame["moves"].list.len().cast(pl.Int64).to_numpy()
     played = np.cumsum(lengths)
-    cuts = np.searchsorted(played, np.arange(BLOCK_PLIES, played[-1] if len(played) else 0, BLOCK_PLIES), side="right")
+    cuts = np.searchsorted(played, np.arange(block_plies, played[-1] if len(played) else 0, block_plies), side="right")
     bounds = [0, *sorted(set(cuts.tolist()) - {0, len(frame)}), len(frame)]  # one block at least
     blocks = (replay_games(frame.slice(start, stop - start), by) for start, stop in itertools.pairwise(bounds))
     return _Blocks(frame.drop("moves"), int(lengths.max(initial=0)), blocks)
@@ -614,8 +624,10 @@ def _agreement_of_nothing() -> pl.DataFrame:
     return pl.DataFrame(schema={**schema, "_sd": pl.Float64, "start_value": pl.Int64})
 
 
-def _agreement_of(plies: Plies, first: int, run: Replay, solution: Solution) -> pl.DataFrame:
-    """The agreement sums of one rule set's replay, per strategy of the mover."""
+def _agreement_sums(plies: Plies, first: int, run: Replay, solution: Solution) -> pl.DataFrame:
+    """The agreement sums of one rule set's replay, per strategy of the mover: moves, kept, and
+    the sum of the losses and of their squares (_total, _squares: whole numbers, so that the
+    sums of several blocks are exact)."""
     cap = solution.cap
     ply = run.ply().astype(np.int64)
     counted = np.flatnonzero(ply < cap)
@@ -630,21 +642,26 @@ def _agreement_of(plies: Plies, first: int, run: Replay, solution: Solution) -> 
     code = {name: k for k, name in enumerate(strategies)}
     seats = np.stack([games[seat].replace_strict(code, return_dtype=pl.Int64).to_numpy() for seat in ("south", "north")])
     strategy = seats[mover, np.repeat(np.arange(len(run)), run.plies)[counted]]
-    moves = np.bincount(strategy, minlength=len(strategies))
-    total = np.bincount(strategy, weights=loss, minlength=len(strategies))
-    squares = np.bincount(strategy, weights=loss * loss, minlength=len(strategies))
-    mean = total / np.maximum(moves, 1)
-    with np.errstate(invalid="ignore"):
-        sd = np.sqrt(np.maximum(squares - moves * mean * mean, 0) / np.maximum(moves - 1, 1))
-    table = pl.DataFrame(
+    return pl.DataFrame(
         {
             "rules": [run.rules.name] * len(strategies),
             "strategy": strategies,
-            "moves": moves.astype(np.int64),
+            "moves": np.bincount(strategy, minlength=len(strategies)).astype(np.int64),
             "kept": np.bincount(strategy[loss == 0], minlength=len(strategies)).astype(np.int64),
-            "loss": mean,
-            "_sd": sd,
+            "_total": np.bincount(strategy, weights=loss, minlength=len(strategies)),
+            "_squares": np.bincount(strategy, weights=loss * loss, minlength=len(strategies)),
             "start_value": [solution.start_value()] * len(strategies),
         }
     )
-    return table.filter(pl.col("moves") > 0)
+
+
+def _agreement_of_sums(sums: pl.DataFrame) -> pl.DataFrame:
+    """Per rule set and strategy with a move (sorted): the sums of _agreement_sums over the
+    blocks, and loss (the mean) with _sd (the moves' standard deviation)."""
+    table = sums.group_by("rules", "strategy").agg(pl.col("moves", "kept", "_total", "_squares").sum(), pl.first("start_value"))
+    table = table.filter(pl.col("moves") > 0).sort("rules", "strategy")
+    moves, total, squares = (table[name].to_numpy() for name in ("moves", "_total", "_squares"))
+    mean = total / np.maximum(moves, 1)
+    with np.errstate(invalid="ignore"):
+        sd = np.sqrt(np.maximum(squares - moves * mean * mean, 0) / np.maximum(moves - 1, 1))
+    return table.with_columns(pl.Series("loss", mean), pl.Series("_sd", sd)).drop("_total", "_squares")

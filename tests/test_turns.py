@@ -332,6 +332,14 @@ def test_games_replayed_block_by_block_give_the_tables_of_one_replay(study, plie
     assert ludii_plies(games, by=()).equals(ludii_plies(replay_games(games), by=()))
 
 
+def test_agreement_judged_block_by_block_is_the_same(study, monkeypatch):
+    solution = engine.solve(BASE, verbose=False)
+    base = scan_games(study).filter(pl.col("rules") == BASE.name)
+    whole = agreement(base, solution)
+    monkeypatch.setattr(turns, "AGREEMENT_PLIES", 30)  # a block every two games or so
+    assert agreement(base, solution).equals(whole)
+
+
 def test_agreement_per_rule_set(study):
     feeding_off = BASE.replace(feeding=False)
     solutions = {BASE.name: engine.solve(BASE, verbose=False), feeding_off.name: engine.solve(feeding_off, cache=None)}
