@@ -356,22 +356,29 @@ def _agreement(
     which the study played ``perfect``: its solution was needed to play, so the report does not
     depend on what else is cached. (None, None) when the study never played perfect. With
     ``solutions``, only the rule sets it has a solution for, by that solution."""
-    from engine.solver import solve
-    from pipeline.turns import agreement, first_games
-
     played = games.filter((pl.col("south") == "perfect") | (pl.col("north") == "perfect")).select(pl.col("rules").unique())
     parts, openings = [], []
     for rules in played.collect()["rules"].sort().to_list():
         if solutions is not None and rules not in solutions:
             continue
-        judged = first_games(games.filter(pl.col("rules") == rules))  # before the solution takes its memory
-        solution = solve(Rules.from_name(rules), verbose=False) if solutions is None else solutions[rules]
-        table = agreement(judged, solution, max_games_per_pairing=None)
+        table, opening = _judged(games.filter(pl.col("rules") == rules), rules, None if solutions is None else solutions[rules])
         parts += [table] if table.height else []  # no move to judge: games of 0 plies
-        openings.append(_openings(rules, solution))
+        openings.append(opening)
     if not openings:
         return None, None
     return (pl.concat(parts, how="diagonal_relaxed") if parts else None), pl.concat(openings)
+
+
+def _judged(games: pl.LazyFrame, rules: str, solution: engine.Solution | None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The agreement and the openings of one rule set's games, by ``solution`` or else by the
+    rule set's, solved here once its games are picked and let go on return: one solution in
+    memory at a time (up to 0.9 GB each in a variant sweep)."""
+    from engine.solver import solve
+    from pipeline.turns import agreement, first_games
+
+    judged = first_games(games)
+    solution = solve(Rules.from_name(rules), verbose=False) if solution is None else solution
+    return agreement(judged, solution, max_games_per_pairing=None), _openings(rules, solution)
 
 
 def _openings(rules: str, solution: engine.Solution) -> pl.DataFrame:
