@@ -24,7 +24,7 @@ from engine.policy import policy_table
 from engine.positions import positions
 from engine.search import PerfectStrategy, solution
 from engine.tables import build_tables, load_tables, tables_folder
-from pipeline.paths import DATA, MANIFEST
+from pipeline.paths import DATA, MANIFEST, ROOT
 from pipeline.report import build_report
 from pipeline.runner import run_study
 from pipeline.study import Study, parse_study
@@ -60,6 +60,7 @@ SOLVER_TARGETS = (
 LARGE_SOLVER_TARGET = (engine.Rules(stones_per_pit=10), None, 8.0)
 # Exact self-play outcomes timed by the bench, with the target in seconds where the issue sets one.
 EXACT_TARGETS = (("random", 60.0), ("greedy", None), ("heuristic", None), ("alphabeta(depth=4)", None), ("perfect", None))
+NOTEBOOK_GIB = 2.0  # the peak memory of a notebook's kernel on the default studies
 
 T = TypeVar("T")
 
@@ -120,6 +121,7 @@ def main(seconds: float = 10.0) -> None:
     for spec, target in EXACT_TARGETS:
         _in_child(exact_self_play, spec, target)
     _in_child(study_runs)
+    notebook_runs()
     _in_child(atlas_rule_set)
 
 
@@ -298,12 +300,37 @@ def study_runs() -> None:
         print(f"  games/ holds {size:.1f} MB ({_verdict(size <= 40)})")
         _timed_report(Path(scratch) / "million", Path(scratch) / "million-report", "the 1,000,000-game study", 20)
         if (DATA / "default" / MANIFEST).exists():
-            default = f"{DATA / 'default'} (every pairing of make study; <= 60 s, 4 GiB)"
-            _timed_report(DATA / "default", Path(scratch) / "default-report", default, 60, 4)
+            default = f"{DATA / 'default'} (every pairing of make study; <= 60 s, 1.5 GiB)"
+            _timed_report(DATA / "default", Path(scratch) / "default-report", default, 60, 1.5)
         one = _timed_run(searching, Path(scratch) / "one", jobs=1)
         two = _timed_run(searching, Path(scratch) / "two", jobs=2)
         print(f"  6,000 games of mcts(playouts=20) self-play: 1 job {one:.1f} s, 2 jobs {two:.1f} s")
         print(f"  speed-up {one / two:.2f}x ({_verdict(one / two >= 1.8)})")
+
+
+def notebook_runs() -> None:
+    """``make notebooks`` on the studies there are (data/default, data/variants), each notebook
+    run as pipeline.notebooks runs it, in a fresh process whose one child is the notebook's
+    kernel: its time and the kernel's peak memory."""
+    print(f"\nthe notebooks of make notebooks, on the studies built [each <= {NOTEBOOK_GIB:.0f} GiB; <= 2 minutes in all]")
+    took, ran = 0.0, True
+    with tempfile.TemporaryDirectory() as scratch:
+        for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+            outcome, seconds, peak = _in_child(_timed_notebook, path, Path(scratch) / path.name)
+            took, ran = took + seconds, ran and outcome.startswith("ran")
+            verdict = f" ({_verdict(peak <= NOTEBOOK_GIB)})" if outcome.startswith("ran") else f" ({outcome})"
+            print(f"  {path.name}: {seconds:.1f} s, kernel's peak memory {peak:.2f} GiB{verdict}")
+    print(f"  in all {took:.1f} s ({_verdict(took <= 120) if ran else 'not every study is built'})")
+
+
+def _timed_notebook(path: Path, out: Path) -> tuple[str, float, float]:
+    """pipeline.notebooks.run_notebook: its outcome, seconds, and the peak memory (GiB) of its
+    kernel, this process's one child, reaped when the notebook is done."""
+    from pipeline.notebooks import run_notebook
+
+    start = time.perf_counter()
+    outcome = run_notebook(path, out)
+    return outcome, time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
 
 
 def _timed_report(study: Path, out: Path, label: str, seconds: float, gib: float | None = None) -> None:

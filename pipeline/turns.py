@@ -12,15 +12,22 @@ return polars DataFrames grouped by ``by`` (the columns of the games table; the 
     ludii_plies(games)          Ludii's BranchingFactor, DecisionMoves and PositionalRepetition, ours and
                                 Ludii's to the letter (pipeline.ludii sets the latter beside Ludii's database)
     events_by_ply(games)        the share of the turns at each ply on which each rule event fires
+    ply_tables(games)           both of these, from one replay
     agreement(games, solution)  each strategy's moves against the strong solution
+    first_games(games)          the first games of each pairing, those agreement judges
+
+Given games rather than a Plies, ludii_plies, events_by_ply and ply_tables replay them a block
+of BLOCK_PLIES plies at a time: memory holds the games' moves and one block's plies, not every
+ply (the default study holds 116 million).
 
 A study may hold several rule sets (column ``rules``): each is replayed with its own tables.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from math import comb
@@ -34,8 +41,8 @@ from engine.index import BoardIndex, board_index
 from engine.replay import FLAG_BITS, Replay, replay
 from engine.rules import PITS, ROW, Rules
 from engine.solver import Solution
-from engine.tables import END_CODES
-from pipeline.metrics import PAIRING, _wilson
+from engine.tables import END_CODES, kept_tables
+from pipeline.metrics import PAIRING, _wilson, numbered
 from pipeline.stats import Z95
 
 GAME_COLUMNS = ("rules", "game_id", "south", "north", "plies")
@@ -48,6 +55,13 @@ END_EVENTS = events.END_EVENTS
 FLAG_VALUES = 1 << len(FLAG_BITS)  # the values a ply's flags (engine.replay.FLAG_BITS) can take
 REPETITION_CHUNK = 1 << 14  # games whose states are sorted together (a sort that stays in the cache)
 ROTATE_BLOCK = 1 << 16  # plies whose boards are turned back to South's view together (bounded temporaries)
+# Plies replayed at once by ludii_plies and events_by_ply from a games table: ~50 bytes a ply
+# while a block is measured (~200 MB), rather than every ply of the games at once.
+BLOCK_PLIES = 1 << 22
+# Plies agreement replays and values at once: engine.Solution.values_of's binary search holds
+# some ten int64 arrays as long as the positions it is given (0.8 GB for the 13 M moves judged
+# in the default study at once).
+AGREEMENT_PLIES = 1 << 20
 MAX_GAMES_PER_PAIRING = 5_000  # agreement's default: about 2 s for the 36 pairings of the default study
 AGREEMENT_COLUMNS = (
     "rules",
@@ -150,8 +164,10 @@ def replay_games(games: pl.LazyFrame | pl.DataFrame, by: Sequence[str] = ()) -> 
     for name, count, first in rule_sets.iter_rows():
         last = first + count
         local = offsets[first : last + 1] - offsets[first]
+        rules = Rules.from_name(name)
         try:
-            run = replay(Rules.from_name(name), flat[offsets[first] : offsets[last]], local)
+            # The tables engine.play_batch keeps too: one rule set's in memory, not two copies or two rule sets'.
+            run = replay(rules, flat[offsets[first] : offsets[last]], local, tables=kept_tables(rules))
         except ValueError as error:
             raise type(error)(_with_game_id(str(error), frame["game_id"], first)) from None
         replays.append((first, run))
@@ -197,14 +213,7 @@ def ludii_plies(games: pl.LazyFrame | pl.DataFrame | Plies, by: Sequence[str] = 
       its Wilson interval. Between two equal boards of one game no stone was captured (stones
       only leave the board), so the captured piles, which Ludii would hold too, are equal.
     """
-    plies = _plies(games, by)
-    per_game = _ludii_per_game(plies)
-    if by:
-        per_game = plies.games.select(*by).hstack(per_game)
-    sums = _ludii_sums()
-    table = per_game.group_by(*by).agg(sums).sort(*by) if by else per_game.select(sums)
-    table = table.with_columns(_ludii_intervals())
-    return table.select(*by, "games", *(f"{name}{end}" for name in LUDII_COLUMNS for end in ("", "_low", "_high")))
+    return _ludii_table([_ludii_per_game(plies, by) for plies in _blocks(games, by).plies], by)
 
 
 def events_by_ply(games: pl.LazyFrame | pl.DataFrame | Plies, by: Sequence[str] = PAIRING) -> pl.DataFrame:
@@ -222,31 +231,22 @@ def events_by_ply(games: pl.LazyFrame | pl.DataFrame | Plies, by: Sequence[str] 
     Rows are sorted by group, then event (TURN_EVENTS then END_EVENTS), then ply. Summed over
     the plies, fired gives the per-game event counts of the games table, summed over games.
     """
-    plies = _plies(games, by)
-    group, keys = _groups(plies.games, by)
-    width = int(plies.plies.max(initial=0)) + 1
-    groups = len(keys)
-    turn_key = np.repeat(group * width - plies.offsets[:-1], plies.plies) + np.arange(plies.offsets[-1], dtype=np.int64)
-    # One count per (group, ply, flag byte): every turn event's count is a sum over the bytes.
-    counts = np.bincount(turn_key * FLAG_VALUES | plies.column("flags"), minlength=groups * width * FLAG_VALUES)
-    counts = counts.reshape(-1, FLAG_VALUES)
-    del turn_key
-    turns = counts.sum(axis=1)
-    game_key = group * width + plies.plies
-    ended = np.bincount(game_key, minlength=groups * width).reshape(groups, width)
-    positions = np.cumsum(ended[:, ::-1], axis=1)[:, ::-1].reshape(-1)  # games with at least that many moves
-    end_code = plies.per_game("end_code")
-    parts = []
-    for name, bit in FLAG_BITS.items():
-        fired = counts[:, [byte for byte in range(FLAG_VALUES) if byte & bit]].sum(axis=1)
-        parts.append(_event_rows(name, turns, positions, fired, turns, width))
-    for name, code in END_CODES.items():
-        fired = np.bincount(game_key[end_code == code], minlength=groups * width)
-        parts.append(_event_rows(name, turns, positions, fired, positions, width))
-    table = pl.concat(parts)
-    table = keys.join(table, on="_group").sort("_group", "_event", "ply").drop("_group", "_event")
-    table = table.with_columns(_wilson("fired", "_trials", "_s")).drop("_trials")
-    return table.rename({"_s_share": "share", "_s_low": "share_low", "_s_high": "share_high"})
+    blocks = _blocks(games, by)
+    counts = _PlyCounts.zero(_group_keys(blocks.games, by), blocks.longest + 1)
+    for plies in blocks.plies:
+        counts.add(plies, by)
+    return counts.table()
+
+
+def ply_tables(games: pl.LazyFrame | pl.DataFrame | Plies, by: Sequence[str] = PAIRING) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """ludii_plies(games, by) and events_by_ply(games, by), the games replayed once for both."""
+    blocks = _blocks(games, by)
+    counts = _PlyCounts.zero(_group_keys(blocks.games, by), blocks.longest + 1)
+    per_game = []
+    for plies in blocks.plies:
+        per_game.append(_ludii_per_game(plies, by))
+        counts.add(plies, by)
+    return _ludii_table(per_game, by), counts.table()
 
 
 def agreement(
@@ -265,15 +265,15 @@ def agreement(
     Solution when the games hold several. Only the moves played before the solution's cap
     count. Games replayed: the first ``max_games_per_pairing`` by game_id of each pairing
     (rules, south, north), MAX_GAMES_PER_PAIRING (5,000) by default to bound the time; None
-    takes every game.
+    takes every game. They are replayed and valued AGREEMENT_PLIES plies at a time.
     """
-    frame = games.lazy()
-    if max_games_per_pairing is not None:
-        rank = pl.col("game_id").rank("ordinal").over("rules", *PAIRING)
-        frame = frame.filter(rank <= max_games_per_pairing)
-    plies = replay_games(frame)
-    parts = [_agreement_of(plies, first, run, _solution_for(solution, run.rules)) for first, run in plies.replays]
-    table = pl.concat(parts).sort("rules", "strategy") if parts else _agreement_of_nothing()
+    judged = games if max_games_per_pairing is None else first_games(games, max_games_per_pairing)
+    parts = [
+        _agreement_sums(plies, first, run, _solution_for(solution, run.rules))
+        for plies in _blocks(judged, (), AGREEMENT_PLIES).plies
+        for first, run in plies.replays
+    ]
+    table = _agreement_of_sums(pl.concat(parts)) if parts else _agreement_of_nothing()
     spread = Z95 * pl.col("_sd") / pl.col("moves").cast(pl.Float64).sqrt()
     return table.with_columns(
         *_wilson("kept", "moves", "kept"),
@@ -282,16 +282,49 @@ def agreement(
     ).select(AGREEMENT_COLUMNS)
 
 
+def first_games(games: pl.LazyFrame | pl.DataFrame, most: int = MAX_GAMES_PER_PAIRING) -> pl.DataFrame:
+    """The first ``most`` games by game_id of each pairing (rules, south, north), with the
+    columns that replay_games reads (GAME_COLUMNS and moves), in the order of the games. Only
+    the game_id of every game and its pairing's number are in memory at once, not its moves
+    (pipeline.metrics.numbered)."""
+    keys = ["rules", *PAIRING]
+    frame = games.lazy()
+    _, ids = numbered(frame, keys, ["game_id"])
+    kept = ids.group_by("_group").agg(pl.col("game_id").bottom_k(most)).explode("game_id")["game_id"]
+    # A game_id of another pairing may be among those kept: ranking the few games found again drops it.
+    found = frame.filter(pl.col("game_id").is_in(kept.implode())).select(*GAME_COLUMNS, "moves").collect()
+    return found.filter(pl.col("game_id").rank("ordinal").over(keys) <= most)
+
+
 # ---------------------------------------------------------------------------------------------
 
 
-def _plies(games: pl.LazyFrame | pl.DataFrame | Plies, by: Sequence[str]) -> Plies:
+class _Blocks(NamedTuple):
+    """Games to replay block by block (_blocks)."""
+
+    games: pl.DataFrame  # a row per game: GAME_COLUMNS and the grouping columns, in replay_games' order
+    longest: int  # the most moves of a game
+    plies: Iterator[Plies]  # the Plies of each block in turn, replayed when it is reached
+
+
+def _blocks(games: pl.LazyFrame | pl.DataFrame | Plies, by: Sequence[str], block_plies: int | None = None) -> _Blocks:
+    """The games cut into consecutive blocks of about ``block_plies`` plies (BLOCK_PLIES by
+    default); Plies given are one block."""
+    block_plies = BLOCK_PLIES if block_plies is None else block_plies
     if isinstance(games, Plies):
         missing = [name for name in by if name not in games.games.columns]
         if missing:
             raise ValueError(f"the plies were replayed without the columns {missing}: pass by={list(by)} to replay_games")
-        return games
-    return replay_games(games, by)
+        return _Blocks(games.games, int(games.plies.max(initial=0)), iter([games]))
+    frame = games.lazy().select(list(dict.fromkeys([*GAME_COLUMNS, *by, "moves"]))).collect()
+    if frame["rules"].n_unique() > 1:
+        frame = frame.sort("rules", maintain_order=True)  # as replay_games: every block then keeps the games' order
+    lengths = frame["moves"].list.len().cast(pl.Int64).to_numpy()
+    played = np.cumsum(lengths)
+    cuts = np.searchsorted(played, np.arange(block_plies, played[-1] if len(played) else 0, block_plies), side="right")
+    bounds = [0, *sorted(set(cuts.tolist()) - {0, len(frame)}), len(frame)]  # one block at least
+    blocks = (replay_games(frame.slice(start, stop - start), by) for start, stop in itertools.pairwise(bounds))
+    return _Blocks(frame.drop("moves"), int(lengths.max(initial=0)), blocks)
 
 
 def _with_game_id(message: str, game_ids: pl.Series, first: int) -> str:
@@ -302,10 +335,10 @@ def _with_game_id(message: str, game_ids: pl.Series, first: int) -> str:
     return f"game_id {game_ids[first + int(found.group(1))]}" + message[found.end() :]
 
 
-def _ludii_per_game(plies: Plies) -> pl.DataFrame:
-    """One row per game: the metrics of MEANS_OVER_GAMES (null where a game has none), and what
-    the pooled metrics sum: _legal (legal moves over its turns), _plies and _repeated (a board
-    comes back)."""
+def _ludii_per_game(plies: Plies, by: Sequence[str]) -> pl.DataFrame:
+    """One row per game: its columns ``by``, the metrics of MEANS_OVER_GAMES (null where a game
+    has none), and what the pooled metrics sum: _legal (legal moves over its turns), _plies and
+    _repeated (a board comes back)."""
     lengths = plies.plies
     options = plies.column("options")
     legal = _per_game_sum(plies, options)
@@ -313,7 +346,7 @@ def _ludii_per_game(plies: Plies) -> pl.DataFrame:
         branching = legal / lengths
         decisions = _per_game_sum(plies, options > 1) / lengths
     repetition, repeated = _repetitions(plies)
-    return pl.DataFrame(
+    table = pl.DataFrame(
         {
             "BranchingFactor": branching,
             "DecisionMoves": decisions,
@@ -324,6 +357,16 @@ def _ludii_per_game(plies: Plies) -> pl.DataFrame:
             "_repeated": repeated,
         }
     ).fill_nan(None)
+    return plies.games.select(*by).hstack(table) if by else table
+
+
+def _ludii_table(per_game: list[pl.DataFrame], by: Sequence[str]) -> pl.DataFrame:
+    """ludii_plies' table from the rows of _ludii_per_game, block by block in the games' order."""
+    games = pl.concat(per_game, rechunk=True)
+    sums = _ludii_sums()
+    table = games.group_by(*by).agg(sums).sort(*by) if by else games.select(sums)
+    table = table.with_columns(_ludii_intervals())
+    return table.select(*by, "games", *(f"{name}{end}" for name in LUDII_COLUMNS for end in ("", "_low", "_high")))
 
 
 def _ludii_sums() -> list[pl.Expr]:
@@ -479,14 +522,71 @@ def _unrank_tables(index: BoardIndex) -> _UnrankTables:
     return _UnrankTables(binomial, bar)
 
 
-def _groups(games: pl.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pl.DataFrame]:
-    """Each game's group number (int64) and the groups: their keys, sorted, with their number
-    (column _group)."""
+def _group_keys(games: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+    """The groups of the games: their keys, sorted, with their number (column _group)."""
     if not by:
-        return np.zeros(len(games), dtype=np.int64), pl.DataFrame({"_group": [0]}, schema={"_group": pl.UInt32})
-    keys = games.select(*by).unique().sort(*by).with_row_index("_group")
+        return pl.DataFrame({"_group": [0]}, schema={"_group": pl.UInt32})
+    return games.select(*by).unique().sort(*by).with_row_index("_group")
+
+
+def _group_numbers(games: pl.DataFrame, by: Sequence[str], keys: pl.DataFrame) -> np.ndarray:
+    """Each game's group number (int64) among ``keys`` (_group_keys)."""
+    if not by:
+        return np.zeros(len(games), dtype=np.int64)
     numbered = games.select(*by).join(keys, on=list(by), how="left", maintain_order="left")
-    return numbered["_group"].cast(pl.Int64).to_numpy(), keys
+    return numbered["_group"].cast(pl.Int64).to_numpy()
+
+
+@dataclass(eq=False)
+class _PlyCounts:
+    """What events_by_ply counts, summed over blocks of plies, indexed by group * width + ply
+    (``keys``: the groups, _group_keys; ``width``: one more than the most moves of a game):
+    flags[key, byte] the turns at that ply with that flag byte (every turn event's count is a
+    sum over the bytes), ended the games of that many moves, end_codes[code] those of them
+    whose final position has that end code."""
+
+    keys: pl.DataFrame
+    width: int
+    flags: np.ndarray
+    ended: np.ndarray
+    end_codes: dict[int, np.ndarray]
+
+    @classmethod
+    def zero(cls, keys: pl.DataFrame, width: int) -> _PlyCounts:
+        size = len(keys) * width
+        codes = {code: np.zeros(size, dtype=np.int64) for code in END_CODES.values()}
+        return cls(keys, width, np.zeros((size, FLAG_VALUES), dtype=np.int64), np.zeros(size, dtype=np.int64), codes)
+
+    def add(self, plies: Plies, by: Sequence[str]) -> None:
+        """Count the turns and the ends of the games of ``plies``, grouped by ``by``."""
+        size, group = len(self.ended), _group_numbers(plies.games, by, self.keys)
+        turn_key = np.repeat(group * self.width - plies.offsets[:-1], plies.plies)
+        turn_key += np.arange(plies.offsets[-1], dtype=np.int64)
+        turn_key *= FLAG_VALUES
+        turn_key |= plies.column("flags")
+        self.flags += np.bincount(turn_key, minlength=size * FLAG_VALUES).reshape(-1, FLAG_VALUES)
+        del turn_key
+        game_key = group * self.width + plies.plies
+        self.ended += np.bincount(game_key, minlength=size)
+        end_code = plies.per_game("end_code")
+        for code, fired in self.end_codes.items():
+            fired += np.bincount(game_key[end_code == code], minlength=size)
+
+    def table(self) -> pl.DataFrame:
+        """events_by_ply's table of these counts."""
+        turns = self.flags.sum(axis=1)
+        ended = self.ended.reshape(len(self.keys), self.width)
+        positions = np.cumsum(ended[:, ::-1], axis=1)[:, ::-1].reshape(-1)  # games with at least that many moves
+        parts = []
+        for name, bit in FLAG_BITS.items():
+            fired = self.flags[:, [byte for byte in range(FLAG_VALUES) if byte & bit]].sum(axis=1)
+            parts.append(_event_rows(name, turns, positions, fired, turns, self.width))
+        for name, code in END_CODES.items():
+            parts.append(_event_rows(name, turns, positions, self.end_codes[code], positions, self.width))
+        table = pl.concat(parts)
+        table = self.keys.join(table, on="_group").sort("_group", "_event", "ply").drop("_group", "_event")
+        table = table.with_columns(_wilson("fired", "_trials", "_s")).drop("_trials")
+        return table.rename({"_s_share": "share", "_s_low": "share_low", "_s_high": "share_high"})
 
 
 def _event_rows(
@@ -524,8 +624,10 @@ def _agreement_of_nothing() -> pl.DataFrame:
     return pl.DataFrame(schema={**schema, "_sd": pl.Float64, "start_value": pl.Int64})
 
 
-def _agreement_of(plies: Plies, first: int, run: Replay, solution: Solution) -> pl.DataFrame:
-    """The agreement sums of one rule set's replay, per strategy of the mover."""
+def _agreement_sums(plies: Plies, first: int, run: Replay, solution: Solution) -> pl.DataFrame:
+    """The agreement sums of one rule set's replay, per strategy of the mover: moves, kept, and
+    the sum of the losses and of their squares (_total, _squares: whole numbers, so that the
+    sums of several blocks are exact)."""
     cap = solution.cap
     ply = run.ply().astype(np.int64)
     counted = np.flatnonzero(ply < cap)
@@ -540,21 +642,26 @@ def _agreement_of(plies: Plies, first: int, run: Replay, solution: Solution) -> 
     code = {name: k for k, name in enumerate(strategies)}
     seats = np.stack([games[seat].replace_strict(code, return_dtype=pl.Int64).to_numpy() for seat in ("south", "north")])
     strategy = seats[mover, np.repeat(np.arange(len(run)), run.plies)[counted]]
-    moves = np.bincount(strategy, minlength=len(strategies))
-    total = np.bincount(strategy, weights=loss, minlength=len(strategies))
-    squares = np.bincount(strategy, weights=loss * loss, minlength=len(strategies))
-    mean = total / np.maximum(moves, 1)
-    with np.errstate(invalid="ignore"):
-        sd = np.sqrt(np.maximum(squares - moves * mean * mean, 0) / np.maximum(moves - 1, 1))
-    table = pl.DataFrame(
+    return pl.DataFrame(
         {
             "rules": [run.rules.name] * len(strategies),
             "strategy": strategies,
-            "moves": moves.astype(np.int64),
+            "moves": np.bincount(strategy, minlength=len(strategies)).astype(np.int64),
             "kept": np.bincount(strategy[loss == 0], minlength=len(strategies)).astype(np.int64),
-            "loss": mean,
-            "_sd": sd,
+            "_total": np.bincount(strategy, weights=loss, minlength=len(strategies)),
+            "_squares": np.bincount(strategy, weights=loss * loss, minlength=len(strategies)),
             "start_value": [solution.start_value()] * len(strategies),
         }
     )
-    return table.filter(pl.col("moves") > 0)
+
+
+def _agreement_of_sums(sums: pl.DataFrame) -> pl.DataFrame:
+    """Per rule set and strategy with a move (sorted): the sums of _agreement_sums over the
+    blocks, and loss (the mean) with _sd (the moves' standard deviation)."""
+    table = sums.group_by("rules", "strategy").agg(pl.col("moves", "kept", "_total", "_squares").sum(), pl.first("start_value"))
+    table = table.filter(pl.col("moves") > 0).sort("rules", "strategy")
+    moves, total, squares = (table[name].to_numpy() for name in ("moves", "_total", "_squares"))
+    mean = total / np.maximum(moves, 1)
+    with np.errstate(invalid="ignore"):
+        sd = np.sqrt(np.maximum(squares - moves * mean * mean, 0) / np.maximum(moves - 1, 1))
+    return table.with_columns(pl.Series("loss", mean), pl.Series("_sd", sd)).drop("_total", "_squares")

@@ -11,7 +11,7 @@ import engine
 from pipeline.cli import main
 from pipeline.metrics import events, ludii, outcomes
 from pipeline.records import read_games, scan_games
-from pipeline.stats import wilson
+from pipeline.stats import Z95, wilson
 
 EXACT = {"rel": 1e-9, "abs": 1e-12}
 
@@ -72,6 +72,28 @@ def test_ludii_metrics_match_pandas(study, by):
             (row["Duration"], row["Duration_median"], row["Duration_p90"], row["Duration_max"]),
             (plies.mean(), plies.median(), plies.quantile(0.9), plies.max()),
         )
+
+
+def test_ludii_lengths_are_those_of_polars_over_every_game(study):
+    """To the bit: the spread and quantiles are read without the key strings, from the same games in the same order."""
+    plies = pl.col("plies").cast(pl.Float64)
+    expected = (
+        scan_games(study)
+        .group_by("south", "north")
+        .agg(
+            plies.mean().alias("Duration"),
+            plies.std(ddof=1).alias("sd"),
+            plies.median().alias("Duration_median"),
+            plies.quantile(0.9, interpolation="linear").alias("Duration_p90"),
+            plies.quantile(0.99, interpolation="linear").alias("Duration_p99"),
+            pl.len().alias("games"),
+        )
+        .sort("south", "north")
+        .collect(engine="in-memory")
+    )
+    low = pl.col("Duration") - Z95 * pl.col("sd") / pl.col("games").cast(pl.Float64).sqrt()
+    expected = expected.select("south", "north", low.alias("Duration_low"), "Duration_median", "Duration_p90", "Duration_p99")
+    assert ludii(scan_games(study)).select(expected.columns).equals(expected)
 
 
 @pytest.mark.parametrize("by", [("south", "north"), ()])

@@ -196,3 +196,4 @@ def test_notebook_is_stripped(path: Path) -> None:
             assert cell.outputs == [], f"{where} has outputs: strip them before committing"
             assert cell.execution_count is None, f"{where} has an execution count: strip it"
     assert notebook.cells[0].cell_type == "markdown", f"{path.name} should open with a markdown cell"
+    assert "**Needs:**" in notebook.cells[0].source, f"{path.name} should say in its first cell what memory and time it needs"

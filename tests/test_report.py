@@ -19,7 +19,7 @@ import engine
 from pipeline.cli import main
 from pipeline.ratings import ratings
 from pipeline.records import read_manifest, scan_games
-from pipeline.report import KEYS, ReportData, compute, figure, figure_names
+from pipeline.report import KEYS, ReportData, compose, compute, figure, figure_names
 from pipeline.report.words import short
 from pipeline.stats import mean_interval, wilson
 from pipeline.turns import END_EVENTS, TURN_EVENTS
@@ -358,6 +358,25 @@ def test_report_data_from_the_library(built):
         figure("perfect_play_agreement", without)
     with pytest.raises(ValueError, match="no figure 'nothing'"):
         figure("nothing", data)
+
+
+def test_a_quick_look_leaves_out_the_replays_and_the_solutions_not_given(built):
+    """compute(per_ply=False, solutions=...): the tables of aggregates as the report's, the
+    per-ply ones None (and no report from them), agreement only by the solutions given."""
+    games, manifest = scan_games(built[0]), read_manifest(built[0])
+    quick = compute(games, manifest, per_ply=False, solutions={})
+    assert (quick.ludii_plies, quick.ludii_comparable, quick.events_by_ply, quick.agreement, quick.openings) == (None,) * 5
+    assert quick.outcomes.equals(pl.read_csv(built[1] / "tables" / "outcomes.csv", schema=quick.outcomes.schema))
+    assert quick.rule_sets["start_value"].null_count() == quick.rule_sets.height
+    assert set(figure_names(quick)) == set(FIGURES) - {"events_by_ply", "end_events_by_ply", "perfect_play_agreement"}
+    with pytest.raises(ValueError, match="no events_by_ply table to draw from: compute\\(per_ply=False\\) leaves it out"):
+        figure("events_by_ply", quick)
+    with pytest.raises(ValueError, match="a report needs the per-ply tables"):
+        compose(manifest, quick)
+    judged = compute(games, manifest, per_ply=False, solutions={RULES.name: engine.solve(RULES, verbose=False)})
+    assert judged.agreement is not None and judged.agreement.equals(
+        pl.read_csv(built[1] / "tables" / "agreement.csv", schema=judged.agreement.schema)
+    )
 
 
 def test_rule_events_link_to_rules_md(built):

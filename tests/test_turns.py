@@ -9,6 +9,7 @@ import pytest
 import engine
 from engine.index import board_index, counts_to_codes
 from engine.solver import cached_solution
+from pipeline import turns
 from pipeline.cli import main
 from pipeline.records import scan_games
 from pipeline.stats import Z95, mean_interval, wilson
@@ -22,7 +23,9 @@ from pipeline.turns import (
     _rotated,
     agreement,
     events_by_ply,
+    first_games,
     ludii_plies,
+    ply_tables,
     replay_games,
 )
 
@@ -305,6 +308,36 @@ def test_agreement_takes_the_first_games_of_each_pairing(study):
         agreement(scan_games(study), solution, max_games_per_pairing=2)
     with pytest.raises(ValueError, match="no solution given for the rule set modiar-stones3-feedingoff-cap20"):
         agreement(scan_games(study), {BASE.name: solution}, max_games_per_pairing=2)
+
+
+def test_first_games_are_the_first_of_each_pairing_by_game_id(study):
+    games = scan_games(study)
+    found = first_games(games, 7)
+    expected = games.filter(pl.col("game_id").rank("ordinal").over(KEYS) <= 7).select(found.columns).collect()
+    assert found.equals(expected)  # the games' order kept
+
+
+def test_first_games_keep_each_pairings_own_when_game_ids_repeat_across_pairings():
+    frame = pl.concat([_hand_built([PLAIN_MOVES] * 3).with_columns(pl.lit(south).alias("south")) for south in ("a", "b")])
+    frame = frame.with_columns(pl.Series("game_id", [5, 6, 7, 1, 2, 5]))  # 5 is a's first and b's last
+    assert first_games(frame, 2).select("south", "game_id").rows() == [("a", 5), ("a", 6), ("b", 1), ("b", 2)]
+
+
+def test_games_replayed_block_by_block_give_the_tables_of_one_replay(study, plies, monkeypatch):
+    monkeypatch.setattr(turns, "BLOCK_PLIES", 50)  # many blocks, and a rule set's games across two
+    games = scan_games(study)
+    assert ludii_plies(games, by=KEYS).equals(ludii_plies(plies, by=KEYS))
+    assert events_by_ply(games, by=KEYS).equals(events_by_ply(plies, by=KEYS))
+    assert all(a.equals(b) for a, b in zip(ply_tables(games, by=KEYS), ply_tables(plies, by=KEYS), strict=True))
+    assert ludii_plies(games, by=()).equals(ludii_plies(replay_games(games), by=()))
+
+
+def test_agreement_judged_block_by_block_is_the_same(study, monkeypatch):
+    solution = engine.solve(BASE, verbose=False)
+    base = scan_games(study).filter(pl.col("rules") == BASE.name)
+    whole = agreement(base, solution)
+    monkeypatch.setattr(turns, "AGREEMENT_PLIES", 30)  # a block every two games or so
+    assert agreement(base, solution).equals(whole)
 
 
 def test_agreement_per_rule_set(study):

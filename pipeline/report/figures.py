@@ -32,7 +32,8 @@ def figure_names(data: ReportData) -> list[str]:
     names = ["board", "seat_effect", "pairing_scores"]
     names += ["game_length"] if several else ["first_player_advantage", "game_length", "rule_events"]
     # Games of 0 plies (no legal first move) have no turn to draw, only their end.
-    names += ["events_by_ply", "end_events_by_ply"] if _by_ply(data, _TURN_NAMES).height else ["end_events_by_ply"]
+    if data.events_by_ply is not None:
+        names += ["events_by_ply", "end_events_by_ply"] if _by_ply(data, _TURN_NAMES).height else ["end_events_by_ply"]
     if data.ratings is not None:
         names.append("rating_ladder")
     if data.agreement is not None:
@@ -242,7 +243,8 @@ def _self_play_exact(data: ReportData) -> pl.DataFrame:
 def _by_ply(data: ReportData, names: Sequence[str]) -> pl.DataFrame:
     """The events by ply of ``names`` in the first rule set's largest pairing."""
     main = data.main_pairings().head(1)
-    return data.events_by_ply.join(main, on=list(KEYS), how="semi").filter(pl.col("event").is_in(list(names)))
+    by_ply = _present(data.events_by_ply, "events_by_ply", "compute(per_ply=False) leaves it out")
+    return by_ply.join(main, on=list(KEYS), how="semi").filter(pl.col("event").is_in(list(names)))
 
 
 def _ply_limit(data: ReportData) -> int:

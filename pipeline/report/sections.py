@@ -67,7 +67,10 @@ class Report:
 def compose(manifest: Manifest, data: ReportData, *, warning: str | None = None) -> Report:
     """The report's words and formatted tables, from the computed tables; ``warning`` (that the
     study is unfinished, pipeline.status.incomplete_warning) opens the report, in bold, before the
-    alarm of any sampled figure more than 4 standard errors from its exact value."""
+    alarm of any sampled figure more than 4 standard errors from its exact value. Raises
+    ValueError for the tables of compute(..., per_ply=False), which lack the per-ply ones."""
+    for table in (data.ludii_plies, data.ludii_comparable, data.events_by_ply):
+        _per_ply(table)
     rule_sets = data.outcomes["rules"].unique(maintain_order=True).to_list()
     games = int(data.outcomes["games"].sum())
     versions = manifest.get("versions", {})
@@ -302,7 +305,7 @@ def _length_section(data: ReportData) -> Section:
 
 def _ludii_section(data: ReportData) -> Section:
     """The Ludii-comparable table: self-play, counted as Ludii counts (pipeline.ludii)."""
-    table = data.ludii_comparable
+    table = _per_ply(data.ludii_comparable)
     names = ["AdvantageP1", "Balance", "Completion", "Drawishness", "Timeouts", "Duration", "Duration_p99"]
     names += ["BranchingFactor", "BranchingFactor_per_turn", "DecisionMoves", "PositionalRepetition", "PositionalRepetition_ours"]
     timeouts = bool(table.height) and bool(table["Timeouts"].max())
@@ -330,7 +333,7 @@ def _ludii_section(data: ReportData) -> Section:
 
 
 def _ludii_appendix(data: ReportData) -> Section:
-    table = data.ludii.join(data.ludii_plies.drop("games", strict=False), on=list(KEYS), how="left")
+    table = data.ludii.join(_per_ply(data.ludii_plies).drop("games", strict=False), on=list(KEYS), how="left")
     names = ["AdvantageP1", "Balance", "Completion", "Drawishness", "Timeouts", "Duration"]
     names += ["BranchingFactor", "DecisionMoves", "PositionalRepetition"]
     names = [name for name in names if name != "Timeouts" or bool(table["Timeouts"].max())]
@@ -1132,3 +1135,10 @@ def _z(z: float) -> str:
 
 def _flag_count(flagged: int) -> str:
     return "none flagged" if flagged == 0 else f"{flagged:,} flagged (|z| > {FLAG_Z:g}), listed at the top of the report"
+
+
+def _per_ply(table: pl.DataFrame | None) -> pl.DataFrame:
+    """A table of compute's that replays every game, which a report cannot do without."""
+    if table is None:
+        raise ValueError("a report needs the per-ply tables: compose the tables of compute(games, manifest), per_ply=True")
+    return table

@@ -8,7 +8,7 @@ tables as they are (pipeline.report.render).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields, replace
 
 import polars as pl
@@ -52,16 +52,19 @@ class ReportData:
     seat_effects'. ``ratings``, ``first_move`` and ``ratings_fit`` are None when no rule set
     has two strategies to rate; ``agreement`` is None when the study never played ``perfect``; ``exact``
     and ``exact_check`` are None when the study has no exact outcomes (exact.parquet).
+    ``ludii_plies``, ``ludii_comparable`` and ``events_by_ply`` are None when compute was told
+    not to replay every game (per_ply=False); so are ``agreement`` and ``openings`` when it was
+    given no solution.
     """
 
     rule_sets: pl.DataFrame  # one row per rule set: rules, variant (its label), games, start_value
     outcomes: pl.DataFrame  # per pairing: pipeline.metrics.outcomes
     outcomes_overall: pl.DataFrame  # per rule set, every pairing pooled
     ludii: pl.DataFrame  # per pairing: pipeline.metrics.ludii (with the length's quantiles)
-    ludii_plies: pl.DataFrame  # per pairing: pipeline.turns.ludii_plies
-    ludii_comparable: pl.DataFrame  # per self-play pairing: pipeline.ludii.comparable
+    ludii_plies: pl.DataFrame | None = None  # per pairing: pipeline.turns.ludii_plies
+    ludii_comparable: pl.DataFrame | None = None  # per self-play pairing: pipeline.ludii.comparable
     events: pl.DataFrame  # per pairing and event: pipeline.metrics.events
-    events_by_ply: pl.DataFrame  # per pairing, event and ply: pipeline.turns.events_by_ply
+    events_by_ply: pl.DataFrame | None = None  # per pairing, event and ply: pipeline.turns.events_by_ply
     lengths: pl.DataFrame  # per pairing and length in plies: its games
     seat_effect: pl.DataFrame  # per rule set and pair of strategies, both seat orders pooled: seat_effects
     ratings: pl.DataFrame | None = None  # per rule set and strategy: the ladder of pipeline.ratings
@@ -116,20 +119,35 @@ class ReportData:
         return table.join(self.rule_sets.select("rules", "variant"), on="rules", how="left", maintain_order="left")
 
 
-def compute(games: pl.LazyFrame, manifest: Manifest | None = None, *, exact: pl.LazyFrame | None = None) -> ReportData:
+def compute(
+    games: pl.LazyFrame,
+    manifest: Manifest | None = None,
+    *,
+    exact: pl.LazyFrame | None = None,
+    per_ply: bool = True,
+    solutions: Mapping[str, engine.Solution] | None = None,
+) -> ReportData:
     """Every table of the report from a study's games (pipeline.records.scan_games).
     ``manifest`` (the study's, pipeline.records.read_manifest) gives the rule sets their
     variant labels; without it a rule set is labelled by its name. ``exact`` (the study's exact
     outcomes, pipeline.records.scan_exact) adds the tables exact and exact_check. A ``games``
-    that is no frame of games, or holds none, is refused naming it."""
+    that is no frame of games, or holds none, is refused naming it.
+
+    A quicker look, for a notebook: ``per_ply=False`` leaves out the tables that replay every
+    game's moves (ludii_plies, ludii_comparable and events_by_ply: minutes for the default
+    study's 116 million plies; compose needs them, figure_names leaves out their figures).
+    ``solutions`` (rule-set name -> engine.Solution) are the strong solutions that agreement
+    and openings judge by, for the rule sets under which the study played perfect; by default
+    each of them is solved (engine.solve: read from the cache, some seconds and hundreds of MB
+    each); a rule set the mapping leaves out is not judged, and ``{}`` judges none."""
     _check_games(games)
     keys = list(KEYS)
     first = _first_games(games)
     pairings = _sorted_by(outcomes(games, by=keys), first)
     pairings = pairings.with_columns(pl.Series("first_player_p_holm", holm(pairings["first_player_p"].to_numpy())))
-    ludii_plies, events_by_ply = _per_ply(games, keys)
+    ludii_plies, events_by_ply = _per_ply(games, keys) if per_ply else (None, None)
     ratings, first_move, ratings_fit = _ratings(pairings)
-    agreement, openings = _agreement(games)
+    agreement, openings = _agreement(games, solutions)
     exact_table = None if exact is None else _exact(exact, first)
     data = ReportData(
         rule_sets=_rule_sets(first, agreement, manifest),
@@ -138,7 +156,7 @@ def compute(games: pl.LazyFrame, manifest: Manifest | None = None, *, exact: pl.
         outcomes_overall=outcomes(games, by=["rules"]),
         ludii=ludii(games, by=keys),
         ludii_plies=ludii_plies,
-        ludii_comparable=comparable(games, ludii_plies, by=keys),
+        ludii_comparable=None if ludii_plies is None else comparable(games, ludii_plies, by=keys),
         events=events(games, by=keys),
         events_by_ply=events_by_ply,
         lengths=games.group_by(*keys, "plies").agg(pl.len().alias("games")).sort(*keys, "plies").collect(),
@@ -218,16 +236,18 @@ def _sorted_by(table: pl.DataFrame, first: pl.DataFrame) -> pl.DataFrame:
 
 def _per_ply(games: pl.LazyFrame, keys: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Ludii's per-ply metrics and the events by ply, pairing by pairing (both are per pairing),
-    so that only one pairing's plies are in memory at once: the default study holds 116 million
-    plies, a sweep hundreds of millions."""
-    from pipeline.turns import events_by_ply, ludii_plies, replay_games
+    so that only one pairing's moves are in memory at once, and a block of its plies
+    (pipeline.turns.ply_tables): the default study holds 116 million plies, a sweep hundreds of
+    millions."""
+    from pipeline.turns import ply_tables
 
     metrics, by_ply = [], []
     for pairing in games.select(keys).unique(maintain_order=True).collect().iter_rows(named=True):
-        plies = replay_games(games.filter(*(pl.col(name) == value for name, value in pairing.items())), by=keys)
-        metrics.append(ludii_plies(plies, by=keys))
-        by_ply.append(events_by_ply(plies, by=keys))
-        del plies
+        ludii_plies, events_by_ply = ply_tables(
+            games.filter(*(pl.col(name) == value for name, value in pairing.items())), by=keys
+        )
+        metrics.append(ludii_plies)
+        by_ply.append(events_by_ply)
     return pl.concat(metrics), pl.concat(by_ply)
 
 
@@ -331,23 +351,36 @@ def _ratings(pairings: pl.DataFrame) -> tuple[pl.DataFrame | None, pl.DataFrame 
     return pl.concat(ladders), pl.concat(first_moves), pl.concat(fits, how="diagonal_relaxed")
 
 
-def _agreement(games: pl.LazyFrame) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
+def _agreement(
+    games: pl.LazyFrame, solutions: Mapping[str, engine.Solution] | None
+) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
     """Agreement with perfect play, and the value of each first move, for each rule set under
     which the study played ``perfect``: its solution was needed to play, so the report does not
-    depend on what else is cached. (None, None) when the study never played perfect."""
-    from engine.solver import solve
-    from pipeline.turns import agreement
-
+    depend on what else is cached. (None, None) when the study never played perfect. With
+    ``solutions``, only the rule sets it has a solution for, by that solution."""
     played = games.filter((pl.col("south") == "perfect") | (pl.col("north") == "perfect")).select(pl.col("rules").unique())
     parts, openings = [], []
     for rules in played.collect()["rules"].sort().to_list():
-        solution = solve(Rules.from_name(rules), verbose=False)
-        table = agreement(games.filter(pl.col("rules") == rules), solution)
+        if solutions is not None and rules not in solutions:
+            continue
+        table, opening = _judged(games.filter(pl.col("rules") == rules), rules, None if solutions is None else solutions[rules])
         parts += [table] if table.height else []  # no move to judge: games of 0 plies
-        openings.append(_openings(rules, solution))
+        openings.append(opening)
     if not openings:
         return None, None
     return (pl.concat(parts, how="diagonal_relaxed") if parts else None), pl.concat(openings)
+
+
+def _judged(games: pl.LazyFrame, rules: str, solution: engine.Solution | None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The agreement and the openings of one rule set's games, by ``solution`` or else by the
+    rule set's, solved here once its games are picked and let go on return: one solution in
+    memory at a time (up to 0.9 GB each in a variant sweep)."""
+    from engine.solver import solve
+    from pipeline.turns import agreement, first_games
+
+    judged = first_games(games)
+    solution = solve(Rules.from_name(rules), verbose=False) if solution is None else solution
+    return agreement(judged, solution, max_games_per_pairing=None), _openings(rules, solution)
 
 
 def _openings(rules: str, solution: engine.Solution) -> pl.DataFrame:
