@@ -7,7 +7,7 @@ SEED ?= 7
 
 .DEFAULT_GOAL := help
 STUDY ?= data/default
-.PHONY: help setup test lint format study report variants ladder atlas atlas-full notebooks sample bench solve clean
+.PHONY: help setup test test-slow lint format study report variants ladder atlas atlas-full notebooks sample bench solve clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -21,8 +21,11 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP) ## create .venv from pyproject.toml (every other target does it when needed)
 
-test: lint ## lint (ruff, mypy --strict), then run the whole test suite
-	$(BIN)/pytest -n 2
+test: lint ## lint (ruff, mypy --strict), then the test suite but its slow checks (about 8 min on 2 cores)
+	$(BIN)/pytest -n 2 -m "not slow" --durations=15
+
+test-slow: $(STAMP) ## the slow checks: deep perft, the whole index, the larger samples (CI runs them after make test)
+	$(BIN)/pytest -n 2 -m slow --durations=15
 
 lint: $(STAMP) ## ruff check, ruff format check and mypy --strict on engine/ and pipeline/
 	$(BIN)/ruff check .

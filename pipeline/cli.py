@@ -275,6 +275,7 @@ def _study_report(arguments: argparse.Namespace) -> None:
     from pipeline.records import RecordError
     from pipeline.report import build_report
 
+    _check_figure_formats()
     try:
         build_report(Path(arguments.folder), _out_folder(arguments.out), progress=not arguments.quiet)
     except RecordError as error:
@@ -308,9 +309,20 @@ def _build_report(build: Callable[..., Path], arguments: argparse.Namespace) -> 
     """A report of the run in ``arguments.folder`` (a ladder, an atlas) into ``--out``."""
     from pipeline.records import RecordError
 
+    _check_figure_formats()
     try:
         build(Path(arguments.folder), _out_folder(arguments.out), progress=not arguments.quiet)
     except RecordError as error:
+        raise UsageError(str(error)) from None
+
+
+def _check_figure_formats() -> None:
+    """$MODIAR_FIGURE_FORMATS names formats pipeline.figures knows, before a report starts."""
+    from pipeline.figures import formats
+
+    try:
+        formats()
+    except ValueError as error:
         raise UsageError(str(error)) from None
 
 

@@ -4,6 +4,10 @@ folder has no __init__.py.
 Tests keep position tables and solutions in a cache folder of their own in the system's
 temporary folder ($MODIAR_TEST_CACHE to choose another), never in the checkout or the user's
 cache; processes the tests start inherit it through $MODIAR_CACHE.
+
+Reports here save their figures as SVG only ($MODIAR_FIGURE_FORMATS, inherited the same way):
+PDF and PNG take four fifths of a small report's time, and the tests that check them ask for
+them with ``figure_formats.every_figure_format()``.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from figure_formats import DRAFT, FORMATS_VARIABLE
 
 import engine
 from engine import Rules
@@ -22,6 +27,7 @@ from engine.tables import PositionTables, load_tables
 CACHE = Path(os.environ.get("MODIAR_TEST_CACHE") or Path(tempfile.gettempdir()) / "modiar-test-cache")
 os.environ["MODIAR_CACHE"] = str(CACHE)
 engine.set_cache_folder(CACHE)
+os.environ[FORMATS_VARIABLE] = DRAFT
 
 
 @pytest.fixture(scope="session")

@@ -12,9 +12,9 @@ from typing import Any
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
+from figure_formats import every_figure_format
 from sealing import edit_manifest
 
-from pipeline import figures as plot
 from pipeline.atlas import Atlas, parse_atlas, read_manifest, run_atlas
 from pipeline.atlas_report import (
     atlas_frame,
@@ -60,7 +60,8 @@ def folder(atlas: Atlas, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def report(folder: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_atlas_report(folder, tmp_path_factory.mktemp("reports") / "tiny", progress=False)
+    with every_figure_format():
+        return build_atlas_report(folder, tmp_path_factory.mktemp("reports") / "tiny", progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -140,8 +141,7 @@ def test_a_folder_without_a_manifest_is_one_line_error(tmp_path: Path) -> None:
     assert "\n" not in str(error.value)
 
 
-def test_a_partial_atlas_still_reports(atlas: Atlas, folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(plot, "FORMATS", ("svg",))  # the figures' other formats are the first report's to check
+def test_a_partial_atlas_still_reports(atlas: Atlas, folder: Path, tmp_path: Path) -> None:
     partial = tmp_path / "partial"
     (partial / "rows").mkdir(parents=True)
     shutil.copy(folder / "manifest.json", partial / "manifest.json")
@@ -177,11 +177,8 @@ def test_values_come_in_the_configs_order(folder: Path) -> None:
         [1, 2],
     ],
 )
-def test_malformed_atlas_costs_are_shown_as_unknown_not_a_crash(
-    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, costs: object
-) -> None:
+def test_malformed_atlas_costs_are_shown_as_unknown_not_a_crash(folder: Path, tmp_path: Path, costs: object) -> None:
     """Issue 26: {"seconds": "abc"} among the manifest's costs ended atlas report in an AttributeError."""
-    monkeypatch.setattr(plot, "FORMATS", ("svg",))
     edited = tmp_path / "edited"
     shutil.copytree(folder, edited)
 

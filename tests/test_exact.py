@@ -125,10 +125,10 @@ def test_a_pairing_with_mcts_is_refused_in_one_line():
 # 24 plies left, where random against perfect(temperature=1.0) still reaches positions whose
 # class is not yet settled (taking their far class there changes the tail of the length by 1e-5).
 LONGER_PAIRS = [
-    ("random", "random"),
+    pytest.param("random", "random", marks=pytest.mark.slow),  # ~40 s: random reaches the most states
     ("perfect(epsilon=0.25)", "heuristic"),
     ("alphabeta(depth=3)", "perfect(temperature=1.0)"),
-    ("random", "perfect(temperature=1.0)"),
+    pytest.param("random", "perfect(temperature=1.0)", marks=pytest.mark.slow),  # ~60 s
 ]
 
 

@@ -33,7 +33,6 @@ from engine.policy import policy_path
 from engine.solver import solution_path, solve
 from engine.tables import build_tables, cache_path, load_tables
 from pipeline import atlas as atlas_module
-from pipeline import figures as plot
 from pipeline.atlas import load_atlas, run_atlas
 from pipeline.atlas_report import build_atlas_report
 from pipeline.cli import main
@@ -59,12 +58,6 @@ grand_slam = ["prohibited", "allowed"]
 """
 LADDER = {"name": "small", "rungs": ["random", "greedy"], "opponents": ["random"], "rules": {"stones_per_pit": 3, "ply_cap": 40}}
 STUDY = {"name": "tiny", "seed": 3, "games_per_seat": 20, "strategies": ["random", "greedy"], "rules": {"stones_per_pit": 3}}
-
-
-@pytest.fixture(autouse=True)
-def svg_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Reports here are read for their words and files: their figures in one format are enough."""
-    monkeypatch.setattr(plot, "FORMATS", ("svg",))
 
 
 @contextmanager

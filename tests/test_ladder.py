@@ -7,6 +7,7 @@ import hashlib
 
 import polars as pl
 import pytest
+from figure_formats import every_figure_format
 from sealing import edit_manifest
 from sealing import manifest as sealed_manifest
 
@@ -139,7 +140,8 @@ def test_the_rung_table_reads_each_rungs_score_in_both_seats(tmp_path, cache):
 
 def test_the_report_draws_every_figure_and_writes_its_tables(tmp_path, cache):
     folder = run_ladder(ladder(), tmp_path / "ladder", progress=False)
-    out = build_ladder_report(folder, tmp_path / "report", progress=False)
+    with every_figure_format():
+        out = build_ladder_report(folder, tmp_path / "report", progress=False)
     page = (out / "index.html").read_text()
     assert "Skill ladder: small" in page and "<svg" in page
     for stem in ("ladder_first_player", "ladder_scores", "ladder_length", "ladder_events", "ladder_exploitability"):

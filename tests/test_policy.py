@@ -65,7 +65,8 @@ PAIRED_SPECS = [
 ]
 
 GAMES = 10_000  # per pairing: the strategy as South and as North against random, and against itself
-UNIFORM = 100_000
+# Uniform positions a (rule set, strategy): the quick run's sample, and the slow run's.
+UNIFORM = [20_000, pytest.param(100_000, marks=pytest.mark.slow)]
 # The scalar alpha-beta at depth 4 takes ~100 us a position on the default rules: it is checked
 # on 20,000 uniform positions and 20,000 of its game positions (drawn from all of them) a rule set.
 DEEP_SEARCH_SAMPLE = 20_000
@@ -281,9 +282,10 @@ def test_the_table_chooses_as_the_scalar_strategy_in_every_game_position(rules, 
 
 @pytest.mark.parametrize("spec", SPECS, ids=spec_id)
 @pytest.mark.parametrize("rules", RULE_SETS, ids=lambda rules: rules.name)
-def test_the_table_chooses_as_the_scalar_strategy_in_uniform_positions(rules, spec, tables_of):
+@pytest.mark.parametrize("count", UNIFORM)
+def test_the_table_chooses_as_the_scalar_strategy_in_uniform_positions(rules, spec, count, tables_of):
     tables = tables_of(rules)
-    indices, plies = uniform_positions(rules, tables, UNIFORM, seed=len(rules.name))
+    indices, plies = uniform_positions(rules, tables, count, seed=len(rules.name) + count)
     assert_table_is_scalar(spec, rules, tables, *sampled(indices, plies, spec, seed=2))
 
 

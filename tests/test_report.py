@@ -12,11 +12,13 @@ import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
+from figure_formats import every_figure_format
 from intervals import score_rate, sign_test
 from sealing import manifest as sealed_manifest
 
 import engine
 from pipeline.cli import main
+from pipeline.figures import FORMATS_VARIABLE
 from pipeline.ratings import ratings
 from pipeline.records import read_manifest, scan_games
 from pipeline.report import KEYS, ReportData, compose, compute, figure, figure_names
@@ -58,7 +60,8 @@ def built(tmp_path_factory):
     config = folder / "reported.toml"
     config.write_text(CONFIG)
     assert main(["study", "run", str(config), "--out", str(folder / "study"), "--quiet", "--jobs", "1"]) == 0
-    assert main(["study", "report", str(folder / "study"), "--out", str(folder / "report"), "--quiet"]) == 0
+    with every_figure_format():
+        assert main(["study", "report", str(folder / "study"), "--out", str(folder / "report"), "--quiet"]) == 0
     games = pd.concat([pd.read_parquet(path) for path in sorted((folder / "study" / "games").glob("*.parquet"))])
     return folder / "study", folder / "report", games.sort_values("game_id").reset_index(drop=True)
 
@@ -340,10 +343,30 @@ def test_html_is_one_offline_file(built):
 
 
 def test_the_same_study_gives_the_same_report(built, tmp_path):
-    assert main(["study", "report", str(built[0]), "--out", str(tmp_path / "again"), "--quiet"]) == 0
+    with every_figure_format():
+        assert main(["study", "report", str(built[0]), "--out", str(tmp_path / "again"), "--quiet"]) == 0
     for path in sorted(built[1].rglob("*")):
         if path.is_file() and path.suffix != ".png":
             assert (tmp_path / "again" / path.relative_to(built[1])).read_bytes() == path.read_bytes(), path
+
+
+def test_a_draft_report_saves_svg_only_and_links_no_other_format(built, tmp_path, monkeypatch):
+    assert "([PDF](figures/board.pdf), [PNG](figures/board.png))" in (built[1] / "report.md").read_text(encoding="utf-8")
+    monkeypatch.setenv(FORMATS_VARIABLE, "SVG")
+    assert main(["study", "report", str(built[0]), "--out", str(tmp_path / "draft"), "--quiet"]) == 0
+    assert sorted(path.name for path in (tmp_path / "draft" / "figures").iterdir()) == [f"{name}.svg" for name in sorted(FIGURES)]
+    for page in ("report.md", "index.html"):
+        text = (tmp_path / "draft" / page).read_text(encoding="utf-8")
+        assert "PDF" not in text and "PNG" not in text, page
+    assert (tmp_path / "draft" / "index.html").read_text(encoding="utf-8").count("<svg") == len(FIGURES)
+
+
+def test_an_unknown_figure_format_is_one_line_before_any_work(built, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(FORMATS_VARIABLE, "svg, jpeg")
+    assert main(["study", "report", str(built[0]), "--out", str(tmp_path / "bad"), "--quiet"]) == 2
+    error = capsys.readouterr().err
+    assert error == "modiar: error: $MODIAR_FIGURE_FORMATS names 'jpeg': figures are saved as svg, pdf, png\n"
+    assert not (tmp_path / "bad").exists()
 
 
 def test_report_data_from_the_library(built):

@@ -55,7 +55,7 @@ def check_positions(tables: engine.tables.PositionTables, indices: np.ndarray) -
         assert end_codes[row] == (END_CODES[end] if end else 0), i
 
 
-@pytest.mark.parametrize("total", [0, 1, 6, 18, 42])
+@pytest.mark.parametrize("total", [0, 1, 6, 18, 24, pytest.param(42, marks=pytest.mark.slow)])  # 42: 12 M boards, ~30 s
 def test_the_index_numbers_every_board_once(total):
     index = board_index(total)
     counts = index.all_counts

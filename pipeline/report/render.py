@@ -26,6 +26,7 @@ import polars as pl
 from engine.cache import process_running
 from engine.integrity import DamagedFileError, read_json, write_json
 from engine.version import ENGINE_VERSION
+from pipeline import figures as plot
 from pipeline.records import RecordError
 from pipeline.report.figures import draw
 from pipeline.report.sections import Report, Section, Table
@@ -242,7 +243,7 @@ def _markdown_section(section: Section) -> list[str]:
         lines += [
             f"![{caption}](figures/{stem}.svg)",
             "",
-            f"*{caption}* ([PDF](figures/{stem}.pdf), [PNG](figures/{stem}.png))",
+            f"*{caption}*" + (f" ({links})" if (links := _markdown_links(stem)) else ""),
             "",
         ]
     for table in section.tables:
@@ -299,10 +300,20 @@ def _html_figure(stem: str, caption: str, figure_folder: Path) -> str:
     svg = svg[svg.index("<svg") :]
     width = _SVG_WIDTH.search(svg)
     box = f'class="plot sized" style="--size: {width.group(1)}pt"' if width else 'class="plot"'
-    return (
-        f"<figure><div {box}>{svg}</div><figcaption>{html.escape(caption)} "
-        f'<a href="figures/{stem}.pdf">PDF</a> <a href="figures/{stem}.png">PNG</a></figcaption></figure>'
-    )
+    return f"<figure><div {box}>{svg}</div><figcaption>{html.escape(caption)} {_html_links(stem)}</figcaption></figure>"
+
+
+def _other_formats() -> list[str]:
+    """The formats beside the SVG each figure is saved in (pipeline.figures.formats)."""
+    return [suffix for suffix in plot.formats() if suffix != "svg"]
+
+
+def _markdown_links(stem: str) -> str:
+    return ", ".join(f"[{suffix.upper()}](figures/{stem}.{suffix})" for suffix in _other_formats())
+
+
+def _html_links(stem: str) -> str:
+    return " ".join(f'<a href="figures/{stem}.{suffix}">{suffix.upper()}</a>' for suffix in _other_formats())
 
 
 # Sections paired with the anchors of their headings, main sections and the appendix's apart.
