@@ -49,7 +49,8 @@ COMBINED_VARIANTS = [
 VARIANTS = [Rules(), *SINGLE_FIELD_VARIANTS, *COMBINED_VARIANTS]
 VARIANT_IDS = [rules.name for rules in VARIANTS]
 
-GAMES_PER_VARIANT = 120
+# Random games a variant: the quick run's, and the slow run's (make test-slow).
+GAMES_PER_VARIANT_QUICK, GAMES_PER_VARIANT = 30, 120
 DEFAULT_RULES_GAMES = 1000  # the default rules get more: they are what the studies play
 ENGINE_GAMES_PER_PAIRING = 12
 RANDOM_BOARDS_PER_VARIANT = 600
@@ -127,11 +128,20 @@ def play_random_game(rules: Rules, seed: str, tally: Tally) -> None:
 
 @pytest.mark.parametrize("rules", VARIANTS, ids=VARIANT_IDS)
 def test_engine_agrees_with_reference_in_random_games(rules: Rules) -> None:
+    _agree_in_random_games(rules, DEFAULT_RULES_GAMES if rules == Rules() else GAMES_PER_VARIANT_QUICK)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rules", VARIANTS[1:], ids=VARIANT_IDS[1:])
+def test_engine_agrees_with_reference_in_more_random_games(rules: Rules) -> None:
+    _agree_in_random_games(rules, GAMES_PER_VARIANT, first=GAMES_PER_VARIANT_QUICK)
+
+
+def _agree_in_random_games(rules: Rules, games: int, first: int = 0) -> None:
     tally = Tally()
-    games = DEFAULT_RULES_GAMES if rules == Rules() else GAMES_PER_VARIANT
-    for game in range(games):
+    for game in range(first, games):
         play_random_game(rules, f"{rules.name}/{game}", tally)
-    assert tally.positions >= games
+    assert tally.positions >= games - first
     if rules == Rules():
         # The default rules are the ones that matter: every event and every reason a pit
         # may be illegal must have come up, or the comparison above proved less than it seems.

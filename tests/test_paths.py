@@ -9,10 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from figure_formats import DRAFT
 
 import engine
 from engine.solver import solve
 from engine.tables import load_tables
+from pipeline.figures import FORMATS_VARIABLE
 from pipeline.paths import STUDIES, cache_folder, study_config
 
 SMALL = 'name = "small"\nseed = 3\ngames_per_seat = 10\nstrategies = ["random", "perfect"]\n[rules]\nstones_per_pit = 2\n'
@@ -27,6 +29,7 @@ def modiar(*arguments: str, cwd: Path, env: dict[str, str]) -> subprocess.Comple
 def clean_env(tmp_path) -> dict[str, str]:
     """The environment of a user with nothing set, whose home is a new folder."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("MODIAR_")}
+    env[FORMATS_VARIABLE] = DRAFT  # figures choose no folder: the tests' draft format stays
     env["HOME"] = str(tmp_path / "home")
     env["XDG_CACHE_HOME"] = str(tmp_path / "home" / ".cache")
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])

@@ -64,9 +64,11 @@ PAIRED_SPECS = [
     "perfect(temperature=1.0)",
 ]
 
-GAMES = 10_000  # per pairing: the strategy as South and as North against random, and against itself
+# Games per pairing (the strategy as South and as North against random, and against itself):
+# the quick run's, and the slow run's (make test-slow).
+GAMES = [1_000, pytest.param(10_000, marks=pytest.mark.slow)]
 # Uniform positions a (rule set, strategy): the quick run's sample, and the slow run's.
-UNIFORM = [20_000, pytest.param(100_000, marks=pytest.mark.slow)]
+UNIFORM = [5_000, pytest.param(100_000, marks=pytest.mark.slow)]
 # The scalar alpha-beta at depth 4 takes ~100 us a position on the default rules: it is checked
 # on 20,000 uniform positions and 20,000 of its game positions (drawn from all of them) a rule set.
 DEEP_SEARCH_SAMPLE = 20_000
@@ -273,9 +275,10 @@ def sampled(indices: np.ndarray, plies: np.ndarray, spec: str, seed: int) -> tup
 
 @pytest.mark.parametrize("spec", SPECS, ids=spec_id)
 @pytest.mark.parametrize("rules", RULE_SETS, ids=lambda rules: rules.name)
-def test_the_table_chooses_as_the_scalar_strategy_in_every_game_position(rules, spec, tables_of):
+@pytest.mark.parametrize("games", GAMES)
+def test_the_table_chooses_as_the_scalar_strategy_in_every_game_position(rules, spec, games, tables_of):
     tables = tables_of(rules)
-    indices, plies = game_positions(spec, rules, tables, GAMES)
+    indices, plies = game_positions(spec, rules, tables, games)
     assert (plies == 0).sum() == 1 and len(indices) > 100
     assert_table_is_scalar(spec, rules, tables, *sampled(indices, plies, spec, seed=1))
 
@@ -298,15 +301,16 @@ def test_the_table_chooses_as_the_scalar_strategy_at_small_caps(rules, spec, tab
     assert_table_is_scalar(spec, rules, tables, np.concatenate([indices, uniform[0]]), np.concatenate([plies, uniform[1]]))
 
 
+@pytest.mark.parametrize("count", [40, pytest.param(200, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("spec", ["perfect", *GRADED_SPECS], ids=spec_id)
-def test_the_perfect_tables_choose_as_the_solution_where_the_values_never_settle(spec, tables_of):
+def test_the_perfect_tables_choose_as_the_solution_where_the_values_never_settle(spec, count, tables_of):
     # The positions marked VARIES (a move to a position whose value cycles with the plies
     # left) at every plies left from far_from up: rare in uniform samples, so taken here one by one.
     for rules in (Rules(), RULE_SETS[2]):
         tables = tables_of(rules)
         table = policy_table(spec, rules, tables=tables)
         assert len(table.varying) > 0
-        chosen = np.random.default_rng(4).choice(table.varying, min(len(table.varying), 200), replace=False)
+        chosen = np.random.default_rng(count).choice(table.varying, min(len(table.varying), count), replace=False)
         plies_left = np.arange(table.far_from, rules.ply_cap)
         indices, plies = np.repeat(chosen, len(plies_left)), np.tile(rules.ply_cap - plies_left, len(chosen))
         assert_table_is_scalar(spec, rules, tables, indices, plies)
@@ -362,11 +366,12 @@ def test_alphabeta_within_its_depth_chooses_as_perfect_on_every_position(depth, 
         assert alphabeta.keys[alphabeta.first] == perfect.keys[perfect.first]
 
 
+@pytest.mark.parametrize("count", [100_000, pytest.param(1_000_000, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("depth", [1, 2, 4])
-def test_alphabeta_within_its_depth_chooses_as_perfect_on_the_default_rules(depth, default_tables):
+def test_alphabeta_within_its_depth_chooses_as_perfect_on_the_default_rules(depth, count, default_tables):
     alphabeta = policy_table(f"alphabeta(depth={depth})", Rules(), tables=default_tables)
     perfect = policy_table("perfect", Rules(), tables=default_tables)
-    sample = np.random.default_rng(depth).integers(0, default_tables.size, 1_000_000)
+    sample = np.random.default_rng(depth + count).integers(0, default_tables.size, count)
     for plies_left in range(1, depth + 1):
         assert np.array_equal(table_keys(alphabeta, sample, plies_left), table_keys(perfect, sample, plies_left)), plies_left
     assert not np.array_equal(table_keys(alphabeta, sample, depth + 1), table_keys(perfect, sample, depth + 1))
