@@ -234,16 +234,17 @@ def test_the_games_columns(tmp_path):
 
 
 def test_plies_replay_every_game(tmp_path):
-    folder = run_study(study(games_per_seat=6, keep_plies=True, rules={"feeding": False}), tmp_path, progress=False)
+    rules = {"feeding": False, "stones_per_pit": 4}  # a rule set of its own, and small tables
+    folder = run_study(study(games_per_seat=6, keep_plies=True, rules=rules), tmp_path, progress=False)
     plies = scan_games(folder, "plies").collect().sort("game_id", "ply")
     frame = games(folder)
     assert len(plies) == frame["plies"].sum()
     first = plies.filter(pl.col("ply") == 0)
-    assert (first["board"] == engine.start_board(engine.Rules(feeding=False))).all()
+    assert (first["board"] == engine.start_board(engine.Rules(**rules))).all()
     captured = plies.group_by("game_id").agg(pl.col("captured").cast(pl.Int64).sum()).sort("game_id")
     assert captured["captured"].to_list() == frame["capture_stones"].cast(pl.Int64).to_list()
     assert plies.group_by("game_id").agg(pl.col("pit"))["pit"].to_list() == frame["moves"].to_list()
-    assert set(frame["rules"]) == {"modiar-feedingoff"}
+    assert set(frame["rules"]) == {"modiar-stones4-feedingoff"}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from pipeline.status import status
 from pipeline.study import BASE, load_study, parse_study
 
 SMOKE = {"name": "smoke", "seed": 7, "games_per_seat": 30, "strategies": ["random", "greedy"], "rules": {}}
-FEEDING_OFF = {"rules": {"feeding": False}}
+FEEDING_OFF = {"rules": {"feeding": False, "stones_per_pit": 4}}  # 4 stones: small tables, quick tests
 STONES_5 = {"rules": {"stones_per_pit": 5}, "strategies": ["random"]}
 
 
@@ -50,10 +50,10 @@ def test_each_rule_set_has_its_round_robin_numbered_after_the_study_own():
         (1, BASE, "modiar", "random", "greedy", 10),
         (2, BASE, "modiar", "greedy", "random", 10),
         (3, BASE, "modiar", "greedy", "greedy", 10),
-        (4, "off", "modiar-feedingoff", "random", "random", 30),
-        (5, "off", "modiar-feedingoff", "random", "greedy", 10),
-        (6, "off", "modiar-feedingoff", "greedy", "random", 10),
-        (7, "off", "modiar-feedingoff", "greedy", "greedy", 10),
+        (4, "off", "modiar-stones4-feedingoff", "random", "random", 30),
+        (5, "off", "modiar-stones4-feedingoff", "random", "greedy", 10),
+        (6, "off", "modiar-stones4-feedingoff", "greedy", "random", 10),
+        (7, "off", "modiar-stones4-feedingoff", "greedy", "greedy", 10),
         (8, "five", "modiar-stones5", "random", "random", 30),
     ]
     assert swept.total_games() == 30 * 3 + 10 * 6
@@ -62,7 +62,9 @@ def test_each_rule_set_has_its_round_robin_numbered_after_the_study_own():
 
 def test_variant_rules_change_the_study_rules_and_games_default_to_those_of_its_strategies():
     swept = study(
-        rules={"stones_per_pit": 4}, games={"greedy": 10}, variants={"off": FEEDING_OFF, "alone": {"rules": {}, **STONES_5}}
+        rules={"stones_per_pit": 4},
+        games={"greedy": 10},
+        variants={"off": {"rules": {"feeding": False}}, "alone": {"rules": {}, **STONES_5}},
     )
     off, alone = swept.variants
     assert off.rules == engine.Rules(stones_per_pit=4, feeding=False) and off.games == (("greedy", 10),)
@@ -109,7 +111,7 @@ def test_a_variant_seeds_come_from_its_rules_name_not_its_label_or_the_other_var
     seeds = chunk_seeds(7, first_chunk(one, "off"))
     assert (seeds == chunk_seeds(7, first_chunk(other, "feeding_off"))).all()
     assert not np.isin(seeds, chunk_seeds(7, first_chunk(one, BASE))).any()
-    block = np.random.SeedSequence([7, pairing_key("greedy", "random"), rules_key(engine.Rules(feeding=False))])
+    block = np.random.SeedSequence([7, pairing_key("greedy", "random"), rules_key(engine.Rules(stones_per_pit=4, feeding=False))])
     assert seeds[0] == engine.rng.game_seeds(int(block.generate_state(1, dtype=np.uint64)[0]), 1)[0]
 
 
@@ -124,7 +126,7 @@ def test_variants_leave_the_study_own_games_and_files_as_they_were(tmp_path):
     frame = games(swept)
     assert frame.group_by("rules").len().sort("rules").rows() == [
         ("modiar", 120),
-        ("modiar-feedingoff", 120),
+        ("modiar-stones4-feedingoff", 120),
         ("modiar-stones5", 30),
     ]
     assert frame["game_id"].to_list() == list(range(270))
@@ -135,9 +137,9 @@ def test_a_variant_plays_its_own_rules_and_its_games_whatever_the_other_variants
     two = games(run_study(study(variants={"five": STONES_5, "nofeed": FEEDING_OFF}), tmp_path / "two", progress=False))
     columns = [name for name in one.columns if name != "game_id"]
     assert (
-        one.filter(pl.col("rules") == "modiar-feedingoff")
+        one.filter(pl.col("rules") == "modiar-stones4-feedingoff")
         .select(columns)
-        .equals(two.filter(pl.col("rules") == "modiar-feedingoff").select(columns))
+        .equals(two.filter(pl.col("rules") == "modiar-stones4-feedingoff").select(columns))
     )
     five = two.filter(pl.col("rules") == "modiar-stones5")
     assert (five["score_south"] + five["score_north"] == 30).all()
