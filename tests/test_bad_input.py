@@ -19,12 +19,12 @@ import io
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
 import pytest
+from polling import wait_until
 from sealing import edit_manifest
 from servers import speaking_first
 
@@ -260,15 +260,6 @@ def survivors(session: int) -> list[int]:
     return alive
 
 
-def within(seconds: float, condition: Callable[[], bool]) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-    return True
-
-
 def run_in_process(argv: list[str], capsys) -> tuple[int, str]:
     code = main(argv)
     return code, capsys.readouterr().err
@@ -281,7 +272,7 @@ def run_as_process(argv: list[str], folder: Path) -> tuple[int, str]:
         _, err = started.communicate(timeout=60)
     finally:
         started.kill()
-    assert within(10, lambda: not survivors(started.pid)), f"processes left behind: {survivors(started.pid)}"
+    assert wait_until(lambda: not survivors(started.pid), 10), f"processes left behind: {survivors(started.pid)}"
     return started.returncode, err.decode()
 
 
@@ -301,7 +292,7 @@ def test_a_bad_command_is_one_line_exit_2_nothing_written_nothing_left_running(g
     assert err.startswith("modiar: error: ") and err.count("\n") == 1 and err.endswith("\n"), err
     assert message in err, err
     assert snapshot(*watched, but=named) == before, "something was written outside the named output"
-    assert within(10, lambda: children() <= running), "a process was left behind"
+    assert wait_until(lambda: children() <= running, 10), "a process was left behind"
 
 
 @pytest.mark.parametrize(("call", "argument"), [case[1:] for case in CALLS], ids=[case[0] for case in CALLS])
@@ -312,7 +303,7 @@ def test_a_bad_call_is_a_one_line_value_or_type_error_naming_the_argument(tmp_pa
     message = str(raised.value)
     assert "\n" not in message and argument in message, message
     assert snapshot(tmp_path) == before
-    assert within(10, lambda: children() <= running)
+    assert wait_until(lambda: children() <= running, 10)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import psutil
 import pytest
 from joblib import Parallel, delayed
+from polling import wait_until
 from servers import speaking_first
 
 from pipeline import workers
@@ -40,15 +41,6 @@ def gone(process: psutil.Process) -> bool:
         return process.status() == psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return True
-
-
-def wait_until(condition, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-    return True
 
 
 @pytest.fixture
