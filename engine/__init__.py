@@ -11,7 +11,7 @@ from engine.batch import GameBatch, play_batch
 from engine.board import Board, pack, parse_board, render, unpack
 from engine.cache import cache_folder, set_cache_folder
 from engine.errors import IllegalMoveError
-from engine.events import END_EVENTS, EVENTS, TURN_EVENTS
+from engine.events import END_EVENTS, EVENTS, TURN_EVENTS, possible_events
 from engine.exact import ExactOutcome, exact_outcome
 from engine.exploit import Exploitability, exploitability
 from engine.game import GameRecord, play_game
@@ -61,6 +61,7 @@ __all__ = [
     "play_game",
     "policy_table",
     "position",
+    "possible_events",
     "release_caches",
     "render",
     "rotate",

@@ -16,6 +16,9 @@ Every other layout of the events is derived from EVENT_LIST, through the subsets
     POSITION_FLAGS  the turn flags decided by the position before the move: engine.tables'
                     flags and engine.batch's flag counters
 
+possible_events(rules) leaves out the events a rule set rules out (feeding_forced without
+the feeding rule, say): such an event is never counted as 0, it is not there (RULES.md: Rule events).
+
 So adding an event is one entry here, plus the rule that fires it (engine.moves) and, for a
 layout that cannot hold it generically (a position flag in the batch counter, a count in the
 tables), the code that fills it.
@@ -25,7 +28,10 @@ from __future__ import annotations
 
 import sys
 from array import array
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from engine.rules import Rules
 
 POSITION_FLAG = "position flag"  # fires (once a turn) on the position before the move
 MOVE_FLAG = "move flag"  # fires (once a turn) on the move played
@@ -68,6 +74,27 @@ EVENTS = TURN_EVENTS + END_EVENTS
 TURN_FLAGS = _names(POSITION_FLAG, MOVE_FLAG)
 POSITION_FLAGS = _names(POSITION_FLAG)
 MEANING = {event.name: event.meaning for event in EVENT_LIST}
+
+
+def possible_events(rules: Rules) -> tuple[str, ...]:
+    """The events of EVENTS that can fire under ``rules``, in EVENTS order: all but those of a
+    rule the rule set does not have (RULES.md: Rule events). feeding_active is a fact of the
+    position, possible under every rule set."""
+    ruled_out = set()
+    if not rules.feeding:
+        ruled_out |= {"feeding_forced", "feeding_lapsed"}
+    if rules.grand_slam != "prohibited":
+        ruled_out |= {"grand_slam_blocked", "grand_slam_end"}
+    if not rules.first_move_forfeit:
+        ruled_out |= {"first_move_forfeit", "first_move_forfeit_stones"}
+    if rules.capture_rows == "opponent":
+        ruled_out.add("capture_own_row_stones")
+    if rules.capture_rows == "own":
+        ruled_out.add("capture_opponent_row_stones")
+    if rules.min_stones_to_play == 1:
+        ruled_out.add("singleton_end")
+    return tuple(name for name in EVENTS if name not in ruled_out)
+
 
 FIELD_BITS = 16
 FIELD_MASK = (1 << FIELD_BITS) - 1

@@ -20,6 +20,7 @@ import numpy as np
 import polars as pl
 
 import engine
+from engine.rules import Rules
 from pipeline.stats import Z95, first_player, rate_from_sums
 
 PAIRING = ("south", "north")
@@ -179,7 +180,9 @@ def events(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
     (pipeline.stats.rate_interval), whose dispersion comes from the games as clusters (the
     ratio estimator's variance, Cochran, Sampling Techniques): they match the normal interval
     for a frequent event and keep their coverage for a rare one, where a normal interval
-    collapses onto the few games in which it fired."""
+    collapses onto the few games in which it fired. Grouped by rules, a group has no row for an
+    event its rule set rules out (engine.possible_events: feeding_forced without the feeding
+    rule, say), which is not there rather than 0."""
     by = list(by)
     wide = _aggregate(
         games,
@@ -213,7 +216,18 @@ def events(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
     ones = table["games"].cast(pl.Float64)  # a rate per game: each game's exposure is 1
     per_game = _rate(table, ones, ones, table["total"].cast(pl.Float64), "mean", 1.0)
     per_turn = _rate(table, table["turns"], table["_turns_squared"], table["_by_turns"], "per_100_turns", 100.0)
-    return table.with_columns(*per_game, *per_turn).drop("_squared", "_by_turns", "_turns_squared")
+    table = table.with_columns(*per_game, *per_turn).drop("_squared", "_by_turns", "_turns_squared")
+    return possible_only(table) if "rules" in by else table
+
+
+def possible_only(table: pl.DataFrame) -> pl.DataFrame:
+    """The rows of ``table`` (columns rules and event) whose event its rule set can fire
+    (engine.possible_events), in their order."""
+    possible = [
+        (rules, name) for rules in table["rules"].unique().to_list() for name in engine.possible_events(Rules.from_name(rules))
+    ]
+    keep = pl.DataFrame(possible, schema={"rules": table.schema["rules"], "event": pl.String}, orient="row")
+    return table.join(keep, on=["rules", "event"], how="semi", maintain_order="left")
 
 
 def _rate(

@@ -42,7 +42,7 @@ from engine.replay import FLAG_BITS, Replay, replay
 from engine.rules import PITS, ROW, Rules
 from engine.solver import Solution
 from engine.tables import END_CODES, kept_tables
-from pipeline.metrics import PAIRING, _wilson, numbered
+from pipeline.metrics import PAIRING, _wilson, numbered, possible_only
 from pipeline.stats import Z95
 
 GAME_COLUMNS = ("rules", "game_id", "south", "north", "plies")
@@ -230,12 +230,14 @@ def events_by_ply(games: pl.LazyFrame | pl.DataFrame | Plies, by: Sequence[str] 
 
     Rows are sorted by group, then event (TURN_EVENTS then END_EVENTS), then ply. Summed over
     the plies, fired gives the per-game event counts of the games table, summed over games.
+    Grouped by rules, an event the group's rule set rules out has no rows (as in
+    pipeline.metrics.events).
     """
     blocks = _blocks(games, by)
     counts = _PlyCounts.zero(_group_keys(blocks.games, by), blocks.longest + 1)
     for plies in blocks.plies:
         counts.add(plies, by)
-    return counts.table()
+    return _by_ply_table(counts, by)
 
 
 def ply_tables(games: pl.LazyFrame | pl.DataFrame | Plies, by: Sequence[str] = PAIRING) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -246,7 +248,12 @@ def ply_tables(games: pl.LazyFrame | pl.DataFrame | Plies, by: Sequence[str] = P
     for plies in blocks.plies:
         per_game.append(_ludii_per_game(plies, by))
         counts.add(plies, by)
-    return _ludii_table(per_game, by), counts.table()
+    return _ludii_table(per_game, by), _by_ply_table(counts, by)
+
+
+def _by_ply_table(counts: _PlyCounts, by: Sequence[str]) -> pl.DataFrame:
+    table = counts.table()
+    return possible_only(table) if "rules" in by else table
 
 
 def agreement(

@@ -49,7 +49,7 @@ STRATEGIES = {
 
 # Every rule event in words (RULES.md: Rule events), for the glossary and the tables.
 EVENTS = {
-    "feeding_active": "a turn starts with the opponent's row empty, so feeding is due",
+    "feeding_active": "a turn starts with the opponent's row empty (under the feeding rule, the mover must then feed it)",
     "feeding_forced": "the feeding rule took away at least one move that was otherwise legal",
     "feeding_lapsed": "feeding was due but no move could feed, so the duty lapsed and a move was played anyway",
     "grand_slam_blocked": "a move was banned because it would have captured every stone left in the opponent's row",
@@ -67,7 +67,7 @@ EVENTS = {
 
 # Short names for tables and figures (the glossary gives the full meaning).
 SHORT = {
-    "feeding_active": "feeding due",
+    "feeding_active": "opponent's row empty",
     "feeding_forced": "feeding forced a move",
     "feeding_lapsed": "feeding lapsed",
     "grand_slam_blocked": "grand slam banned",
