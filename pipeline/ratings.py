@@ -23,6 +23,15 @@ strategy that both wins and loses is a fraction of an Elo point, so it matters o
 separated strategies, whose rating and interval it then sets. The prior is symmetric in the
 strategies, so the choice of anchor only shifts the ratings.
 
+Which ratings the games bound is exact, not a judgement of the prior's pull: the maximum-likelihood
+ratings are finite if and only if the strategies cannot be split into two groups with one group
+never scoring (no win, no draw) against the other (Ford 1957, "Solution of a ranking problem
+from binary comparisons", American Mathematical Monthly 64:28; Zermelo 1929), that is, if the
+graph "i scored against j" is strongly connected. A strategy's rating, a contrast with the
+anchor's, is bounded when it lies in the anchor's strongly connected component (with no anchor,
+when the whole graph is one component); the ladder's column ``bounded`` says so, and a rating
+that is not bounded is the prior's number, not the games'.
+
 Goodness of fit (McCullagh & Nelder, Generalized Linear Models, 2nd ed., chapter 4 on binary
 data with section 4.5 on over-dispersion, and chapter 9 on quasi-likelihood), with mu = n p the fitted
 expected score of a pairing and 0 log 0 = 0:
@@ -61,6 +70,8 @@ from typing import Literal, get_args
 
 import numpy as np
 import polars as pl
+from scipy.sparse import csr_array
+from scipy.sparse.csgraph import connected_components
 from scipy.special import expit, log_expit, xlogy
 from scipy.stats import chi2
 
@@ -81,6 +92,9 @@ FIRST_MOVE_SCHEMA = {
     "expected_score_high": pl.Float64,
     "games": pl.Int64,
 }
+# Pearson's dispersion above which the model does not describe the games (twice the binomial
+# spread): its ratings are a rough summary and no first-move term should be read from it.
+MISFIT_DISPERSION = 2.0
 _TOLERANCE = 1e-10  # logits, on the largest Newton step
 _MAX_STEPS = 200
 _MAX_HALVINGS = 60
@@ -126,9 +140,11 @@ class Ratings:
 
     ladder: one row per strategy, strongest first, with columns
         strategy (str), rating, low, high (Elo, the rating's contrast with the anchor, or with
-        the mean rating when there is no anchor), games (i64, games against other strategies),
-        score (its mean score in those games, a draw counting one half) and self_games (i64,
-        games against itself, which inform only the first-move terms).
+        the mean rating when there is no anchor), bounded (bool: the games bound the rating, see
+        the module docstring; False means rating, low and high are set by the prior), games
+        (i64, games against other strategies), score (its mean score in those games, a draw
+        counting one half) and self_games (i64, games against itself, which inform only the
+        first-move terms).
     first_move: h in Elo (positive: South, who moves first, is favoured). In the per-strategy
         model, the mean of the h_i of the strategies that played South.
     first_player_score: logistic(first_move), South's expected score between equal strategies,
@@ -193,6 +209,12 @@ def ratings(
         fit=fit,
         first_move_model=first_move,
     )
+
+
+def fits_poorly(dispersion: float) -> bool:
+    """Whether a fit's dispersion (Fit.dispersion) says the model does not describe the games:
+    above MISFIT_DISPERSION. The report and the notebooks headline no first-move term then."""
+    return math.isfinite(dispersion) and dispersion > MISFIT_DISPERSION
 
 
 def _check_options(prior_sd: float, first_move: str) -> None:
@@ -353,10 +375,35 @@ def _ladder(
     spread = Z95 * np.sqrt(np.clip(np.einsum("ij,jk,ik->i", contrasts, covariance, contrasts), 0, None))
     spread *= scale * ELO_PER_LOGIT
     table = pl.DataFrame(
-        {"strategy": strategies, "rating": rating, "low": rating - spread, "high": rating + spread},
-        schema={"strategy": pl.String, "rating": pl.Float64, "low": pl.Float64, "high": pl.Float64},
+        {
+            "strategy": strategies,
+            "rating": rating,
+            "low": rating - spread,
+            "high": rating + spread,
+            "bounded": _bounded(strategies, anchor, counts),
+        },
+        schema={"strategy": pl.String, "rating": pl.Float64, "low": pl.Float64, "high": pl.Float64, "bounded": pl.Boolean},
     )
     return table.join(_records(strategies, counts), on="strategy").sort(["rating", "strategy"], descending=[True, False])
+
+
+def _bounded(strategies: list[str], anchor: str | None, counts: pl.DataFrame) -> np.ndarray:
+    """Per strategy, whether the games bound its rating (Ford's condition, module docstring): it
+    shares the anchor's strongly connected component of the graph "scored against" (a win or a
+    draw, in either seat, against another strategy); with no anchor, every strategy is bounded
+    when the graph is one component, and none otherwise."""
+    index = {name: position for position, name in enumerate(strategies)}
+    scored = np.zeros((len(strategies), len(strategies)), dtype=bool)
+    for south, north, south_wins, draws, north_wins in counts.select(
+        "south", "north", "south_wins", "draws", "north_wins"
+    ).iter_rows():
+        scored[index[south], index[north]] |= south_wins + draws > 0
+        scored[index[north], index[south]] |= north_wins + draws > 0
+    np.fill_diagonal(scored, False)
+    components, labels = connected_components(csr_array(scored), directed=True, connection="strong")
+    if anchor is None:
+        return np.full(len(strategies), components == 1)
+    return labels == labels[index[anchor]]
 
 
 def _contrasts(strategies: list[str], anchor: str | None) -> np.ndarray:

@@ -65,7 +65,7 @@ def test_sampled_counts_give_back_the_parameters_within_a_few_elo():
 
 def test_ladder_columns_and_bookkeeping():
     fitted = ratings(_synthetic(1000))
-    assert fitted.ladder.columns == ["strategy", "rating", "low", "high", "games", "score", "self_games"]
+    assert fitted.ladder.columns == ["strategy", "rating", "low", "high", "bounded", "games", "score", "self_games"]
     assert fitted.anchor == "random"
     row = _by_name(fitted)["random"]
     assert (row["rating"], row["low"], row["high"]) == (0.0, 0.0, 0.0)
@@ -379,3 +379,42 @@ def test_a_separated_strategy_keeps_finite_first_move_terms():
     assert np.isfinite([fitted.fit.deviance, fitted.fit.pearson, fitted.fit.dispersion]).all()
     perfect = fitted.first_moves.filter(pl.col("strategy") == "perfect")
     assert perfect["elo"].item() < -1000  # perfect, who never loses, lost every game against itself as South
+
+
+def _separated(draw: bool = False) -> pl.DataFrame:
+    """random, greedy and perfect: perfect wins every game it plays, in both seats (with ``draw``,
+    greedy draws one game against it as North)."""
+    rows = [
+        ("random", "greedy", 100, 40, 10, 50),
+        ("greedy", "random", 100, 55, 10, 35),
+        ("random", "perfect", 100, 0, 0, 100),
+        ("perfect", "random", 100, 100, 0, 0),
+        ("greedy", "perfect", 100, 0, 0, 100),
+        ("perfect", "greedy", 100, 99 if draw else 100, 1 if draw else 0, 0),
+    ]
+    return pl.DataFrame(rows, schema=["south", "north", "games", "south_wins", "draws", "north_wins"], orient="row")
+
+
+def test_a_rating_no_game_bounds_is_flagged_by_fords_condition():
+    """Ford (1957): the ratings are finite exactly when no group of strategies never scores
+    against the rest. perfect never concedes a point, so its rating is the prior's."""
+    bounded = dict(ratings(_separated()).ladder.select("strategy", "bounded").iter_rows())
+    assert bounded == {"perfect": False, "greedy": True, "random": True}
+    # one draw links perfect to the others: every rating is the games'
+    assert ratings(_separated(draw=True)).ladder["bounded"].all()
+    # anchored on perfect, the others' contrasts with it are the unbounded ones
+    bounded = dict(ratings(_separated(), anchor="perfect").ladder.select("strategy", "bounded").iter_rows())
+    assert bounded == {"perfect": True, "greedy": False, "random": False}
+    # centred on the mean, every contrast involves perfect
+    assert not ratings(_separated(), anchor=None).ladder["bounded"].any()
+    assert ratings(_separated(draw=True), anchor=None).ladder["bounded"].all()
+
+
+def test_the_prior_alone_sets_an_unbounded_rating():
+    """What the flag means: doubling the prior's scale moves an unbounded rating's interval by
+    hundreds of Elo and a bounded one's by almost nothing."""
+    narrow, wide = (ratings(_separated(), prior_sd=sd).ladder for sd in (1000.0, 2000.0))
+    width = {name: (high - low) for name, low, high in wide.select("strategy", "low", "high").iter_rows()}
+    for name, low, high in narrow.select("strategy", "low", "high").iter_rows():
+        change = width[name] - (high - low)
+        assert change > 300 if name == "perfect" else abs(change) < 10, (name, change)
