@@ -28,6 +28,7 @@ from typing import Any, cast
 import matplotlib
 import matplotlib.colors
 import matplotlib.patches
+import matplotlib.patheffects
 import matplotlib.ticker
 import numpy as np
 import polars as pl
@@ -48,6 +49,10 @@ _METADATA: dict[str, dict[str, Any]] = {
     "png": {"Software": None},
 }
 PNG_DPI = 300
+# An exact value drawn over sampled estimates: a black cross with a white rim, seen on any colour
+# of the palette (a vermillion one vanished on the orange squares of a second group).
+EXACT_MARKER: dict[str, Any] = {"marker": "x", "color": OKABE_ITO[7], "s": 28, "linewidths": 1.2}
+HALO = [matplotlib.patheffects.withStroke(linewidth=2.4, foreground="white")]
 
 STYLE: dict[str, Any] = {
     "font.size": 8,
@@ -118,13 +123,17 @@ def forest(
     reference: float | None = 0.5,
     colour_by: str | None = None,
     width: float = COLUMN,
+    limits: tuple[float, float] | None = None,
+    legend: bool = False,
 ) -> Figure:
     """A forest plot, ``width`` inches wide (a column by default): one row per line of ``table``
     (labelled by column ``label``), the estimate ``value`` with its interval ``<stem>_low`` ..
     ``<stem>_high`` (the stem being ``value`` less a ``_share`` or ``_score`` suffix, as
     pipeline.metrics names them), and a reference line. Rows with the same ``colour_by`` share a
-    colour and a marker, and a thin rule separates the groups (the labels name them, so there is
-    no legend)."""
+    colour and a marker, and a thin rule separates the groups; the labels name them, and
+    ``legend`` adds a legend of the groups above the axes. ``limits`` (low, high) fixes the
+    x-axis: an interval reaching past it is cut at the edge, where an arrowhead marks the cut
+    (the caption must say so). A row whose estimate is NaN draws nothing but its label."""
     rows = table.height
     stem = _stem(value)
     with style():
@@ -132,9 +141,16 @@ def forest(
         positions = np.arange(rows)[::-1]
         groups = _colour_groups(table, colour_by)
         for (name, mask), colour, marker in zip(groups, OKABE_ITO, MARKERS, strict=False):
-            estimate = table[value].to_numpy()[mask]
-            low = table[f"{stem}_low"].to_numpy()[mask]
-            high = table[f"{stem}_high"].to_numpy()[mask]
+            estimate = table[value].to_numpy()[mask].astype(float)
+            low = table[f"{stem}_low"].to_numpy()[mask].astype(float)
+            high = table[f"{stem}_high"].to_numpy()[mask].astype(float)
+            if limits is not None:
+                for ends, edge, arrow in ((low < limits[0], limits[0], "<"), (high > limits[1], limits[1], ">")):
+                    if ends.any():
+                        axes.plot(
+                            np.full(ends.sum(), edge), positions[mask][ends], arrow, color=colour, markersize=4, clip_on=False
+                        )
+                low, high = np.clip(low, *limits), np.clip(high, *limits)
             axes.errorbar(
                 estimate,
                 positions[mask],
@@ -144,6 +160,10 @@ def forest(
                 label=name,
                 elinewidth=1.0,
             )
+        if limits is not None:
+            axes.set_xlim(*limits)
+        if legend:
+            axes.legend(loc="lower left", bbox_to_anchor=(0, 1.02, 1, 0.2), ncols=3, borderaxespad=0)
         if reference is not None:
             axes.axvline(reference, color="#555555", linewidth=0.8, linestyle="--", zorder=0)
         axes.set_yticks(positions, table[label].to_list())

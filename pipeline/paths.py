@@ -7,7 +7,8 @@
 
 ``modiar ... --cache DIR`` overrides MODIAR_CACHE. The bundled study configs (STUDIES) ship
 inside the package, so ``modiar study run smoke`` works from any folder; those named ladder*
-are skill ladders (``modiar ladder run ladder``).
+are skill ladders (``modiar ladder run ladder``). So does RULES.md (rules_md): setup.py copies
+the repository's into the package when it is built, and every report carries a copy.
 """
 
 from __future__ import annotations
@@ -36,6 +37,15 @@ EXACT = "exact.parquet"  # the exact outcomes of a study with exact = true or "s
 # newline. Always matched with fullmatch: "$" would also match before a final newline.
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 NAME_RULE = "use 1 to 64 letters, digits, '-' or '_', starting with a letter or digit"
+
+
+def rules_md() -> Path:
+    """RULES.md: the copy installed with the package (pipeline/RULES.md, put there by setup.py's
+    build), else the repository's, for a clone or an editable install."""
+    for path in (Path(__file__).resolve().parent / "RULES.md", ROOT / "RULES.md"):
+        if path.is_file():
+            return path
+    raise FileNotFoundError("RULES.md is neither in the package nor beside it: reinstall modiar-lab")
 
 
 def is_name(text: object) -> bool:

@@ -36,9 +36,7 @@ class Progress:
 
     def exact_cached(self) -> int:
         """Of the exact outcomes the study asks for, how many the cache folder holds already."""
-        return sum(
-            read_cached(pairing.south, pairing.north, pairing.rules) is not None for pairing in self.study.exact_pairings()
-        )
+        return _exact_cached(self.study)
 
 
 def progress(directory: Path, manifest: Manifest | None = None, *, verified: bool = False) -> Progress:
@@ -46,14 +44,21 @@ def progress(directory: Path, manifest: Manifest | None = None, *, verified: boo
     and whether its exact outcomes are written. ``verified``: the games' files were checked
     already (records.scan_games); the plies' files and exact.parquet are checked all the same."""
     manifest = read_manifest(directory) if manifest is None else manifest
+    study = _study(directory, manifest)
     try:
-        study = parse_study(manifest["config"])
         chunks = plan(study)
     except ConfigError as error:
         raise RecordError(f"{directory}: the manifest's config is not a study config ({error})") from None
     done = [chunk for chunk in chunks if chunk_done(directory, manifest, chunk, study.keep_plies, games_checked=verified)]
     exact = study.exact_pairings()
     return Progress(study, chunks, done, not exact or exact_done(directory, manifest, len(exact)))
+
+
+def _study(directory: Path, manifest: Manifest) -> Study:
+    try:
+        return parse_study(manifest["config"])
+    except ConfigError as error:
+        raise RecordError(f"{directory}: the manifest's config is not a study config ({error})") from None
 
 
 def incomplete_warning(directory: Path, manifest: Manifest | None = None, *, verified: bool = False) -> str | None:
@@ -83,8 +88,43 @@ def incomplete_warning(directory: Path, manifest: Manifest | None = None, *, ver
 
 
 def _exact_missing(state: Progress) -> str:
-    pairings = len(state.study.exact_pairings())
-    return f"exact outcomes not computed yet ({state.exact_cached()} of {pairings} pairings in the cache folder, none in {EXACT})"
+    return _not_computed(state.exact_cached(), len(state.study.exact_pairings()))
+
+
+def _not_computed(cached: int, pairings: int) -> str:
+    return f"exact outcomes not computed yet ({cached} of {pairings} pairings in the cache folder, none in {EXACT})"
+
+
+def exact_words(directory: str | Path, manifest: Manifest | None = None) -> str:
+    """Where a study's exact outcomes stand, in one phrase (the notebooks print it): not asked for
+    (exact = false in its config), written (exact.parquet, as the manifest vouches), or
+    exact_pending's words."""
+    directory = Path(directory)
+    manifest = read_manifest(directory) if manifest is None else manifest
+    study = _study(directory, manifest)
+    if study.exact is False:
+        return "no exact outcomes: the study's config says exact = false"
+    if not study.exact_pairings():
+        return "no exact outcomes: the study has no pairing of table strategies"
+    return exact_pending(directory, manifest) or f"exact outcomes of {len(study.exact_pairings())} pairings in {EXACT}"
+
+
+def exact_pending(directory: str | Path, manifest: Manifest | None = None) -> str | None:
+    """ "exact outcomes not computed yet (n of m pairings in the cache folder, none in
+    exact.parquet)" when the study asks for exact outcomes and its run has not written them; None
+    when they are written or not asked for. The report's warning, captions and abstract say it so."""
+    directory = Path(directory)
+    manifest = read_manifest(directory) if manifest is None else manifest
+    study = _study(directory, manifest)
+    pairings = study.exact_pairings()
+    if not pairings or exact_done(directory, manifest, len(pairings)):
+        return None
+    return _not_computed(_exact_cached(study), len(pairings))
+
+
+def _exact_cached(study: Study) -> int:
+    """Of the exact outcomes ``study`` asks for, how many the cache folder holds already."""
+    return sum(read_cached(pairing.south, pairing.north, pairing.rules) is not None for pairing in study.exact_pairings())
 
 
 def status(directory: Path) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
+import polars as pl
 import pytest
 from nbclient import NotebookClient
 
@@ -19,6 +20,9 @@ from pipeline import notebooks
 from pipeline.cli import main
 from pipeline.notebooks import MissingStudyError, study_folder
 from pipeline.paths import ROOT
+from pipeline.records import read_manifest, scan_games
+from pipeline.report import compute
+from pipeline.status import exact_words
 
 NOTEBOOKS = ROOT / "notebooks"
 CELL_TIMEOUT = 120  # seconds per cell
@@ -93,6 +97,13 @@ def test_explore_a_study(one_rule_set: Path, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("MODIAR_STUDY", str(one_rule_set))
     notebook = execute("01-explore-a-study.ipynb")
     assert images(notebook) >= 3  # the report's figures show inline
+    # the report's own words and tables: where the exact outcomes stand, and the ratings' fit
+    printed = "".join(str(output.get("text", "")) for output in outputs(notebook) if output.get("output_type") == "stream")
+    assert exact_words(one_rule_set) in printed
+    fit = compute(scan_games(one_rule_set), read_manifest(one_rule_set), per_ply=False, solutions={}).ratings_fit
+    assert fit is not None
+    for row in fit.filter(pl.col("model") == "per_strategy").iter_rows(named=True):
+        assert f"{row['rules']}: the model " in printed and f"(dispersion {row['dispersion']:.1f})" in printed
 
 
 def test_rule_variants(variants: Path, monkeypatch: pytest.MonkeyPatch) -> None:

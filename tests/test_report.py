@@ -19,6 +19,7 @@ from sealing import manifest as sealed_manifest
 import engine
 from pipeline.cli import main
 from pipeline.figures import FORMATS_VARIABLE
+from pipeline.paths import ROOT
 from pipeline.ratings import ratings
 from pipeline.records import read_manifest, scan_games
 from pipeline.report import KEYS, ReportData, compose, compute, figure, figure_names
@@ -402,11 +403,14 @@ def test_a_quick_look_leaves_out_the_replays_and_the_solutions_not_given(built):
     )
 
 
-def test_rule_events_link_to_rules_md(built):
-    """The rule events are explained by the repository's RULES.md, linked from reports/<study>/."""
-    assert "How often each rule of [RULES.md](../../RULES.md) fires" in (built[1] / "report.md").read_text(encoding="utf-8")
+def test_rule_events_link_to_the_reports_own_copy_of_rules_md(built):
+    """The rule events are explained by RULES.md, which every report carries and links beside
+    its pages: the link holds in an installed copy, or a report moved or mailed elsewhere."""
+    assert "How often each rule of [RULES.md](RULES.md) fires" in (built[1] / "report.md").read_text(encoding="utf-8")
     page = (built[1] / "index.html").read_text(encoding="utf-8")
-    assert 'How often each rule of <a href="../../RULES.md">RULES.md</a> fires' in page
+    assert 'How often each rule of <a href="RULES.md">RULES.md</a> fires' in page
+    assert (built[1] / "RULES.md").read_bytes() == (ROOT / "RULES.md").read_bytes()
+    assert [link for link in re.findall(r'href="([^"]+)"', page) if link.startswith("../")] == []
 
 
 def test_bad_folder_is_one_line(tmp_path, capsys):
@@ -561,6 +565,12 @@ def test_variant_self_play_and_events(swept):
         name = next(name for name in engine.EVENTS if short(name) == row["event"])
         assert row["games where it fires (%)"] == _percent(wilson(int((part[name] > 0).sum()), len(part)), 2)
     assert {row["variant"] for row in events} == set(SWEPT)
+    for label, rules in SWEPT.items():  # an event the rule set rules out has no row, never a 0 (RULES.md: Rule events)
+        listed = [row["event"] for row in events if row["variant"] == label]
+        assert listed == [
+            short(name) for name in engine.EVENTS if name in engine.possible_events(rules) and short(name) in listed
+        ]
+        assert ("feeding forced a move" in listed) == rules.feeding and "opponent's row empty" in listed
     for name in ("variant_first_player_advantage", "variant_game_length", "variant_rule_events", "game_length"):
         assert (report / "figures" / f"{name}.svg").is_file(), name
     assert not (report / "figures" / "first_player_advantage.svg").exists()
@@ -579,7 +589,7 @@ def test_the_abstract_gives_the_solved_result_and_the_footer_how_to_rebuild(buil
     assert f"South's only best first move is pit {best[0]}" in abstract
     for pit, worth in zip(engine.legal_moves(start, 0, 0, RULES), solution.move_values(start, 0, 0), strict=True):
         assert f"pit {pit} {'loses' if worth < 0 else 'wins'} by {abs(worth)}" in abstract or worth == 0
-    assert "**Moving first is a disadvantage.**" in abstract  # greedy and perfect never win as South here
+    assert "**Moving first is a disadvantage for every strategy.**" in abstract  # South scores 0.106, 0 and 0 here
     footer = text[text.rindex("---") :]
     assert f"Rebuild it with: modiar study report {study} --out <the folder of this report>" in footer
     assert "engine version 1" in footer

@@ -22,7 +22,7 @@ import pytest
 from PIL import Image
 
 from pipeline.cli import main
-from pipeline.records import read_manifest, scan_games
+from pipeline.records import read_manifest, scan_exact, scan_games
 from pipeline.report import Report, Section, Table, compose, compute, markdown, page
 from pipeline.report.render import publish, publish_pages, staging
 
@@ -31,15 +31,18 @@ needs_chromium = pytest.mark.skipif(
     CHROMIUM is None,
     reason="no chromium on the PATH: install Debian's package (apt-get install chromium) to run the browser tests",
 )
+# Exact outcomes and a long strategy name: the report's widest tables (exact columns beside the
+# sampled ones, twelve Ludii metrics).
 CONFIG = """name = "browsed"
 seed = 3
 games_per_seat = 60
-strategies = ["random", "greedy", "perfect"]
+strategies = ["random", "greedy", "perfect(temperature=1.0)", "perfect"]
+exact = true
 
 [rules]
 stones_per_pit = 3
 """
-DESKTOP = (1280, 2400)  # the window, in CSS pixels
+DESKTOP = (1280, 2400)  # the window, in CSS pixels: a laptop's screen
 PHONE = 390  # a phone's width in CSS pixels; headless Chromium's window is at least 500 wide, hence the frame
 # Chromium with --enable-logging=stderr logs each console message, a script's uncaught error
 # included, as `[...:INFO:CONSOLE:12] "message", source: ...` (`CONSOLE(12)` in older versions).
@@ -56,6 +59,22 @@ window.addEventListener("load", () => {{
   const measured = document.createElement("output");
   measured.id = "measured";
   measured.textContent = JSON.stringify({{ scrollWidth: root.scrollWidth, clientWidth: root.clientWidth, wide: wide }});
+  document.body.append(measured);
+}});
+</script></body></html>
+"""
+# The same frame at a desktop's width, writing which tables scroll (hide columns) in their box.
+TABLES = """<!DOCTYPE html>
+<html><body style="margin: 0"><iframe id="page" src="{url}" style="width: {width}px; height: 800px; border: 0"></iframe>
+<script>
+window.addEventListener("load", () => {{
+  const root = document.getElementById("page").contentDocument;
+  const hidden = [...root.querySelectorAll(".scroll")]
+    .filter((box) => box.scrollWidth > box.clientWidth + 0.5)
+    .map((box) => box.querySelector("caption").textContent + ": " + box.scrollWidth + " > " + box.clientWidth);
+  const measured = document.createElement("output");
+  measured.id = "measured";
+  measured.textContent = JSON.stringify(hidden);
   document.body.append(measured);
 }});
 </script></body></html>
@@ -179,7 +198,7 @@ def report_page(tmp_path_factory) -> Path:
     study = folder / "study"
     assert main(["study", "run", str(config), "--out", str(study), "--quiet", "--jobs", "1"]) == 0
     manifest = read_manifest(study)
-    report = compose(manifest, compute(scan_games(study), manifest))
+    report = compose(manifest, compute(scan_games(study), manifest, exact=scan_exact(study)))
     if not any(section.appendix for section in report.sections):
         report.sections[-1] = replace(report.sections[-1], appendix=True)
     report = replace(
@@ -223,6 +242,25 @@ def test_the_report_fits_a_phone_width(report_page, tmp_path):
 
 
 @needs_chromium
+def test_every_table_is_whole_at_a_desktop_width(report_page, tmp_path):
+    """No table hides a column behind its box's scroll at a laptop's width: a header wraps
+    between words and inside long names, and the page widens for tables (prose keeps its measure)."""
+    assert "seat effect, exact" in report_page.read_text(encoding="utf-8")  # the widest tables are there
+    assert tables_hidden_at(tmp_path, report_page, DESKTOP[0]) == []
+
+
+@needs_chromium
+def test_the_table_check_sees_a_table_too_wide(tmp_path):
+    wide = tmp_path / "wide.html"
+    cells = "".join(f"<td>{'9' * 20}</td>" for _ in range(12))
+    wide.write_text(
+        '<!DOCTYPE html><html><body><div class="scroll" style="overflow-x: auto"><table><caption>Too wide</caption>'
+        f"<tr>{cells}</tr></table></div></body></html>"
+    )
+    assert [line.split(":")[0] for line in tables_hidden_at(tmp_path, wide, DESKTOP[0])] == ["Too wide"]
+
+
+@needs_chromium
 def test_the_width_check_sees_an_overflowing_page(tmp_path):
     wide = tmp_path / "wide.html"
     wide.write_text('<!DOCTYPE html><html><body><div class="too-wide" style="width: 1000px">wide</div></body></html>')
@@ -253,6 +291,18 @@ def chromium(tmp_path: Path, url: str, *options: str) -> str:
 def console_messages(log: str) -> list[str]:
     """The console messages in Chromium's log, uncaught errors included."""
     return [match.group(1) for match in map(CONSOLE.search, log.splitlines()) if match]
+
+
+def tables_hidden_at(tmp_path: Path, shown: Path, width: int) -> list[str]:
+    """The tables of ``shown`` that scroll in their box in a frame ``width`` pixels wide: caption,
+    scroll width > box width."""
+    probe = tmp_path / "tables.html"
+    probe.write_text(TABLES.format(url=html.escape(shown.as_uri()), width=width))
+    window = f"--window-size={width + 100},900"
+    dom = chromium(tmp_path, probe.as_uri(), "--allow-file-access-from-files", "--dump-dom", window)
+    found = re.search(r'<output id="measured">(.*?)</output>', dom)
+    assert found, f"the probe wrote nothing: {dom[-2000:]}"
+    return list(json.loads(html.unescape(found.group(1))))
 
 
 def width_at_phone(tmp_path: Path, shown: Path) -> dict[str, object]:

@@ -4,6 +4,7 @@
     reports/<study>/report.md       the same text and tables, figures linked
     reports/<study>/tables/*.csv    every table at full precision (what the report rounds)
     reports/<study>/figures/*.svg|pdf|png   every figure, in the style of pipeline.figures
+    reports/<study>/RULES.md        the rules the report cites, a copy: its links hold wherever it goes
 
 Every number comes from the study's Parquet through the library: pipeline.metrics (outcomes,
 Ludii game metrics, rule events), pipeline.turns (the per-ply metrics, events by ply and
@@ -39,7 +40,7 @@ from pipeline.report.figures import figure, figure_names
 from pipeline.report.render import MARKER, check_out, markdown, page, publish, staging
 from pipeline.report.sections import Report, Section, Table, compose
 from pipeline.report.tables import KEYS, ReportData, compute, variant_labels
-from pipeline.status import incomplete_warning
+from pipeline.status import exact_pending, incomplete_warning
 
 __all__ = [
     "KEYS",
@@ -74,7 +75,12 @@ def build_report(directory: str | Path, out: str | Path | None = None, *, progre
     with staging(out) as folder:
         data = compute(games, manifest, exact=scan_exact(directory) if "exact" in manifest else None)
         _say(progress, f"tables computed in {time.perf_counter() - started:.1f} s")
-        report = compose(manifest, data, warning=incomplete_warning(directory, manifest, verified=True))
+        report = compose(
+            manifest,
+            data,
+            warning=incomplete_warning(directory, manifest, verified=True),
+            exact_pending=exact_pending(directory, manifest),
+        )
         report.footer = rebuilt_with
         publish(folder, out, report)
     _say(progress, f"report of {manifest['study']} in {time.perf_counter() - started:.1f} s: {out / 'index.html'}")

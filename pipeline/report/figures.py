@@ -83,13 +83,15 @@ def _seat_effect_figure(data: ReportData) -> Figure:
         colour_by="kind",
         width=plot.PAGE,
     )
-    exact = table["seat_effect_exact"].to_numpy()
-    if np.isfinite(exact.astype(float)).any():
-        with plot.style():
-            axes = figure.axes[0]
-            positions = np.arange(table.height)[::-1]
-            axes.scatter(exact, positions, marker="x", color=plot.OKABE_ITO[3], zorder=3, label="exact")
-            axes.legend(loc="lower left", bbox_to_anchor=(0, 1.02, 1, 0.2), ncols=3, borderaxespad=0)
+    exact = table["seat_effect_exact"].to_numpy().astype(float)
+    with plot.style():
+        axes = figure.axes[0]
+        if np.isfinite(exact).any():
+            # black on both groups' colours (blue circles, orange squares), with a white rim
+            axes.scatter(
+                exact, np.arange(table.height)[::-1], **plot.EXACT_MARKER, zorder=3, label="exact", path_effects=plot.HALO
+            )
+        axes.legend(loc="lower left", bbox_to_anchor=(0, 1.02, 1, 0.2), ncols=3, borderaxespad=0)
     return figure
 
 
@@ -158,11 +160,56 @@ def _end_events_figure(data: ReportData) -> Figure:
     return plot.events_by_ply(_named(_by_ply(data, END_EVENTS)), max_ply=_ply_limit(data), ylabel="games that end at the ply (%)")
 
 
+def ladder_axis(ratings: pl.DataFrame) -> tuple[tuple[float, float], list[str], list[str]]:
+    """The rating figure's x-axis, and what it leaves out: the limits, the strategies whose
+    interval runs past them (cut at the edge) and those whose rating the games do not bound
+    (pipeline.ratings: drawn as an arrow at the edge, no point). The axis holds 0 and every
+    bounded rating, with its interval unless that interval's half-width is larger than the
+    spread of the ratings (at least 100 Elo): such an interval gets a quarter of that spread
+    beyond the ratings, and is cut there."""
+    bounded = ratings.filter("bounded")
+    points = [0.0, *bounded["rating"].to_list()]
+    spread = max(max(points) - min(points), 100.0)
+    narrow = bounded.filter((pl.col("high") - pl.col("low")) / 2 <= spread)
+    wide = bounded.filter((pl.col("high") - pl.col("low")) / 2 > spread)
+    low = min([*points, *narrow["low"].to_list(), *(min(points) - 0.25 * spread for _ in wide["low"].head(1))])
+    high = max([*points, *narrow["high"].to_list(), *(max(points) + 0.25 * spread for _ in wide["high"].head(1))])
+    low, high = low - 0.04 * (high - low), high + 0.04 * (high - low)  # the arrowheads' room
+    cut = bounded.filter((pl.col("low") < low) | (pl.col("high") > high))["strategy"].to_list()
+    return (low, high), cut, ratings.filter(~pl.col("bounded"))["strategy"].to_list()
+
+
 def _ladder_figure(data: ReportData) -> Figure:
     ladder = _present(data.ratings, "ratings", "no rule set has two strategies to rate")
     label = pl.format("{}: {}", "rules", "strategy") if data.several_rules else pl.col("strategy")
-    table = ladder.with_columns(label.alias("label"), rating_low=pl.col("low"), rating_high=pl.col("high"))  # study order
-    return plot.forest(table, label="label", value="rating", xlabel="rating (Elo)", reference=0.0)
+    limits, _, _ = ladder_axis(ladder)
+    # study order; a rating the games do not bound is the prior's number: no point, an arrow
+    table = ladder.with_columns(
+        label.alias("label"),
+        *(
+            pl.when("bounded").then(pl.col(name)).alias(to)
+            for name, to in (("rating", "rating"), ("low", "rating_low"), ("high", "rating_high"))
+        ),
+    )
+    figure = plot.forest(table, label="label", value="rating", xlabel="rating (Elo)", reference=0.0, limits=limits)
+    axes = figure.axes[0]
+    positions = np.arange(table.height)[::-1]
+    for position, row in zip(positions, ladder.iter_rows(named=True), strict=True):
+        if not row["bounded"]:
+            above = row["rating"] > 0
+            edge = limits[1] if above else limits[0]
+            axes.annotate(
+                "not bounded by the games",
+                (edge, position),
+                xytext=(-4 if above else 4, 0),
+                textcoords="offset points",
+                ha="right" if above else "left",
+                va="center",
+                fontsize=6,
+                color=plot.OKABE_ITO[0],
+            )
+            axes.plot([edge], [position], ">" if above else "<", color=plot.OKABE_ITO[0], markersize=5, clip_on=False)
+    return figure
 
 
 def _agreement_figure(data: ReportData) -> Figure:
@@ -202,7 +249,9 @@ def _exact_figure(data: ReportData) -> Figure:
         axes = figure.axes[0]
         axes.containers[0].set_label("its games, 95% interval")
         positions = np.arange(table.height)[::-1]
-        axes.scatter(table["exact_score"].to_numpy(), positions, marker="x", color=plot.OKABE_ITO[3], zorder=3, label="exact")
+        axes.scatter(
+            table["exact_score"].to_numpy(), positions, **plot.EXACT_MARKER, zorder=3, label="exact", path_effects=plot.HALO
+        )
         handles, labels = axes.get_legend_handles_labels()
         axes.legend(handles[::-1], labels[::-1], loc="lower left", bbox_to_anchor=(0, 1.02, 1, 0.2), ncols=2, borderaxespad=0)
     return figure

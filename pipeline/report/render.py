@@ -27,6 +27,7 @@ from engine.cache import process_running
 from engine.integrity import DamagedFileError, read_json, write_json
 from engine.version import ENGINE_VERSION
 from pipeline import figures as plot
+from pipeline.paths import rules_md
 from pipeline.records import RecordError
 from pipeline.report.figures import draw
 from pipeline.report.sections import Report, Section, Table
@@ -133,8 +134,10 @@ _HTML = """<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title}</title>
 <style>
-body {{ font-family: system-ui, sans-serif; line-height: 1.45; max-width: 62rem; margin: 2rem auto; padding: 0 1rem;
+/* The page is as wide as a wide table needs (80rem); prose keeps a readable measure. */
+body {{ font-family: system-ui, sans-serif; line-height: 1.45; max-width: 80rem; margin: 2rem auto; padding: 0 1rem;
   color: #222; overflow-wrap: break-word; }}
+p, h1, h2, h3, figcaption, .abstract, .contents, .alarm, footer {{ max-width: 52rem; }}
 h1 {{ font-size: 1.7rem; line-height: 1.2; }}
 h2 {{ margin-top: 2.4rem; padding-bottom: 0.2rem; border-bottom: 1px solid #ddd; }}
 h3 {{ margin-top: 1.8rem; }}
@@ -142,12 +145,19 @@ a {{ color: #0060a0; }}
 .abstract {{ background: #f2f6fa; border-left: 4px solid #0072b2; padding: 0.1rem 1.2rem 0.3rem; margin: 1.2rem 0 1.5rem; }}
 .abstract h2, .contents h2 {{ font-size: 1.05rem; margin: 0.8rem 0 0.4rem; border: 0; padding: 0; }}
 .contents ol {{ margin: 0; padding-left: 1.6rem; }} .contents li {{ margin: 0.1rem 0; }}
-.scroll {{ overflow-x: auto; margin: 0.5rem 0 1.5rem; }}
-/* No cell wraps (an interval stays on one line; a header too) but those of a column of sentences;
-   a table too wide scrolls in its box, and its caption wraps within the screen's width. */
-table {{ border-collapse: collapse; font-size: 0.85rem; font-variant-numeric: tabular-nums; }}
-th, td {{ padding: 0.2rem 0.6rem; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }}
-th {{ vertical-align: bottom; }} td {{ vertical-align: baseline; }}
+/* A table too wide for the screen scrolls in its box, with a shadow on the side that has more
+   columns (the white covers move with the table, the shadows stay at the box's edges). */
+.scroll {{ overflow-x: auto; margin: 0.5rem 0 1.5rem;
+  background: linear-gradient(to right, #fff 30%, #fff0) left / 2.5rem 100% no-repeat local,
+    linear-gradient(to left, #fff 30%, #fff0) right / 2.5rem 100% no-repeat local,
+    radial-gradient(farthest-side at 0 50%, #0003, #0000) left / 0.9rem 100% no-repeat scroll,
+    radial-gradient(farthest-side at 100% 50%, #0003, #0000) right / 0.9rem 100% no-repeat scroll; }}
+/* No cell wraps (an interval stays on one line) but those of a column of sentences; a header
+   wraps between its words, so it never makes its column wider than its numbers. The caption
+   wraps within the screen's width. */
+table {{ border-collapse: collapse; font-size: 0.8rem; font-variant-numeric: tabular-nums; }}
+th, td {{ padding: 0.2rem 0.45rem; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }}
+th {{ vertical-align: bottom; white-space: normal; }} td {{ vertical-align: baseline; }}
 .words {{ text-align: left; }}
 .prose {{ white-space: normal; min-width: 16rem; }}
 caption {{ max-width: calc(100vw - 2rem); text-align: left; font-weight: bold; padding-bottom: 0.3rem; }}
@@ -187,6 +197,11 @@ _SVG_WIDTH = re.compile(r'<svg[^>]*?\swidth="([0-9.]+)pt"')
 _NUMBER = re.compile(r"[-+−<>≤≥]?\s?[0-9]")
 _EITHER = ("n/a", "")
 _PROSE = 40
+# Where a long name in a header may break: after an underscore, or between a lower-case letter
+# and a capital (BranchingFactor_per_turn -> Branching Factor_ per_ turn).
+_NAME_BREAK = re.compile(r"(?<=_)(?=\w)|(?<=[a-z])(?=[A-Z])")
+# Where a strategy's spec may break in a cell: after its opening parenthesis or a comma.
+_SPEC_BREAK = re.compile(r"(?<=[(,])(?=\w)")
 # Inline code of the report's text, `words`, as Markdown writes it.
 _CODE = re.compile(r"`([^`]+)`")
 _MARKER_IDENTITY = {"kind": "report folder"}  # what the marker says it is (engine.integrity)
@@ -367,7 +382,17 @@ def _html_cells(tag: str, cells: Sequence[str], classes: Sequence[str]) -> str:
         f'<{tag} class="{classes[column]}">' if column < len(classes) and classes[column] else f"<{tag}>"
         for column in range(len(cells))
     ]
-    return "".join(f"{start}{_code(html.escape(cell))}</{tag}>" for start, cell in zip(opening, cells, strict=True))
+    texts = [_code(html.escape(cell)) for cell in cells]
+    # Where a table lacks room, a header may wrap inside a long name (BranchingFactor_per_turn), and
+    # a strategy's spec after its parenthesis (perfect( temperature=1.0)); never inside code.
+    breaks = [
+        _NAME_BREAK if tag == "th" else _SPEC_BREAK if column < len(classes) and classes[column] == "words" else None
+        for column in range(len(cells))
+    ]
+    texts = [
+        text if rule is None or "<code>" in text else rule.sub("<wbr>", text) for text, rule in zip(texts, breaks, strict=True)
+    ]
+    return "".join(f"{start}{text}</{tag}>" for start, text in zip(opening, texts, strict=True))
 
 
 def _column_classes(table: Table) -> list[str]:
@@ -403,6 +428,7 @@ def _paragraphs(texts: Sequence[str]) -> list[str]:
 def _write_report(folder: Path, report: Report) -> None:
     _write_tables(folder / "tables", report.data)
     draw(folder / "figures", report.data)
+    shutil.copyfile(rules_md(), folder / "RULES.md")  # the report links its own copy: it holds wherever it goes
     (folder / "report.md").write_text(markdown(report), encoding="utf-8")
     (folder / "index.html").write_text(page(report, folder / "figures"), encoding="utf-8")
     _write_marker(folder, report.study)

@@ -17,15 +17,16 @@ import polars as pl
 import engine
 from engine.rules import Rules
 from pipeline.exact_check import FLAG_P, FLAG_Z, MIN_EXPECTED, MIN_GAMES, label
+from pipeline.ratings import fits_poorly
 from pipeline.records import Manifest
-from pipeline.report.figures import figure_names
+from pipeline.report.figures import figure_names, ladder_axis
 from pipeline.report.tables import GAME_EVENTS, KEYS, SELF_PLAY, ReportData
 from pipeline.report.words import GAME, describe, event, short
 from pipeline.stats import p_text
 from pipeline.turns import MAX_GAMES_PER_PAIRING
 
 # The rules the report's words refer to: the repository's RULES.md, seen from reports/<study>/.
-RULES_MD = "[RULES.md](../../RULES.md)"
+RULES_MD = "[RULES.md](RULES.md)"  # the copy every report carries (pipeline.report.render)
 # An exact value has no sampling error: it is printed with more digits than its sampled estimate.
 EXACT_SCORE_DIGITS = 9  # the headline's first-player score
 
@@ -64,11 +65,14 @@ class Report:
     footer: list[str] = field(default_factory=list)  # how the report was made: commit, version, date, command
 
 
-def compose(manifest: Manifest, data: ReportData, *, warning: str | None = None) -> Report:
+def compose(manifest: Manifest, data: ReportData, *, warning: str | None = None, exact_pending: str | None = None) -> Report:
     """The report's words and formatted tables, from the computed tables; ``warning`` (that the
     study is unfinished, pipeline.status.incomplete_warning) opens the report, in bold, before the
-    alarm of any sampled figure more than 4 standard errors from its exact value. Raises
-    ValueError for the tables of compute(..., per_ply=False), which lack the per-ply ones."""
+    alarm of any sampled figure more than 4 standard errors from its exact value.
+    ``exact_pending`` (pipeline.status.exact_pending: the study asks for exact outcomes that its
+    run has not written) is said where the exact values would be: the abstract and the captions
+    of the figures that would show them. Raises ValueError for the tables of
+    compute(..., per_ply=False), which lack the per-ply ones."""
     for table in (data.ludii_plies, data.ludii_comparable, data.events_by_ply):
         _per_ply(table)
     rule_sets = data.outcomes["rules"].unique(maintain_order=True).to_list()
@@ -83,7 +87,7 @@ def compose(manifest: Manifest, data: ReportData, *, warning: str | None = None)
     sections = [_game_section(data), _headline_section(data)]
     sections += _variant_sections(data) if data.several_rules else []
     sections += [
-        _first_player_section(data),
+        _first_player_section(data, exact_pending),
         _length_section(data),
         _events_section(data),
         _events_by_ply_section(data),
@@ -100,7 +104,7 @@ def compose(manifest: Manifest, data: ReportData, *, warning: str | None = None)
     for section in sections:
         section.figures = [(stem, caption) for stem, caption in section.figures if stem in drawn]
     alarm = [warning, *_alarm(data)] if warning else _alarm(data)
-    return Report(manifest["study"], text, sections, data, alarm, abstract=_abstract(data))
+    return Report(manifest["study"], text, sections, data, alarm, abstract=_abstract(data, exact_pending))
 
 
 def _headline_section(data: ReportData) -> Section:
@@ -116,8 +120,12 @@ def _headline_section(data: ReportData) -> Section:
         exact = _exact_row(data, keys)
         text.append(opening + (_sampled_headline(data, keys) if exact is None else _exact_headline(outcome, exact)))
     if data.agreement is not None:
-        values = ", ".join(f"{rules}: {value:+d}" for rules, value in _start_values(data.agreement))
-        text.append(f"**Perfect play.** Value of the start for South: {values}.")
+        values = _start_values(data.agreement)
+        if len(values) == 1:
+            text.append(f"**Perfect play.** {_start_words(*values[0])}.")
+        else:
+            words = "; ".join(f"{rules}: {_start_words(rules, value)}" for rules, value in values)
+            text.append(f"**Perfect play.** {words}.")
     return Section("Headlines", text)
 
 
@@ -216,6 +224,7 @@ def _variant_sections(data: ReportData) -> list[Section]:
             [
                 "In the pairing with the most games of each rule set; tables/events.csv has every pairing and counter."
                 + _exact_note(data)
+                + _ruled_out(data)
             ],
             [
                 Table(
@@ -229,7 +238,13 @@ def _variant_sections(data: ReportData) -> list[Section]:
                     event_rows,
                 )
             ],
-            [("variant_rule_events", "Share of games (%) in which each rule fires, per rule set (its largest pairing).")],
+            [
+                (
+                    "variant_rule_events",
+                    "Share of games (%) in which each rule fires, per rule set (its largest pairing); a blank cell is an "
+                    "event the rule set rules out.",
+                )
+            ],
         ),
     ]
 
@@ -391,9 +406,26 @@ def _events_section(data: ReportData) -> Section:
             "pairing. The raw counts come first: the games in which the event fired and its count over all games. "
             "Counts of stones and pits are stones and pits; the others are turns or games. The intervals of a mean "
             f"and of a rate are score intervals that keep their coverage for a rare event (Methods).{_exact_note(data)}"
+            f"{_ruled_out(data)}"
         ],
         [Table("Rule events", header, rows, "events")],
         [("rule_events", "Share of games in which each rule fires, self-play pairings, 95% Wilson intervals.")],
+    )
+
+
+def _ruled_out(data: ReportData) -> str:
+    """The sentence naming, per rule set of the study, the events its rules rule out (no row in
+    any table: engine.possible_events), if any."""
+    parts = []
+    for rules in data.rule_sets["rules"].to_list():
+        absent = [short(name) for name in engine.EVENTS if name not in engine.possible_events(Rules.from_name(rules))]
+        if absent:
+            parts.append(f"{_listed(absent)} under {rules}" if data.several_rules else _listed(absent))
+    if not parts:
+        return ""
+    return (
+        f" A rule set without the rule behind an event has no row for it, rather than a count of 0 (RULES.md: Rule "
+        f"events): {'; '.join(parts)}."
     )
 
 
@@ -421,7 +453,7 @@ def _ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, fit: pl.Dat
         [
             *_rules_cells(row, data),
             row["strategy"],
-            f"{row['rating']:.0f} [{row['low']:.0f}, {row['high']:.0f}]",
+            f"{row['rating']:.0f} [{row['low']:.0f}, {row['high']:.0f}]" if row["bounded"] else "not bounded by the games",
             f"{row['games']:,}",
             "n/a" if row["score"] is None else f"{row['score']:.3f}",
         ]
@@ -452,8 +484,9 @@ def _ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, fit: pl.Dat
         for row in fit.iter_rows(named=True)
     ]
     per_strategy = fit.filter(pl.col("model") == "per_strategy").row(0, named=True)
-    misfit = per_strategy["dispersion"] == per_strategy["dispersion"] and per_strategy["dispersion"] > 2
+    misfit = fits_poorly(per_strategy["dispersion"])
     rules = _rules_header(data)
+    _, cut, unbounded = ladder_axis(ladder)
     text = [
         "A Bradley-Terry model fitted to every game of the round robin, a draw counting half a win for each side, on "
         "the Elo scale (400 points is a factor of 10 in the odds), with a first-move term for each strategy in South's "
@@ -465,6 +498,14 @@ def _ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, fit: pl.Dat
         "(tables/ratings_fit.csv). Every interval is widened by the square root of the dispersion when it is above 1 "
         "(quasi-likelihood; McCullagh and Nelder, Generalized Linear Models, section 4.5).",
     ]
+    if unbounded:
+        text.append(
+            f"**Not bounded by the games: {_listed(unbounded)}.** The strategies split into groups one of which never "
+            "scored a point (no win, no draw) against another, so the maximum-likelihood ratings between them are "
+            "infinite (Ford 1957, American Mathematical Monthly 64:28): such a rating is the prior's number, not the "
+            "games'. The table says so, the figure draws an arrow for it, and tables/ratings.csv keeps the number with "
+            "its column bounded false."
+        )
     if misfit:
         text.append(
             f"**The model does not fit these games** (dispersion {per_strategy['dispersion']:,.0f} with a first-move term "
@@ -491,8 +532,23 @@ def _ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, fit: pl.Dat
                 "ratings_fit",
             ),
         ],
-        [("rating_ladder", "Ratings with 95% intervals (widened by the model's dispersion); the anchor strategy is at 0.")],
+        [("rating_ladder", _ladder_caption(cut, unbounded))],
     )
+
+
+def _ladder_caption(cut: list[str], unbounded: list[str]) -> str:
+    """The rating figure's caption, saying what its axis leaves out (figures.ladder_axis)."""
+    caption = "Ratings with 95% intervals (widened by the model's dispersion); the anchor strategy is at 0."
+    if cut:
+        caption += (
+            f" The {'interval' if len(cut) == 1 else 'intervals'} of {_listed(cut)} {'runs' if len(cut) == 1 else 'run'} "
+            "past the axis and {} cut at its edge (arrowheads); the table gives {} ends.".format(
+                "is" if len(cut) == 1 else "are", "its" if len(cut) == 1 else "their"
+            )
+        )
+    if unbounded:
+        caption += f" The games do not bound the rating of {_listed(unbounded)}: an arrow at the edge, no point."
+    return caption
 
 
 def _agreement_section(agreement: pl.DataFrame, data: ReportData) -> Section:
@@ -660,16 +716,18 @@ def _figure(row: dict[str, Any], data: ReportData) -> str:
     return f"{rules}{row['south']} v {row['north']}, {label(row['quantity'])}"
 
 
-def _abstract(data: ReportData) -> list[str]:
+def _abstract(data: ReportData, exact_pending: str | None = None) -> list[str]:
     """The report in plain words, for a reader with five minutes: the solved result, who gains
     from moving first, how long games last and how often the rules fire, under the first rule
-    set (a variant sweep's own rule set); each figure is the one the sections give."""
+    set (a variant sweep's own rule set); each figure is the one the sections give, and says
+    whether it is exact or sampled."""
     rules = data.rule_sets["rules"][0]
+    pending = f" Every figure below is sampled: {exact_pending}." if exact_pending and data.exact is None else ""
     text = [
         "Modiar is a small mancala from the villages around Tangier: two rows of three pits, seven stones in each. "
         f"This report gives what {int(data.outcomes['games'].sum()):,} games between computer strategies"
         f"{' (and their exact outcomes)' if data.exact is not None else ''} say about the game"
-        f"{' and its variants' if data.several_rules else ''}."
+        f"{' and its variants' if data.several_rules else ''}.{pending}"
     ]
     text += _solved_words(data, rules)
     text += _first_player_words(data, rules)
@@ -683,7 +741,7 @@ def _solved_words(data: ReportData, rules: str) -> list[str]:
         return []
     openings = data.openings.filter(pl.col("rules") == rules)
     value = int(openings["value"].max())  # type: ignore[arg-type]
-    total = _total_stones(data, rules)
+    total = _total_stones(rules)
     winner = "South, who moves first," if value > 0 else "North, who moves second,"
     result = (
         "a draw"
@@ -708,12 +766,12 @@ def _first_player_words(data: ReportData, rules: str) -> list[str]:
     for name in data.strategies(rules):
         value = _self_play_score(data, rules, name)
         if value is not None:
-            scores.append(f"{name} {value}")
+            scores.append((f"{name} {value[0]}", value[1]))
     text = []
     if scores:
         text.append(
             f"**{_seat_verdict(data, rules)}** Between two copies of the same strategy, South's score (a win 1, a draw "
-            f"one half) is: {'; '.join(scores)}. A fair seat would give 0.5."
+            f"one half) is: {_exact_tagged(scores)}. A fair seat would give 0.5."
         )
     pairs, worse, better = _significant_seats(data.seat_effect.filter(pl.col("rules") == rules))
     if pairs:
@@ -723,6 +781,14 @@ def _first_player_words(data: ReportData, rules: str) -> list[str]:
             f"p < 0.05); in the other {pairs - worse - better} the games detect no seat effect."
         )
     return text
+
+
+def _exact_tagged(parts: Sequence[tuple[str, bool]]) -> str:
+    """Figures joined by semicolons, saying which are exact (a flag beside each): "(exact)" after
+    each exact one, or once after all of them when every one is; sampled ones carry their interval."""
+    if all(exact for _, exact in parts):
+        return "; ".join(words for words, _ in parts) + " (exact values)"
+    return "; ".join(f"{words} (exact)" if exact else words for words, exact in parts)
 
 
 def _significant_seats(seat_effect: pl.DataFrame) -> tuple[int, int, int]:
@@ -735,33 +801,40 @@ def _significant_seats(seat_effect: pl.DataFrame) -> tuple[int, int, int]:
 
 
 def _seat_verdict(data: ReportData, rules: str) -> str:
-    """What self-play says of the first seat, in a few words: the sign of most self-play seat
-    effects that are significant (Holm), exact values counting as certain."""
+    """What self-play says of the first seat, strategy by strategy, in a sentence: the sign of
+    each strategy's self-play seat effect where it is exact or significant (Holm), no effect
+    otherwise; one verdict for all only when every strategy agrees."""
     self_play = data.seat_effect.filter((pl.col("rules") == rules) & (pl.col("strategy_a") == pl.col("strategy_b")))
-    signs = []
+    by_sign: dict[int, list[str]] = {-1: [], 0: [], 1: []}
     for row in self_play.iter_rows(named=True):
         if row["seat_effect_exact"] is not None:
-            signs.append(0 if abs(row["seat_effect_exact"]) < 1e-9 else (1 if row["seat_effect_exact"] > 0 else -1))
+            sign = 0 if abs(row["seat_effect_exact"]) < 1e-9 else (1 if row["seat_effect_exact"] > 0 else -1)
         elif row["seat_effect_p_holm"] is not None and row["seat_effect_p_holm"] < 0.05:
-            signs.append(1 if row["seat_effect"] > 0 else -1)
+            sign = 1 if row["seat_effect"] > 0 else -1
         else:
-            signs.append(0)
-    worse, better = signs.count(-1), signs.count(1)
-    if worse > better + signs.count(0):
-        return "Moving first is a disadvantage."
-    if better > worse + signs.count(0):
-        return "Moving first is an advantage."
-    return "Moving first is neither a clear advantage nor a clear disadvantage."
+            sign = 0
+        by_sign[sign].append(row["strategy_a"])
+    if not by_sign[-1] and not by_sign[1]:
+        return "Moving first is neither a clear advantage nor a clear disadvantage."
+    unanimous = not by_sign[0] and not (by_sign[-1] and by_sign[1]) and self_play.height > 1
+    signed = [
+        f"{words} for {'every strategy' if unanimous else _listed(by_sign[sign])}"
+        for sign, words in ((-1, "a disadvantage"), (1, "an advantage"))
+        if by_sign[sign]
+    ]
+    unclear = f"; for {_listed(by_sign[0])} the games show no clear seat effect" if by_sign[0] else ""
+    return f"Moving first is {' but '.join(signed)}{unclear}."
 
 
-def _self_play_score(data: ReportData, rules: str, name: str) -> str | None:
-    """A strategy's self-play first-player score in words: exact when known, else sampled with its interval."""
+def _self_play_score(data: ReportData, rules: str, name: str) -> tuple[str, bool] | None:
+    """A strategy's self-play first-player score in words, and whether it is exact: exact when
+    known, else sampled with its interval."""
     keys = {"rules": rules, "south": name, "north": name}
     exact = _exact_row(data, keys)
     if exact is not None:
-        return f"{exact['first_player_score']:.3f}"
+        return f"{exact['first_player_score']:.3f}", True
     found = data.outcomes.filter(*(pl.col(key) == value for key, value in keys.items()))
-    return None if not found.height else _plain(found.row(0, named=True), "first_player", 3)
+    return None if not found.height else (_plain(found.row(0, named=True), "first_player", 3), False)
 
 
 def _length_words(data: ReportData, rules: str) -> list[str]:
@@ -772,19 +845,27 @@ def _length_words(data: ReportData, rules: str) -> list[str]:
     parts = []
     for row in self_play.iter_rows(named=True):
         exact = _exact_row(data, row)
-        mean = f"{exact['mean_plies']:.1f}" if exact is not None else f"{row['Duration']:.1f}"
-        parts.append(f"{row['south']} {mean}")
+        if exact is not None:
+            parts.append((f"{row['south']} {exact['mean_plies']:.1f}", True))
+        else:
+            parts.append((f"{row['south']} {row['Duration']:.1f} [{row['Duration_low']:.1f}, {row['Duration_high']:.1f}]", False))
     capped = round((pairings["Timeouts"] * pairings["games"]).sum())
     longest = int(pairings["Duration_max"].max())  # type: ignore[arg-type]
     cap = Rules.from_name(rules).ply_cap
-    ending = "none reached the cap" if capped == 0 else f"{capped:,} {'was' if capped == 1 else 'were'} stopped by it"
+    ending = (
+        f"no game reached the cap of {cap} plies"
+        if capped == 0
+        else f"{_plural(capped, 'game')} reached the cap of {cap} plies and {'was' if capped == 1 else 'were'} stopped there"
+    )
     return [
-        f"**How long games last.** Mean length in self-play, in plies (one player's move): {'; '.join(parts)}. "
-        f"The longest game of the study lasted {longest} plies; of the cap of {cap}, {ending}."
+        f"**How long games last.** Mean length in self-play, in plies (one player's move): {_exact_tagged(parts)}. "
+        f"The longest game of the study lasted {longest} plies; {ending}."
     ]
 
 
 def _event_words(data: ReportData, rules: str) -> list[str]:
+    """How often the rules fire in the main pairing, in words; a rule the rule set does not have
+    is said to be absent, never to fire 0% of the time (pipeline.metrics.events leaves it out)."""
     main = data.main_pairings().filter(pl.col("rules") == rules).row(0, named=True)
     exact = _exact_row(data, main)
     events = data.events.filter(*(pl.col(key) == main[key] for key in KEYS))
@@ -795,18 +876,33 @@ def _event_words(data: ReportData, rules: str) -> list[str]:
     def share(name: str, words: str) -> str:
         return f"never {words}" if shares[name] == 0 else f"{words} in {100 * shares[name]:.2f}% of games"
 
+    played = Rules.from_name(rules)
     pairing = f"{main['south']} v {main['north']}" if main["south"] != main["north"] else f"{main['south']} players"
-    feeding = (
-        "feeding is never due"
+    empty = (
+        "no player ever starts a turn facing an empty row"
         if shares["feeding_active"] == 0
-        else f"feeding is due in {100 * shares['feeding_active']:.2f}% of games; it {share('feeding_forced', 'forces a move')} "
-        f"and {share('feeding_lapsed', 'lapses')}"
+        else f"a player starts a turn facing an empty row in {100 * shares['feeding_active']:.2f}% of games"
     )
-    slam = f"the grand-slam ban {share('grand_slam_blocked', 'takes a move away')} and {share('grand_slam_end', 'ends the game')}"
-    ends = f"{100 * shares['singleton_end']:.2f}% of games end with only single stones left to the player to move"
+    if played.feeding:
+        forced, lapsed = share("feeding_forced", "forces a move"), share("feeding_lapsed", "lapses")
+        feeding = f"{empty}, and must feed it; feeding {forced} and {lapsed}"
+    else:
+        feeding = f"{empty} (this rule set has no feeding rule, so nothing is due)"
+    if played.grand_slam == "prohibited":
+        blocked, ended = share("grand_slam_blocked", "takes a move away"), share("grand_slam_end", "ends the game")
+        slam = f"the grand-slam ban {blocked} and {ended}"
+    else:
+        slam = f"grand slams are legal under this rule set ({played.grand_slam.replace('_', ' ')})"
+    ends = (
+        "no game ends with an empty row to move from"
+        if shares["empty_row_end"] == 0
+        else f"{100 * shares['empty_row_end']:.2f}% of games end with an empty row to move from"
+    )
+    if "singleton_end" in shares:
+        ends = f"{100 * shares['singleton_end']:.2f}% of games end with only single stones left to the player to move, and {ends}"
     return [
-        f"**How often the rules fire** (games between {pairing}{', exact' if exact is not None else ''}): {feeding}; "
-        f"{slam}; {ends}, and {100 * shares['empty_row_end']:.2f}% with an empty row."
+        f"**How often the rules fire** (games between {pairing}{', exact' if exact is not None else ', sampled'}): "
+        f"{feeding}; {slam}; {ends}."
     ]
 
 
@@ -843,7 +939,7 @@ def _rule_set_words(data: ReportData) -> str:
     )
 
 
-def _first_player_section(data: ReportData) -> Section:
+def _first_player_section(data: ReportData, exact_pending: str | None = None) -> Section:
     """Who gains from moving first: the seat effect of every pair of strategies (both seat
     orders pooled, so that strength cancels) and self-play."""
     table = data.seat_effect
@@ -888,16 +984,30 @@ def _first_player_section(data: ReportData) -> Section:
         [
             (
                 "seat_effect",
-                "Seat effect per pair of strategies (both seat orders pooled) and in self-play, 95% intervals; "
-                "crosses are exact values. Left of the dashed line, moving first is a disadvantage.",
+                "Seat effect per pair of strategies (both seat orders pooled) and in self-play, 95% intervals"
+                f"{_crosses(data, exact_pending)}. Left of the dashed line, moving first is a disadvantage.",
             ),
             (
                 "pairing_scores",
-                "First player's score in every ordered pairing (rows: South's strategy, columns: North's); exact "
-                "where the study computed it, else its games' estimate. Between different strategies it mixes seat and strength.",
+                "First player's score in every ordered pairing (rows: South's strategy, columns: North's); "
+                f"{_exact_or_sampled(data, exact_pending)}. Between different strategies it mixes seat and strength.",
             ),
         ],
     )
+
+
+def _crosses(data: ReportData, exact_pending: str | None) -> str:
+    """What the seat-effect figure's crosses are, if it has any (pipeline.report.figures)."""
+    if data.seat_effect["seat_effect_exact"].is_not_null().any():
+        return "; crosses are exact values"
+    return f"; no exact values: {exact_pending}" if exact_pending else ""
+
+
+def _exact_or_sampled(data: ReportData, exact_pending: str | None) -> str:
+    """Whether the pairing-score grid shows exact scores or estimates."""
+    if data.exact is not None:
+        return "exact where the study computed it, else its games' estimate"
+    return f"its games' estimates; {exact_pending}" if exact_pending else "its games' estimates"
 
 
 def _unequal_orders(table: pl.DataFrame) -> str:
@@ -988,7 +1098,7 @@ def _coverage_table(coverage: pl.DataFrame) -> Table:
     )
 
 
-def _total_stones(data: ReportData, rules: str) -> int:
+def _total_stones(rules: str) -> int:
     return 6 * Rules.from_name(rules).stones_per_pit
 
 
@@ -1066,6 +1176,16 @@ def _start_values(table: pl.DataFrame) -> list[tuple[str, int]]:
     return [
         (str(rules), int(value)) for rules, value in table.select("rules", "start_value").unique(maintain_order=True).iter_rows()
     ]
+
+
+def _start_words(rules: str, value: int) -> str:
+    """The value of a rule set's start in words: who wins by how much under perfect play."""
+    total = _total_stones(rules)
+    if value == 0:
+        return f"a draw with perfect play on both sides ({total // 2} stones each)"
+    winner = "South (first)" if value > 0 else "North (second)"
+    score = f"{(total + abs(value)) // 2} to {(total - abs(value)) // 2}"
+    return f"{winner} wins by {abs(value)} stones with perfect play on both sides ({score})"
 
 
 def _described(pairings: pl.DataFrame) -> str:
