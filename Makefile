@@ -12,7 +12,8 @@ STUDY ?= data/default
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-# The environment is rebuilt whenever pyproject.toml is newer than the last install.
+# The environment is rebuilt whenever pyproject.toml is newer than the last install. It installs
+# the dev extra, which pulls the notebooks and dask extras too (make notebooks, --backend dask).
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip

@@ -245,10 +245,17 @@ def _study_run(arguments: argparse.Namespace) -> None:
 
 
 def _check_workers(arguments: argparse.Namespace) -> None:
+    from pipeline.records import RecordError
+    from pipeline.workers import check_backend
+
     if arguments.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {arguments.jobs}")
     if arguments.scheduler is not None and arguments.backend != "dask":
         raise UsageError("--scheduler goes with --backend dask")
+    try:
+        check_backend(arguments.backend)  # dask: installed (the extra modiar-lab[dask])
+    except RecordError as error:
+        raise UsageError(str(error)) from None
 
 
 def _study_status(arguments: argparse.Namespace) -> None:
