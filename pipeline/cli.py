@@ -681,6 +681,7 @@ def _add_atlas_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
     run.add_argument("--jobs", type=int, default=2, help="worker processes (default 2; about 4.5 GB each with 7 stones a pit)")
     _add_backend_options(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_cache_option(run, "the folder in whose scratch/ each rule set's tables and solution are built, then removed")
     _add_yes_option(run)
     run.set_defaults(run=_atlas_run)
     _add_report_command(actions, "atlas", _atlas_report)
@@ -703,12 +704,10 @@ def _add_yes_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--yes", action="store_true", help="run it even when its estimate is over an hour")
 
 
-def _add_cache_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--cache",
-        metavar="DIR",
-        help="the folder of position tables, solutions and policy tables (default $MODIAR_CACHE, else the user cache)",
-    )
+def _add_cache_option(
+    parser: argparse.ArgumentParser, what: str = "the folder of position tables, solutions and policy tables"
+) -> None:
+    parser.add_argument("--cache", metavar="DIR", help=f"{what} (default $MODIAR_CACHE, else the user cache)")
 
 
 def _add_rule_options(parser: argparse.ArgumentParser) -> None:

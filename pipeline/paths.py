@@ -5,6 +5,10 @@
     MODIAR_CACHE     tables, solutions, policies,       default the user's cache folder
                      shared by every study              (platformdirs: ~/.cache/modiar on Linux)
 
+The cache folder holds one subfolder a kind: tables/, solutions/ and policies/
+(engine.cache), exact/ (pipeline.exact_cache), and scratch/, where each task of an atlas builds
+its rule set's files in a folder of its own (scratch_prefix), removed when the task ends.
+
 ``modiar ... --cache DIR`` overrides MODIAR_CACHE. The bundled study configs (STUDIES) ship
 inside the package, so ``modiar study run smoke`` works from any folder; those named ladder*
 are skill ladders (``modiar ladder run ladder``).
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 from pathlib import Path
 
 import platformdirs
@@ -31,6 +36,7 @@ PLIES = "plies"
 LADDER = "ladder"  # the bundled configs named ladder* are skill ladders, not studies
 ATLAS = "atlas"  # bundled configs named atlas* are atlases (pipeline.atlas)
 EXACT = "exact.parquet"  # the exact outcomes of a study with exact = true or "self-play"
+SCRATCH = "scratch"  # the cache folder's subfolder of the atlas tasks' scratch folders
 
 # A study's name (and a variant's label) becomes a folder name: no separators, no dots, no
 # newline. Always matched with fullmatch: "$" would also match before a final newline.
@@ -53,6 +59,12 @@ def cache_folder(option: str | None = None) -> Path:
     user's cache folder."""
     chosen = option or os.environ.get("MODIAR_CACHE")
     return Path(chosen) if chosen else Path(platformdirs.user_cache_dir("modiar", appauthor=False))
+
+
+def scratch_prefix() -> str:
+    """The start of the name of an atlas task's scratch folder: atlas-<host>-<pid>-, so that
+    ``modiar cache clear`` can tell a running task's folder from one a killed task left."""
+    return f"atlas-{socket.gethostname()}-{os.getpid()}-"
 
 
 def study_config(text: str) -> Path:

@@ -115,6 +115,7 @@ COMMANDS: list[tuple[str, list[str], str]] = [
     ("atlas run/a list in a list", ["atlas", "run", "{nested-atlas.toml}"], "capture_counts: Rules.capture_counts holds [2]"),
     ("atlas run/unknown part", ["atlas", "run", "{atlas.toml}", "--part", "nope"], "has no part 'nope'"),
     ("atlas run/out is a file", ["atlas", "run", "{atlas.toml}", "--out", "{file.txt}"], "is not a folder"),
+    ("atlas run/cache is a file", ["atlas", "run", "{atlas.toml}", "--cache", "{file.txt}"], "is a file; name a folder"),
     (
         "atlas run/scheduler speaks first/process",
         ["atlas", "run", "{atlas.toml}", "--backend", "dask", "--scheduler", "{speaker}", "--out", "{out}"],
