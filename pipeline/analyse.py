@@ -28,6 +28,8 @@ import dataclasses
 import logging
 import os
 import resource
+import shutil
+import socket
 import tempfile
 import threading
 import time
@@ -42,12 +44,13 @@ import pyarrow as pa
 
 import engine
 from engine.board import SOUTH
+from engine.cache import process_running
 from engine.events import END_EVENTS, POSITION_FLAGS
 from engine.exploit import reachable_positions
 from engine.rules import PITS
 from engine.search import solution as solved
 from engine.tables import load_tables, table_rules
-from pipeline.paths import SCRATCH, scratch_prefix
+from pipeline.paths import SCRATCH, scratch_owner, scratch_prefix
 
 SELF_PLAY = {"random": "random", "greedy": "greedy", "alphabeta4": "alphabeta(depth=4)"}
 # The events whose chance of firing and expected count each self-play row gives; the end events
@@ -207,13 +210,14 @@ def _scratch_cache(cache: Path | None) -> Iterator[None]:
     """The engine's cache folder, for the duration, a new folder (in ``cache``/scratch/, else in the
     system's temporary folder) removed afterwards: the perfect player reads the solution from
     there, and nothing of this rule set stays on disk or in memory. scratch/ itself stays: another
-    task may be making its folder in it."""
+    task may be making its folder in it; the folders killed tasks of this machine left are removed."""
     before = engine.cache_folder()
     logger = logging.getLogger("engine")
     level = logger.level
     parent = None if cache is None else cache / SCRATCH
     if parent is not None:
         parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale_scratch(parent)
     with tempfile.TemporaryDirectory(prefix=scratch_prefix(), dir=parent) as folder:
         engine.set_cache_folder(folder)
         logger.setLevel(max(logging.WARNING, level))  # the builds of scratch files are no news; a damaged one still is
@@ -223,6 +227,16 @@ def _scratch_cache(cache: Path | None) -> Iterator[None]:
             logger.setLevel(level)
             engine.set_cache_folder(before)
             engine.release_caches()
+
+
+def _remove_stale_scratch(parent: Path) -> None:
+    """Remove the scratch folders in ``parent`` of tasks of this machine that no longer run (a
+    killed task leaves its folder); another machine's are left to it."""
+    host = socket.gethostname()
+    for folder in parent.iterdir():
+        owner = scratch_owner(folder.name)
+        if owner is not None and owner[0] == host and not process_running(owner[1]):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 class _Peak:

@@ -38,6 +38,9 @@ ATLAS = "atlas"  # bundled configs named atlas* are atlases (pipeline.atlas)
 EXACT = "exact.parquet"  # the exact outcomes of a study with exact = true or "self-play"
 SCRATCH = "scratch"  # the cache folder's subfolder of the atlas tasks' scratch folders
 
+# atlas-<host>-<pid>-<mkdtemp's letters, digits and _>: an atlas task's scratch folder (scratch_prefix)
+_SCRATCH_NAME = re.compile(r"atlas-(.+)-(\d+)-[A-Za-z0-9_]+")
+
 # A study's name (and a variant's label) becomes a folder name: no separators, no dots, no
 # newline. Always matched with fullmatch: "$" would also match before a final newline.
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
@@ -65,6 +68,12 @@ def scratch_prefix() -> str:
     """The start of the name of an atlas task's scratch folder: atlas-<host>-<pid>-, so that
     ``modiar cache clear`` can tell a running task's folder from one a killed task left."""
     return f"atlas-{socket.gethostname()}-{os.getpid()}-"
+
+
+def scratch_owner(name: str) -> tuple[str, int] | None:
+    """The host and pid in the name of an atlas task's scratch folder, None for any other name."""
+    match = _SCRATCH_NAME.fullmatch(name)
+    return None if match is None else (match[1], int(match[2]))
 
 
 def study_config(text: str) -> Path:

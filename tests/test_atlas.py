@@ -175,9 +175,17 @@ def test_the_command_builds_each_rule_set_in_a_scratch_folder_of_its_cache_folde
     tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Issue 27: modiar atlas run takes --cache as every other command that computes; a task's
-    tables and solution go to a folder of its own in the cache's scratch/, removed as it ends."""
+    tables and solution go to a folder of its own in the cache's scratch/, removed as it ends, and
+    so is the folder a killed task of this machine left (but not a running task's, or another machine's)."""
     config = tmp_path / "atlas.toml"
     config.write_text('name = "two"\n[grid]\nstones_per_pit = [2]\n')
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    host = socket.gethostname()
+    kept = [cache / "scratch" / f"atlas-{host}-{os.getpid()}-running", cache / "scratch" / "atlas-elsewhere-1-x"]
+    left = cache / "scratch" / f"atlas-{host}-{ended.stdout.strip()}-killed"
+    for folder in [*kept, left]:
+        (folder / "tables").mkdir(parents=True)
+        (folder / "tables" / "modiar-stones2-engine1.npz").write_bytes(b"scratch")
     used = []
 
     def recorded(*arguments: Any, **options: Any) -> Any:
@@ -188,8 +196,8 @@ def test_the_command_builds_each_rule_set_in_a_scratch_folder_of_its_cache_folde
     argv = ["atlas", "run", str(config), "--out", str(tmp_path / "out"), "--jobs", "1", "--quiet", "--cache", str(cache)]
     assert main(argv) == 0, capsys.readouterr().err
     assert len(used) == 1 and used[0] is not None and used[0].parent == cache / "scratch", used
-    assert used[0].name.startswith(f"atlas-{socket.gethostname()}-{os.getpid()}-")
-    assert [path.relative_to(cache) for path in cache.rglob("*")] == [Path("scratch")]  # the task's folder is gone
+    assert used[0].name.startswith(f"atlas-{host}-{os.getpid()}-") and not used[0].exists()
+    assert sorted((cache / "scratch").iterdir()) == sorted(kept)
     assert engine.cache_folder() == cache
 
 
