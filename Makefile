@@ -73,5 +73,13 @@ bench: $(STAMP) ## print the speed of the scalar and batched engines, the table 
 solve: $(STAMP) ## solve Modiar: the value and best first move under perfect play
 	$(BIN)/modiar solve
 
-clean: ## remove the environment and caches (data/ and reports/ stay)
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis *.egg-info
+# Where the cache folder is, asked of the package while .venv is still there.
+CACHE_FOLDER = $(BIN)/python -c 'from pipeline.paths import cache_folder; print(cache_folder())' 2>/dev/null \
+	|| echo "$${MODIAR_CACHE:-the user cache folder, ~/.cache/modiar on Linux}"
+
+clean: ## remove .venv and the tools' caches; data/, reports/ and the cache folder of tables and solutions stay (modiar cache show, modiar cache clear)
+	@cache=$$($(CACHE_FOLDER)); \
+	echo "rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis *.egg-info"; \
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis *.egg-info; \
+	echo "kept: data/, reports/ and the cache folder of tables, solutions, policy tables and exact outcomes, $$cache"; \
+	echo "  modiar cache show lists what it holds and its size; modiar cache clear empties it (after make setup: .venv/bin/modiar)"

@@ -7,7 +7,8 @@
 
 The cache folder holds one subfolder a kind: tables/, solutions/ and policies/
 (engine.cache), exact/ (pipeline.exact_cache), and scratch/, where each task of an atlas builds
-its rule set's files in a folder of its own (scratch_prefix), removed when the task ends.
+its rule set's files in a folder of its own (scratch_prefix), removed when the task ends;
+``modiar cache show`` lists them and ``modiar cache clear`` empties them (pipeline.cache).
 
 ``modiar ... --cache DIR`` overrides MODIAR_CACHE. The bundled study configs (STUDIES) ship
 inside the package, so ``modiar study run smoke`` works from any folder; those named ladder*
@@ -62,6 +63,15 @@ def cache_folder(option: str | None = None) -> Path:
     user's cache folder."""
     chosen = option or os.environ.get("MODIAR_CACHE")
     return Path(chosen) if chosen else Path(platformdirs.user_cache_dir("modiar", appauthor=False))
+
+
+def cache_source(option: str | None = None) -> str:
+    """Where ``cache_folder(option)`` comes from, in words."""
+    if option:
+        return "from --cache"
+    if os.environ.get("MODIAR_CACHE"):
+        return "from $MODIAR_CACHE"
+    return "the user's cache folder; $MODIAR_CACHE or --cache DIR choose another"
 
 
 def scratch_prefix() -> str:
