@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP) ## create .venv from pyproject.toml (every other target does it when needed)
 
-test: lint ## lint (ruff, mypy --strict), then the test suite but its slow checks (about 8 min on 2 cores)
+test: lint ## lint (ruff, mypy --strict), then the test suite but its slow checks (how long: README.md, "How long, here")
 	$(BIN)/pytest -n 2 -m "not slow" --durations=15
 
 test-slow: $(STAMP) ## the slow checks: deep perft, the whole index, the larger samples (CI runs them after make test)
@@ -53,11 +53,11 @@ ladder: $(STAMP) ## the skill ladder (pipeline/studies/ladder.toml): alphabeta(1
 	$(BIN)/modiar ladder run pipeline/studies/ladder.toml --jobs 2
 	$(BIN)/modiar ladder report data/ladder
 
-atlas: $(STAMP) ## the atlas's first part (pipeline/studies/atlas.toml [parts.make]: 17 rule sets, ~30 min) into data/atlas, and its report
+atlas: $(STAMP) ## the atlas's first part (pipeline/studies/atlas.toml [parts.make]: 17 rule sets; its estimate of time and memory comes first) into data/atlas, and its report
 	$(BIN)/modiar atlas run pipeline/studies/atlas.toml --part make --jobs 2
 	$(BIN)/modiar atlas report data/atlas
 
-atlas-full: $(STAMP) ## the whole atlas (151 rule sets, hours; resumes data/atlas, so it can be run in several goes), and its report
+atlas-full: $(STAMP) ## the whole atlas (151 rule sets, by far the longest job: its estimate comes first; resumes data/atlas, so it can be run in several goes), and its report
 	$(BIN)/modiar atlas run pipeline/studies/atlas.toml --jobs 2 --yes
 	$(BIN)/modiar atlas report data/atlas
 

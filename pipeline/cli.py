@@ -697,7 +697,9 @@ def _add_ladder_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
         help=f"the ladder's TOML file, or a bundled ladder: {', '.join(bundled_ladders())} (e.g. modiar ladder run ladder)",
     )
     run.add_argument("--out", help="the ladder's folder (default data/<ladder name>)")
-    run.add_argument("--jobs", type=int, default=2, help="worker processes (default 2; up to 3.3 GB each)")
+    run.add_argument(
+        "--jobs", type=int, default=2, help="worker processes (default 2; the estimate printed first says their memory)"
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_cache_option(run)
     _add_yes_option(run)
@@ -724,7 +726,9 @@ def _add_atlas_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
     run.add_argument("config", help=f"the atlas's TOML file, or a bundled one: {bundled} (e.g. modiar atlas run atlas)")
     run.add_argument("--out", help="the atlas's folder (default data/<atlas name>)")
     run.add_argument("--part", help="only the rule sets of this [parts.NAME] of the config")
-    run.add_argument("--jobs", type=int, default=2, help="worker processes (default 2; about 4.5 GB each with 7 stones a pit)")
+    run.add_argument(
+        "--jobs", type=int, default=2, help="worker processes (default 2; the estimate printed first says their memory)"
+    )
     _add_backend_options(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_cache_option(run, "the folder in whose scratch/ each rule set's tables and solution are built, then removed")
