@@ -12,7 +12,8 @@ STUDY ?= data/default
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-# The environment is rebuilt whenever pyproject.toml is newer than the last install.
+# The environment is rebuilt whenever pyproject.toml is newer than the last install. It installs
+# the dev extra, which pulls the notebooks and dask extras too (make notebooks, --backend dask).
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -21,7 +22,7 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP) ## create .venv from pyproject.toml (every other target does it when needed)
 
-test: lint ## lint (ruff, mypy --strict), then the test suite but its slow checks (about 8 min on 2 cores)
+test: lint ## lint (ruff, mypy --strict), then the test suite but its slow checks (how long: README.md, "How long, here")
 	$(BIN)/pytest -n 2 -m "not slow" --durations=15
 
 test-slow: $(STAMP) ## the slow checks: deep perft, the whole index, the larger samples (CI runs them after make test)
@@ -52,11 +53,11 @@ ladder: $(STAMP) ## the skill ladder (pipeline/studies/ladder.toml): alphabeta(1
 	$(BIN)/modiar ladder run pipeline/studies/ladder.toml --jobs 2
 	$(BIN)/modiar ladder report data/ladder
 
-atlas: $(STAMP) ## the atlas's first part (pipeline/studies/atlas.toml [parts.make]: 17 rule sets, ~30 min) into data/atlas, and its report
+atlas: $(STAMP) ## the atlas's first part (pipeline/studies/atlas.toml [parts.make]: 17 rule sets; its estimate of time and memory comes first) into data/atlas, and its report
 	$(BIN)/modiar atlas run pipeline/studies/atlas.toml --part make --jobs 2
 	$(BIN)/modiar atlas report data/atlas
 
-atlas-full: $(STAMP) ## the whole atlas (151 rule sets, hours; resumes data/atlas, so it can be run in several goes), and its report
+atlas-full: $(STAMP) ## the whole atlas (151 rule sets, by far the longest job: its estimate comes first; resumes data/atlas, so it can be run in several goes), and its report
 	$(BIN)/modiar atlas run pipeline/studies/atlas.toml --jobs 2 --yes
 	$(BIN)/modiar atlas report data/atlas
 
@@ -72,5 +73,13 @@ bench: $(STAMP) ## print the speed of the scalar and batched engines, the table 
 solve: $(STAMP) ## solve Modiar: the value and best first move under perfect play
 	$(BIN)/modiar solve
 
-clean: ## remove the environment and caches (data/ and reports/ stay)
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis *.egg-info
+# Where the cache folder is, asked of the package while .venv is still there.
+CACHE_FOLDER = $(BIN)/python -c 'from pipeline.paths import cache_folder; print(cache_folder())' 2>/dev/null \
+	|| echo "$${MODIAR_CACHE:-the user cache folder, ~/.cache/modiar on Linux}"
+
+clean: ## remove .venv and the tools' caches; data/, reports/ and the cache folder of tables and solutions stay (modiar cache show, modiar cache clear)
+	@cache=$$($(CACHE_FOLDER)); \
+	echo "rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis *.egg-info"; \
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis *.egg-info; \
+	echo "kept: data/, reports/ and the cache folder of tables, solutions, policy tables and exact outcomes, $$cache"; \
+	echo "  modiar cache show lists what it holds and its size; modiar cache clear empties it (after make setup: .venv/bin/modiar)"

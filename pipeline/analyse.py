@@ -15,9 +15,10 @@ Everything here is computed, nothing sampled, from the rule set's position table
                event, the chance it fires at least once in a game and its expected count
     greedy     what a best response wins against greedy in each seat (engine.exploitability)
 
-``analyse`` works in a scratch cache folder of its own, removed when it returns, and drops
-every table the engine keeps between calls (engine.release_caches), so that a worker going
-through a hundred rule sets holds the tables of one at a time.
+``analyse`` works in a scratch cache folder of its own, removed when it returns (in the scratch/
+subfolder of the cache folder it is given, ``modiar atlas run --cache DIR``, else in the system's
+temporary folder), and drops every table the engine keeps between calls (engine.release_caches),
+so that a worker going through a hundred rule sets holds the tables of one at a time.
 """
 
 from __future__ import annotations
@@ -27,12 +28,15 @@ import dataclasses
 import logging
 import os
 import resource
+import shutil
+import socket
 import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from math import comb
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,11 +44,13 @@ import pyarrow as pa
 
 import engine
 from engine.board import SOUTH
+from engine.cache import process_running
 from engine.events import END_EVENTS, POSITION_FLAGS
 from engine.exploit import reachable_positions
 from engine.rules import PITS
 from engine.search import solution as solved
 from engine.tables import load_tables, table_rules
+from pipeline.paths import SCRATCH, scratch_owner, scratch_prefix
 
 SELF_PLAY = {"random": "random", "greedy": "greedy", "alphabeta4": "alphabeta(depth=4)"}
 # The events whose chance of firing and expected count each self-play row gives; the end events
@@ -80,13 +86,14 @@ def estimated_bytes(rules: engine.Rules) -> int:
     return BASE_BYTES + BYTES_PER_POSITION * positions_of(rules)
 
 
-def analyse(rules: engine.Rules) -> Analysis:
-    """Every figure of the atlas for ``rules`` (see the module docstring)."""
+def analyse(rules: engine.Rules, cache: Path | None = None) -> Analysis:
+    """Every figure of the atlas for ``rules`` (see the module docstring); the scratch files in
+    ``cache``/scratch/, or in the system's temporary folder when ``cache`` is None."""
     row: dict[str, Any] = {"rules": rules.name}
     for name, value in dataclasses.asdict(rules).items():
         row[name] = ".".join(map(str, value)) if isinstance(value, tuple) else value
     seconds: dict[str, float] = {}
-    with _peak_memory() as peak, _scratch_cache():
+    with _peak_memory() as peak, _scratch_cache(cache):
         with _timed(seconds, "tables"):
             tables = load_tables(table_rules(rules), verbose=False)
         with _timed(seconds, "size"):
@@ -199,13 +206,19 @@ def _timed(seconds: dict[str, float], part: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _scratch_cache() -> Iterator[None]:
-    """The engine's cache folder, for the duration, a new folder removed afterwards: the perfect
-    player reads the solution from there, and nothing of this rule set stays on disk or in memory."""
+def _scratch_cache(cache: Path | None) -> Iterator[None]:
+    """The engine's cache folder, for the duration, a new folder (in ``cache``/scratch/, else in the
+    system's temporary folder) removed afterwards: the perfect player reads the solution from
+    there, and nothing of this rule set stays on disk or in memory. scratch/ itself stays: another
+    task may be making its folder in it; the folders killed tasks of this machine left are removed."""
     before = engine.cache_folder()
     logger = logging.getLogger("engine")
     level = logger.level
-    with tempfile.TemporaryDirectory(prefix="modiar-atlas-") as folder:
+    parent = None if cache is None else cache / SCRATCH
+    if parent is not None:
+        parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale_scratch(parent)
+    with tempfile.TemporaryDirectory(prefix=scratch_prefix(), dir=parent) as folder:
         engine.set_cache_folder(folder)
         logger.setLevel(max(logging.WARNING, level))  # the builds of scratch files are no news; a damaged one still is
         try:
@@ -214,6 +227,16 @@ def _scratch_cache() -> Iterator[None]:
             logger.setLevel(level)
             engine.set_cache_folder(before)
             engine.release_caches()
+
+
+def _remove_stale_scratch(parent: Path) -> None:
+    """Remove the scratch folders in ``parent`` of tasks of this machine that no longer run (a
+    killed task leaves its folder); another machine's are left to it."""
+    host = socket.gethostname()
+    for folder in parent.iterdir():
+        owner = scratch_owner(folder.name)
+        if owner is not None and owner[0] == host and not process_running(owner[1]):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 class _Peak:

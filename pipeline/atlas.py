@@ -20,7 +20,8 @@ loky workers or a dask cluster. A finished task is written at once, whole or not
                                           set's row (engine.integrity), written last
 
 so a killed run loses only the tasks in progress, and a second run computes only what is
-missing; a row whose record is missing, fails its seal or does not match its file is computed
+missing (a task builds its files in a scratch folder in the engine's cache folder, removed as it
+ends: pipeline.analyse); a row whose record is missing, fails its seal or does not match its file is computed
 again, with a warning. Every run ends by writing
 
     data/<name>/atlas.parquet    one row per rule set done, in the atlas's order
@@ -275,7 +276,7 @@ def _compute(directory: Path, atlas: Atlas, todo: list[engine.Rules], jobs: int,
     try:
         # On dask every worker of the cluster takes tasks (-1); --jobs sized the local cluster, if any.
         results = Parallel(n_jobs=jobs if loky else -1, return_as="generator_unordered")(
-            delayed(_task)(rules, loky) for rules in todo
+            delayed(_task)(rules, loky, engine.cache_folder()) for rules in todo
         )
         for analysis in results:
             _write_row(directory, analysis)
@@ -286,11 +287,11 @@ def _compute(directory: Path, atlas: Atlas, todo: list[engine.Rules], jobs: int,
         bar.close()
 
 
-def _task(rules: engine.Rules, loky: bool) -> Analysis:
-    """One rule set analysed (in a worker)."""
+def _task(rules: engine.Rules, loky: bool, cache: Path | None) -> Analysis:
+    """One rule set analysed (in a worker), its scratch files in ``cache``/scratch/."""
     if loky:
         exit_with_parent()
-    return analyse(rules)
+    return analyse(rules, cache)
 
 
 def _seconds(rules: engine.Rules) -> float:

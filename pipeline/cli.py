@@ -19,7 +19,16 @@ from typing import TYPE_CHECKING, NoReturn
 import numpy as np
 
 import engine
-from pipeline.paths import DATA, bundled_atlases, bundled_ladders, bundled_studies, cache_folder, study_config, study_dir
+from pipeline.paths import (
+    DATA,
+    bundled_atlases,
+    bundled_ladders,
+    bundled_studies,
+    cache_folder,
+    cache_source,
+    study_config,
+    study_dir,
+)
 
 if TYPE_CHECKING:
     from pipeline.estimates import Estimate
@@ -245,10 +254,17 @@ def _study_run(arguments: argparse.Namespace) -> None:
 
 
 def _check_workers(arguments: argparse.Namespace) -> None:
+    from pipeline.records import RecordError
+    from pipeline.workers import check_backend
+
     if arguments.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {arguments.jobs}")
     if arguments.scheduler is not None and arguments.backend != "dask":
         raise UsageError("--scheduler goes with --backend dask")
+    try:
+        check_backend(arguments.backend)  # dask: installed (the extra modiar-lab[dask])
+    except RecordError as error:
+        raise UsageError(str(error)) from None
 
 
 def _study_status(arguments: argparse.Namespace) -> None:
@@ -360,6 +376,42 @@ def _atlas_report(arguments: argparse.Namespace) -> None:
     from pipeline.atlas_report import build_atlas_report
 
     _build_report(build_atlas_report, arguments)
+
+
+def _cache_show(arguments: argparse.Namespace) -> None:
+    from pipeline.cache import show
+
+    print(show(cache_folder(arguments.cache), cache_source(arguments.cache)))
+
+
+def _cache_clear(arguments: argparse.Namespace) -> None:
+    from pipeline.cache import CacheBusyError, NotACacheError, check, clear, described
+
+    folder = cache_folder(arguments.cache)
+    try:
+        found = check(folder)
+        if not found.folders:
+            print(f"the cache folder {folder} holds nothing: nothing to clear")
+            return
+        if not arguments.yes:
+            if not sys.stdin.isatty():
+                raise UsageError(f"modiar cache clear would remove {described(found)} from {folder}: add --yes to remove them")
+            if not _confirmed(f"remove {described(found)} from the cache folder {folder}? [y/N] "):
+                print("nothing removed")
+                return
+            found = check(folder)  # again: a run may have started while the question waited
+        removed = described(found)
+        clear(found)
+    except (NotACacheError, CacheBusyError) as error:
+        raise UsageError(str(error)) from None
+    print(f"removed {removed} from the cache folder {folder}")
+
+
+def _confirmed(question: str) -> bool:
+    try:
+        return input(question).strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
 
 
 def _play(arguments: argparse.Namespace) -> int:
@@ -596,6 +648,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_study_commands(commands)
     _add_ladder_commands(commands)
     _add_atlas_commands(commands)
+    _add_cache_commands(commands)
     play = commands.add_parser("play", help="play a game in the terminal: a person (human) against any strategy")
     play.add_argument("--south", default="human", help="South's strategy, or human (default human)")
     play.add_argument("--north", default="greedy", help="North's strategy, or human (default greedy)")
@@ -644,7 +697,9 @@ def _add_ladder_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
         help=f"the ladder's TOML file, or a bundled ladder: {', '.join(bundled_ladders())} (e.g. modiar ladder run ladder)",
     )
     run.add_argument("--out", help="the ladder's folder (default data/<ladder name>)")
-    run.add_argument("--jobs", type=int, default=2, help="worker processes (default 2; up to 3.3 GB each)")
+    run.add_argument(
+        "--jobs", type=int, default=2, help="worker processes (default 2; the estimate printed first says their memory)"
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_cache_option(run)
     _add_yes_option(run)
@@ -671,12 +726,31 @@ def _add_atlas_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
     run.add_argument("config", help=f"the atlas's TOML file, or a bundled one: {bundled} (e.g. modiar atlas run atlas)")
     run.add_argument("--out", help="the atlas's folder (default data/<atlas name>)")
     run.add_argument("--part", help="only the rule sets of this [parts.NAME] of the config")
-    run.add_argument("--jobs", type=int, default=2, help="worker processes (default 2; about 4.5 GB each with 7 stones a pit)")
+    run.add_argument(
+        "--jobs", type=int, default=2, help="worker processes (default 2; the estimate printed first says their memory)"
+    )
     _add_backend_options(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_cache_option(run, "the folder in whose scratch/ each rule set's tables and solution are built, then removed")
     _add_yes_option(run)
     run.set_defaults(run=_atlas_run)
     _add_report_command(actions, "atlas", _atlas_report)
+
+
+def _add_cache_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
+    cache = commands.add_parser(
+        "cache", help="the cache folder of tables, solutions, policy tables and exact outcomes: where, how big; clear it"
+    )
+    actions = cache.add_subparsers(title="cache commands", required=True, metavar="ACTION")
+    show = actions.add_parser("show", help="the cache folder in use, and per kind its files and their size")
+    _add_cache_option(show, "the cache folder to show")
+    show.set_defaults(run=_cache_show)
+    clear = actions.add_parser(
+        "clear", help="remove what the cache folder holds (built again when needed); refuses a folder that is not a modiar cache"
+    )
+    _add_cache_option(clear, "the cache folder to clear")
+    clear.add_argument("--yes", action="store_true", help="remove without asking (needed when there is no terminal to ask)")
+    clear.set_defaults(run=_cache_clear)
 
 
 def _add_backend_options(parser: argparse.ArgumentParser) -> None:
@@ -696,12 +770,10 @@ def _add_yes_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--yes", action="store_true", help="run it even when its estimate is over an hour")
 
 
-def _add_cache_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--cache",
-        metavar="DIR",
-        help="the folder of position tables, solutions and policy tables (default $MODIAR_CACHE, else the user cache)",
-    )
+def _add_cache_option(
+    parser: argparse.ArgumentParser, what: str = "the folder of position tables, solutions and policy tables"
+) -> None:
+    parser.add_argument("--cache", metavar="DIR", help=f"{what} (default $MODIAR_CACHE, else the user cache)")
 
 
 def _add_rule_options(parser: argparse.ArgumentParser) -> None:

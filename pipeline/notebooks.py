@@ -10,7 +10,9 @@
 
 A notebook whose study is missing is skipped, not failed: ``make notebooks`` after ``make study``
 runs the notebooks of the default study and says which target builds the others'. The runner
-needs only nbclient and nbformat, which come with the ``jupyter`` dependency (through nbconvert).
+needs nbclient, nbformat and ipykernel, which the extra modiar-lab[notebooks] installs; without
+them it says so in one line (exit status 2). They are imported only by the runner, so a notebook
+can import study_folder wherever the package is installed.
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import nbformat
-from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
-
+from pipeline.extras import MissingExtraError, require
 from pipeline.paths import MANIFEST, REPORTS, ROOT
+
+if TYPE_CHECKING:
+    import nbformat
 
 KERNEL = "python3"
 
@@ -54,6 +57,11 @@ def study_folder(variable: str, *, default: str, target: str) -> Path:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run each notebook and write its executed copy; 1 when one failed (a skip is no failure)."""
     arguments = _parser().parse_args(argv)
+    try:
+        require("notebooks", "python -m pipeline.notebooks")
+    except MissingExtraError as error:
+        print(error, file=sys.stderr)
+        return 2
     notebooks = arguments.notebooks or sorted(Path("notebooks").glob("*.ipynb"))
     if not notebooks:
         print("no notebooks given and none in notebooks/", file=sys.stderr)
@@ -72,6 +80,10 @@ def run_notebook(path: Path, output: Path) -> str:
     """Execute the notebook at ``path`` in its own folder and write the executed copy (outputs
     up to the first error included) to ``output``; returns "ran (N s)", "skipped: <the study
     it misses>" or "failed: <error>"."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
     start = time.perf_counter()
     try:
         notebook = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]  # nbformat's reader has no annotations

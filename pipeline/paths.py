@@ -5,6 +5,11 @@
     MODIAR_CACHE     tables, solutions, policies,       default the user's cache folder
                      shared by every study              (platformdirs: ~/.cache/modiar on Linux)
 
+The cache folder holds one subfolder a kind: tables/, solutions/ and policies/
+(engine.cache), exact/ (pipeline.exact_cache), and scratch/, where each task of an atlas builds
+its rule set's files in a folder of its own (scratch_prefix), removed when the task ends;
+``modiar cache show`` lists them and ``modiar cache clear`` empties them (pipeline.cache).
+
 ``modiar ... --cache DIR`` overrides MODIAR_CACHE. The bundled study configs (STUDIES) ship
 inside the package, so ``modiar study run smoke`` works from any folder; those named ladder*
 are skill ladders (``modiar ladder run ladder``). So does RULES.md (rules_md): setup.py copies
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 from pathlib import Path
 
 import platformdirs
@@ -32,6 +38,10 @@ PLIES = "plies"
 LADDER = "ladder"  # the bundled configs named ladder* are skill ladders, not studies
 ATLAS = "atlas"  # bundled configs named atlas* are atlases (pipeline.atlas)
 EXACT = "exact.parquet"  # the exact outcomes of a study with exact = true or "self-play"
+SCRATCH = "scratch"  # the cache folder's subfolder of the atlas tasks' scratch folders
+
+# atlas-<host>-<pid>-<mkdtemp's letters, digits and _>: an atlas task's scratch folder (scratch_prefix)
+_SCRATCH_NAME = re.compile(r"atlas-(.+)-(\d+)-[A-Za-z0-9_]+")
 
 # A study's name (and a variant's label) becomes a folder name: no separators, no dots, no
 # newline. Always matched with fullmatch: "$" would also match before a final newline.
@@ -63,6 +73,27 @@ def cache_folder(option: str | None = None) -> Path:
     user's cache folder."""
     chosen = option or os.environ.get("MODIAR_CACHE")
     return Path(chosen) if chosen else Path(platformdirs.user_cache_dir("modiar", appauthor=False))
+
+
+def cache_source(option: str | None = None) -> str:
+    """Where ``cache_folder(option)`` comes from, in words."""
+    if option:
+        return "from --cache"
+    if os.environ.get("MODIAR_CACHE"):
+        return "from $MODIAR_CACHE"
+    return "the user's cache folder; $MODIAR_CACHE or --cache DIR choose another"
+
+
+def scratch_prefix() -> str:
+    """The start of the name of an atlas task's scratch folder: atlas-<host>-<pid>-, so that
+    ``modiar cache clear`` can tell a running task's folder from one a killed task left."""
+    return f"atlas-{socket.gethostname()}-{os.getpid()}-"
+
+
+def scratch_owner(name: str) -> tuple[str, int] | None:
+    """The host and pid in the name of an atlas task's scratch folder, None for any other name."""
+    match = _SCRATCH_NAME.fullmatch(name)
+    return None if match is None else (match[1], int(match[2]))
 
 
 def study_config(text: str) -> Path:

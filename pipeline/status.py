@@ -140,17 +140,18 @@ def status(directory: Path) -> str:
         if state.complete
         else f"INCOMPLETE, {f'{chunks_missing} chunks' if chunks_missing else 'exact outcomes'} missing"
     )
+    pairings = study.pairings()
+    headers: tuple[str, ...] = ("variant", "south", "north") if several else ("south", "north")
+    names = [_names(pairing, several) for pairing in pairings]
+    widths = _widths([headers, *names])
     lines = [
         f"study {study.name} in {directory}: {len(state.done)} of {len(state.planned)} chunks done ({verdict}), "
         f"{state.games():,} of {study.total_games():,} games, rules {rule_sets or study.rules.name}",
-        (f"  {'variant':<24}" if several else "  ") + f"{'south':<24}{'north':<24}{'games':>12}{'of':>12}{'chunks missing':>16}",
+        f"  {_padded(headers, widths)}{'games':>12}{'of':>12}{'chunks missing':>16}",
     ]
-    for pairing in study.pairings():
-        variant = f"{pairing.variant:<24}" if several else ""
+    for pairing, cells in zip(pairings, names, strict=True):
         missing = state.missing_chunks(pairing)
-        lines.append(
-            f"  {variant}{pairing.south:<24}{pairing.north:<24}{state.games(pairing):>12,}{pairing.games:>12,}{missing or '':>16}"
-        )
+        lines.append(f"  {_padded(cells, widths)}{state.games(pairing):>12,}{pairing.games:>12,}{missing or '':>16}")
     exact = len(study.exact_pairings())
     if exact and state.exact_written:
         lines.append(f"exact outcomes: {exact} pairings in {EXACT}, matching the manifest")
@@ -159,6 +160,20 @@ def status(directory: Path) -> str:
     if not state.complete:
         lines.append("run 'modiar study run' with the study's config again to finish it")
     return "\n".join(lines)
+
+
+def _names(pairing: Pairing, several: bool) -> tuple[str, ...]:
+    """The pairing's variant (in a study of several rule sets), South's and North's strategies."""
+    return (pairing.variant, pairing.south, pairing.north) if several else (pairing.south, pairing.north)
+
+
+def _widths(rows: list[tuple[str, ...]]) -> list[int]:
+    """Each column's width: its widest cell and two spaces, so that no two columns run together."""
+    return [max(len(cell) for cell in column) + 2 for column in zip(*rows, strict=True)]
+
+
+def _padded(cells: tuple[str, ...], widths: list[int]) -> str:
+    return "".join(f"{cell:<{width}}" for cell, width in zip(cells, widths, strict=True))
 
 
 def _pairing_name(pairing: Pairing, state: Progress) -> str:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from joblib import parallel_config
 
+from pipeline.extras import MissingExtraError, require
 from pipeline.records import RecordError
 
 if TYPE_CHECKING:
@@ -54,9 +55,15 @@ def backend(name: str, scheduler: str | None, jobs: int) -> Iterator[None]:
 
 
 def check_backend(name: str) -> None:
-    """Refuse (RecordError) a backend joblib is not given here."""
+    """Refuse (RecordError) a backend joblib is not given here, and dask when dask.distributed
+    (the extra modiar-lab[dask]) is not installed."""
     if name not in BACKENDS:
         raise RecordError(f"unknown backend {name!r}; use one of {', '.join(BACKENDS)}")
+    if name == "dask":
+        try:
+            require("dask", "--backend dask")
+        except MissingExtraError as error:
+            raise RecordError(str(error)) from None
 
 
 def check_scheduler(address: str) -> None:

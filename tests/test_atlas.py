@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -22,6 +24,7 @@ import time
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -29,6 +32,7 @@ import pytest
 import reference
 
 import engine
+from engine.tables import load_tables
 from pipeline import atlas as atlas_module
 from pipeline.analyse import SELF_PLAY
 from pipeline.atlas import Atlas, load_atlas, parse_atlas, read_manifest, run_atlas
@@ -165,6 +169,36 @@ def test_the_command_names_a_config_mistake_and_an_unknown_part(tmp_path: Path, 
     good.write_text(CONFIG)
     assert main(["atlas", "run", str(good), "--part", "nope", "--out", str(tmp_path / "out")]) == 2
     assert "has no part 'nope'" in capsys.readouterr().err
+
+
+def test_the_command_builds_each_rule_set_in_a_scratch_folder_of_its_cache_folder(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27: modiar atlas run takes --cache as every other command that computes; a task's
+    tables and solution go to a folder of its own in the cache's scratch/, removed as it ends, and
+    so is the folder a killed task of this machine left (but not a running task's, or another machine's)."""
+    config = tmp_path / "atlas.toml"
+    config.write_text('name = "two"\n[grid]\nstones_per_pit = [2]\n')
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    host = socket.gethostname()
+    kept = [cache / "scratch" / f"atlas-{host}-{os.getpid()}-running", cache / "scratch" / "atlas-elsewhere-1-x"]
+    left = cache / "scratch" / f"atlas-{host}-{ended.stdout.strip()}-killed"
+    for folder in [*kept, left]:
+        (folder / "tables").mkdir(parents=True)
+        (folder / "tables" / "modiar-stones2-engine1.npz").write_bytes(b"scratch")
+    used = []
+
+    def recorded(*arguments: Any, **options: Any) -> Any:
+        used.append(engine.cache_folder())
+        return load_tables(*arguments, **options)
+
+    monkeypatch.setattr("pipeline.analyse.load_tables", recorded)
+    argv = ["atlas", "run", str(config), "--out", str(tmp_path / "out"), "--jobs", "1", "--quiet", "--cache", str(cache)]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert len(used) == 1 and used[0] is not None and used[0].parent == cache / "scratch", used
+    assert used[0].name.startswith(f"atlas-{host}-{os.getpid()}-") and not used[0].exists()
+    assert sorted((cache / "scratch").iterdir()) == sorted(kept)
+    assert engine.cache_folder() == cache
 
 
 def test_a_folder_of_another_atlas_is_refused(small: tuple[Atlas, Path]) -> None:

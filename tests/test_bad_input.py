@@ -51,7 +51,7 @@ FILES = {
 SPEAKS_FIRST = b"SSH-2.0-OpenSSH_9.0\r\n"
 
 # (id, argv, what the one line says); {name} is a file of FILES (or folder, missing, edited_ladder,
-# speaker) in the test's folder. A case whose id ends in "/process" runs modiar in a process of
+# speaker) in the test's folder, {here} the test's folder itself. A case whose id ends in "/process" runs modiar in a process of
 # its own: dask's threads would otherwise outlive the call.
 COMMANDS: list[tuple[str, list[str], str]] = [
     ("no command", [], "the following arguments are required: COMMAND"),
@@ -115,6 +115,7 @@ COMMANDS: list[tuple[str, list[str], str]] = [
     ("atlas run/a list in a list", ["atlas", "run", "{nested-atlas.toml}"], "capture_counts: Rules.capture_counts holds [2]"),
     ("atlas run/unknown part", ["atlas", "run", "{atlas.toml}", "--part", "nope"], "has no part 'nope'"),
     ("atlas run/out is a file", ["atlas", "run", "{atlas.toml}", "--out", "{file.txt}"], "is not a folder"),
+    ("atlas run/cache is a file", ["atlas", "run", "{atlas.toml}", "--cache", "{file.txt}"], "is a file; name a folder"),
     (
         "atlas run/scheduler speaks first/process",
         ["atlas", "run", "{atlas.toml}", "--backend", "dask", "--scheduler", "{speaker}", "--out", "{out}"],
@@ -122,6 +123,9 @@ COMMANDS: list[tuple[str, list[str], str]] = [
     ),
     ("atlas report/a file for a folder", ["atlas", "report", "{file.txt}"], "is not a folder"),
     ("atlas report/not an atlas folder", ["atlas", "report", "{folder}"], "manifest.json not found"),
+    ("cache/no action", ["cache"], "the following arguments are required: ACTION"),
+    ("cache show/cache is a file", ["cache", "show", "--cache", "{file.txt}"], "is a file; name a folder with --cache"),
+    ("cache clear/not a cache", ["cache", "clear", "--cache", "{here}", "--yes"], "does not look like a modiar cache"),
     ("play/unknown strategy", ["play", "--north", "nonsense"], "unknown strategy 'nonsense'"),
     ("play/negative seed", ["play", "--seed", "-1"], "--seed must be a whole number"),
     ("play/depth beyond the cap", ["play", "--north", "alphabeta(depth=1000)"], "searches deeper than the 400-ply cap"),
@@ -225,7 +229,7 @@ def ground(tmp_path, monkeypatch, cache, edited_ladder, speaker) -> dict[str, st
         monkeypatch.setenv(variable, str(tmp_path / folder))
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     words = {name: str(tmp_path / name) for name in (*FILES, "folder", "missing", "out")}
-    return words | {"edited_ladder": str(edited_ladder), "speaker": speaker}
+    return words | {"edited_ladder": str(edited_ladder), "speaker": speaker, "here": str(tmp_path)}
 
 
 def snapshot(*folders: Path, but: Path | None = None) -> dict[Path, tuple[int, int]]:

@@ -303,6 +303,23 @@ def test_status_counts_chunks_games_and_pairings(tmp_path, capsys):
     assert "manifest.json not found" in capsys.readouterr().err
 
 
+def test_status_columns_fit_their_widest_name(tmp_path):
+    # Issue 27: at a fixed 24 characters, perfect(temperature=1.0) ran into the next column.
+    dial, label = "perfect(temperature=1.0)", "a_variant_label_longer_than_24"
+    sweep = study(
+        strategies=["random", dial], games_per_seat=10, rules={"stones_per_pit": 2}, variants={label: {"rules": {"ply_cap": 30}}}
+    )
+    text = status(run_study(sweep, tmp_path, progress=False))
+    header, *rows = text.splitlines()[1:]
+    assert header.split() == ["variant", "south", "north", "games", "of", "chunks", "missing"]
+    cells = [re.split(r" {2,}", row.strip()) for row in rows]
+    strategies = ("random", dial)
+    assert [row[:3] for row in cells[:4]] == [["default", south, north] for south in strategies for north in strategies]
+    assert [row[0] for row in cells] == ["default"] * 4 + [label] * 4 and all(row[3:] == ["10", "10"] for row in cells)
+    assert header.index("south") == rows[0].index("random") == len("  ") + len(label) + 2
+    assert header.index("north") == header.index("south") + len(dial) + 2
+
+
 def test_modiar_study_run_writes_the_smoke_study(tmp_path, capsys):
     assert main(["study", "run", str(STUDIES / "smoke.toml"), "--out", str(tmp_path), "--jobs", "1", "--quiet"]) == 0
     assert f"study smoke: 4,000 games in {tmp_path}" in capsys.readouterr().out
