@@ -11,7 +11,11 @@ from setuptools.command.build_py import build_py
 class BuildWithRules(build_py):
     def run(self) -> None:
         super().run()
-        self.copy_file(str(Path(__file__).parent / "RULES.md"), str(Path(self.build_lib) / "pipeline" / "RULES.md"))
+        if getattr(self, "editable_mode", False):
+            return  # an editable install imports the clone, whose RULES.md rules_md finds beside it
+        target = Path(self.build_lib) / "pipeline"
+        self.mkpath(str(target))
+        self.copy_file(str(Path(__file__).parent / "RULES.md"), str(target / "RULES.md"))
 
 
 setup(cmdclass={"build_py": BuildWithRules})

@@ -4,6 +4,7 @@ the caller chooses; the engine itself chooses no folder and prints nothing (issu
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ import engine
 from engine.solver import solve
 from engine.tables import load_tables
 from pipeline.figures import FORMATS_VARIABLE
-from pipeline.paths import STUDIES, cache_folder, study_config
+from pipeline.paths import ROOT, STUDIES, cache_folder, study_config
 
 SMALL = 'name = "small"\nseed = 3\ngames_per_seat = 10\nstrategies = ["random", "perfect"]\n[rules]\nstones_per_pit = 2\n'
 
@@ -111,3 +112,27 @@ def test_the_engine_logs_its_builds_and_prints_nothing(tmp_path, capfd, caplog):
     assert capfd.readouterr() == ("", "")
     assert "built position tables of modiar-stones2" in caplog.text and "solved modiar-stones2-cap30" in caplog.text
     assert sorted(path.name for path in tmp_path.iterdir()) == ["solutions", "tables"]
+
+
+def test_an_installed_copy_carries_rules_md_and_finds_it(tmp_path):
+    """setup.py's build puts RULES.md inside the package, and pipeline.paths.rules_md finds that
+    copy where no repository is around it (an installed copy, whose reports link it)."""
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "RULES.md"):
+        shutil.copy(ROOT / name, source / name)
+    for package in ("engine", "pipeline"):
+        shutil.copytree(ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__"))
+    built = tmp_path / "installed" / "site-packages"
+    command = [sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(built)]
+    subprocess.run(command, cwd=source, check=True, capture_output=True)
+    assert (built / "pipeline" / "RULES.md").read_bytes() == (ROOT / "RULES.md").read_bytes()
+    found = subprocess.run(
+        [sys.executable, "-c", "from pipeline.paths import rules_md; print(rules_md())"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(built)},
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    assert Path(found.stdout.strip()) == built / "pipeline" / "RULES.md"
