@@ -28,10 +28,9 @@ from __future__ import annotations
 
 import sys
 from array import array
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-if TYPE_CHECKING:
-    from engine.rules import Rules
+from engine.rules import Rules, check_rules
 
 POSITION_FLAG = "position flag"  # fires (once a turn) on the position before the move
 MOVE_FLAG = "move flag"  # fires (once a turn) on the move played
@@ -79,7 +78,8 @@ MEANING = {event.name: event.meaning for event in EVENT_LIST}
 def possible_events(rules: Rules) -> tuple[str, ...]:
     """The events of EVENTS that can fire under ``rules``, in EVENTS order: all but those of a
     rule the rule set does not have (RULES.md: Rule events). feeding_active is a fact of the
-    position, possible under every rule set."""
+    position, possible under every rule set. A TypeError names anything but an engine.Rules."""
+    check_rules(rules)
     ruled_out = set()
     if not rules.feeding:
         ruled_out |= {"feeding_forced", "feeding_lapsed"}

@@ -163,6 +163,7 @@ CALLS: list[tuple[str, Callable[[], object], str]] = [
     ("play_game/a rule set's name", lambda: engine.play_game("random", "random", rules="modiar"), "rules"),
     ("policy_table/a rule set's name", lambda: engine.policy_table("random", "modiar-stones3"), "rules"),
     ("position/float mover", lambda: engine.position(START, 1.0, 0), "mover"),
+    ("possible_events/a rule set's name", lambda: engine.possible_events("modiar-feedingoff"), "rules"),
     ("release_caches/an argument", lambda: engine.release_caches(1), "release_caches()"),
     ("render/negative board", lambda: engine.render(-1), "board code"),
     ("rotate/huge board", lambda: engine.rotate(2**200), "board code"),
