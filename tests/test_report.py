@@ -88,7 +88,9 @@ def test_outcomes_table(built, tables):
     pairings = _pairings(built[2])
     assert list(rows) == [(south, north) for south, north, _ in pairings]
     for south, north, part in pairings:
-        assert {**rows[south, north], "p (Holm)": None} == _outcome_cells(part)
+        expected = _outcome_cells(part)
+        del expected["North wins (%)"]  # the rest of the games: in tables/outcomes.csv, not in the page's table
+        assert {**rows[south, north], "p (Holm)": None} == expected
     p_values = [sign_test(*_counts(part))[3] for _, _, part in pairings]
     holm = _holm(p_values)
     for (south, north, _), adjusted in zip(pairings, holm, strict=True):

@@ -224,7 +224,7 @@ def test_exact_values_stand_beside_the_sampled_ones(built):
         assert row["first-player score, exact"] == f"{values['first_player_score']:.6f}"
         assert row["South wins, exact (%)"] == f"{100 * values['south_win']:.3f}"
         assert row["draws, exact (%)"] == f"{100 * values['draw']:.3f}"
-        assert row["North wins, exact (%)"] == f"{100 * values['north_win']:.3f}"
+        assert "North wins, exact (%)" not in row and "North wins (%)" not in row  # the rest of the games
     lengths = {(row["South"], row["North"]): row for row in tables["Game length per pairing"]}
     for south, north in EXACT_PAIRINGS:
         assert lengths[south, north]["mean plies, exact"] == f"{exact_of(exact, south, north)['mean_plies']:.4f}"

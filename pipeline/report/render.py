@@ -200,8 +200,6 @@ _PROSE = 40
 # Where a long name in a header may break: after an underscore, or between a lower-case letter
 # and a capital (BranchingFactor_per_turn -> Branching Factor_ per_ turn).
 _NAME_BREAK = re.compile(r"(?<=_)(?=\w)|(?<=[a-z])(?=[A-Z])")
-# Where a strategy's spec may break in a cell: after its opening parenthesis or a comma.
-_SPEC_BREAK = re.compile(r"(?<=[(,])(?=\w)")
 # Inline code of the report's text, `words`, as Markdown writes it.
 _CODE = re.compile(r"`([^`]+)`")
 _MARKER_IDENTITY = {"kind": "report folder"}  # what the marker says it is (engine.integrity)
@@ -383,15 +381,8 @@ def _html_cells(tag: str, cells: Sequence[str], classes: Sequence[str]) -> str:
         for column in range(len(cells))
     ]
     texts = [_code(html.escape(cell)) for cell in cells]
-    # Where a table lacks room, a header may wrap inside a long name (BranchingFactor_per_turn), and
-    # a strategy's spec after its parenthesis (perfect( temperature=1.0)); never inside code.
-    breaks = [
-        _NAME_BREAK if tag == "th" else _SPEC_BREAK if column < len(classes) and classes[column] == "words" else None
-        for column in range(len(cells))
-    ]
-    texts = [
-        text if rule is None or "<code>" in text else rule.sub("<wbr>", text) for text, rule in zip(texts, breaks, strict=True)
-    ]
+    if tag == "th":  # where a table lacks room, a header may wrap inside a long name: BranchingFactor_per_turn
+        texts = [_NAME_BREAK.sub("<wbr>", text) if "<code>" not in text else text for text in texts]
     return "".join(f"{start}{text}</{tag}>" for start, text in zip(opening, texts, strict=True))
 
 

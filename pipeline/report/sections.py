@@ -250,30 +250,40 @@ def _variant_sections(data: ReportData) -> list[Section]:
 
 
 def _advantage_section(data: ReportData) -> Section:
+    # North's wins are the rest of each pairing's games: left out here, so that the table keeps
+    # its exact columns within a laptop's width (tables/outcomes.csv has them)
     rows = [
-        [*_pairing_cells(row, data), *_beside(_outcome_cells(row), _exact_outcome_cells(data, row), data)]
+        [*_pairing_cells(row, data), *_beside(_without_north(_outcome_cells(row)), _exact_outcome_cells(data, row), data)]
         for row in data.outcomes.iter_rows(named=True)
     ]
     pooled = [[row["rules"], *_outcome_cells(row)[:-1]] for row in data.outcomes_overall.iter_rows(named=True)]
     cells = ["games", "South wins (%)", "draws (%)", "North wins (%)", "first-player score", "p (score = 1/2)", "p (Holm)"]
-    exact = [None, "South wins, exact (%)", "draws, exact (%)", "North wins, exact (%)", "first-player score, exact", None, None]
+    exact = [None, "South wins, exact (%)", "draws, exact (%)", "first-player score, exact", None, None]
     text = (
         "The first player's score per ordered pairing (South's strategy first), with the exact sign test against one "
-        "half and its Holm adjustment over every pairing; then every game of a rule set pooled (each pairing weighs as "
-        "many games as it played). Between different strategies the score mixes the seat with their strengths: the "
-        "seat effect is read from both orders together (Who gains from moving first)."
+        "half and its Holm adjustment over every pairing; North wins the rest of the games (tables/outcomes.csv gives "
+        "that share too, with its interval). Then every game of a rule set pooled (each pairing weighs as many games "
+        "as it played). Between different strategies the score mixes the seat with their strengths: the seat effect "
+        "is read from both orders together (Who gains from moving first)."
     )
     text += _exact_note(data)
     return Section(
         "Outcomes of every pairing",
         [text],
         [
-            Table("Outcomes per pairing", [*_pairing_header(data), *_beside(cells, exact, data)], rows, "outcomes"),
+            Table(
+                "Outcomes per pairing", [*_pairing_header(data), *_beside(_without_north(cells), exact, data)], rows, "outcomes"
+            ),
             Table("All pairings pooled", ["rules", *cells[:-1]], pooled, "outcomes_overall"),
         ],
         [("first_player_advantage", "First-player score per pairing, 95% intervals; the dashed line is a fair game.")],
         appendix=True,
     )
+
+
+def _without_north(cells: list[str]) -> list[str]:
+    """_outcome_cells (or their headers) without North's wins, the fourth."""
+    return cells[:3] + cells[4:]
 
 
 def _outcome_cells(row: dict[str, Any]) -> list[str]:
@@ -802,28 +812,34 @@ def _significant_seats(seat_effect: pl.DataFrame) -> tuple[int, int, int]:
 
 def _seat_verdict(data: ReportData, rules: str) -> str:
     """What self-play says of the first seat, strategy by strategy, in a sentence: the sign of
-    each strategy's self-play seat effect where it is exact or significant (Holm), no effect
-    otherwise; one verdict for all only when every strategy agrees."""
+    each strategy's self-play seat effect where it is exact or significant (Holm); exactly fair
+    where its exact value is 0, unclear where its games do not decide; one verdict for all only
+    when every strategy agrees."""
     self_play = data.seat_effect.filter((pl.col("rules") == rules) & (pl.col("strategy_a") == pl.col("strategy_b")))
-    by_sign: dict[int, list[str]] = {-1: [], 0: [], 1: []}
+    found: dict[str, list[str]] = {"worse": [], "better": [], "fair": [], "unclear": []}
     for row in self_play.iter_rows(named=True):
-        if row["seat_effect_exact"] is not None:
-            sign = 0 if abs(row["seat_effect_exact"]) < 1e-9 else (1 if row["seat_effect_exact"] > 0 else -1)
+        exact, effect = row["seat_effect_exact"], row["seat_effect"]
+        if exact is not None:
+            kind = "fair" if abs(exact) < 1e-9 else ("better" if exact > 0 else "worse")
         elif row["seat_effect_p_holm"] is not None and row["seat_effect_p_holm"] < 0.05:
-            sign = 1 if row["seat_effect"] > 0 else -1
+            kind = "better" if effect > 0 else "worse"
         else:
-            sign = 0
-        by_sign[sign].append(row["strategy_a"])
-    if not by_sign[-1] and not by_sign[1]:
-        return "Moving first is neither a clear advantage nor a clear disadvantage."
-    unanimous = not by_sign[0] and not (by_sign[-1] and by_sign[1]) and self_play.height > 1
+            kind = "unclear"
+        found[kind].append(row["strategy_a"])
+    fair = f"exactly fair for {_listed(found['fair'])} (an exact score of 1/2)" if found["fair"] else ""
+    unclear = f"for {_listed(found['unclear'])} the games show no clear seat effect" if found["unclear"] else ""
+    if not found["worse"] and not found["better"]:
+        if fair and not unclear:
+            return f"Moving first is {fair}."
+        return "Moving first is neither a clear advantage nor a clear disadvantage" + (f"; it is {fair}." if fair else ".")
+    unanimous = not (found["fair"] or found["unclear"]) and not (found["worse"] and found["better"]) and self_play.height > 1
     signed = [
-        f"{words} for {'every strategy' if unanimous else _listed(by_sign[sign])}"
-        for sign, words in ((-1, "a disadvantage"), (1, "an advantage"))
-        if by_sign[sign]
+        f"{words} for {'every strategy' if unanimous else _listed(found[kind])}"
+        for kind, words in (("worse", "a disadvantage"), ("better", "an advantage"))
+        if found[kind]
     ]
-    unclear = f"; for {_listed(by_sign[0])} the games show no clear seat effect" if by_sign[0] else ""
-    return f"Moving first is {' but '.join(signed)}{unclear}."
+    rest = "".join(f"; {part}" for part in (f"it is {fair}" if fair else "", unclear) if part)
+    return f"Moving first is {' but '.join(signed)}{rest}."
 
 
 def _self_play_score(data: ReportData, rules: str, name: str) -> tuple[str, bool] | None:
@@ -1219,12 +1235,12 @@ def _exact_cell(data: ReportData, keys: dict[str, Any], column: str, form: str, 
 
 
 def _exact_outcome_cells(data: ReportData, row: dict[str, Any]) -> list[str | None]:
-    """The exact cells beside _outcome_cells: its shares and score (None: no exact column)."""
+    """The exact cells beside _outcome_cells without North's wins: South's wins, draws and the
+    score (None: no exact column)."""
     return [
         None,
         _exact_cell(data, row, "south_win", "{:.3f}", 100),
         _exact_cell(data, row, "draw", "{:.3f}", 100),
-        _exact_cell(data, row, "north_win", "{:.3f}", 100),
         _exact_cell(data, row, "first_player_score", "{:.6f}"),
         None,
         None,
