@@ -57,9 +57,11 @@ def _pairing_lines(pairings: pl.DataFrame, by: tuple[str, ...]) -> list[str]:
 
 
 def _event_lines(games: pl.LazyFrame, pairings: pl.DataFrame, by: tuple[str, ...]) -> list[str]:
-    """How often each rule event fires in the pairing with the most games (the first such in study order)."""
+    """How often each rule event the rule set allows fires in the pairing with the most games (the
+    first such in study order)."""
     largest = pairings.sort("games", descending=True, maintain_order=True).row(0, named=True)
-    rates = events(games.filter(pl.all_horizontal(pl.col(name) == largest[name] for name in by)), by=())
+    # by rules: an event the rule set rules out (feeding_forced without feeding) has no row, never a 0
+    rates = events(games.filter(pl.all_horizontal(pl.col(name) == largest[name] for name in by)), by=("rules",))
     under = f" under {largest['rules']}" if "rules" in by else ""
     lines = [
         f"rule events in {largest['south']} (South) against {largest['north']} (North){under}, {largest['games']:,} games:",

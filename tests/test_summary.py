@@ -77,3 +77,13 @@ def test_an_unfinished_study_opens_with_its_warning_then_its_pairings(tmp_path: 
     text = summary(folder)
     assert text.splitlines()[0].startswith("INCOMPLETE STUDY: 1 of ")
     assert [tuple(line.split()[:2]) for line in pairing_lines(text)] == CONFIG_ORDER[:1]
+
+
+def test_the_events_of_a_rule_the_rule_set_lacks_are_left_out(tmp_path: Path) -> None:
+    """Without feeding, feeding cannot be forced nor lapse: no line for them (RULES.md: Rule events)."""
+    config = {**CONFIG, "rules": {"stones_per_pit": 3, "feeding": False}}
+    events = summary(run_study(parse_study(config), tmp_path / "off", progress=False)).split("rule events in")[1]
+    assert "feeding_active" in events and "grand_slam_blocked" in events
+    assert "feeding_forced" not in events and "feeding_lapsed" not in events
+    events = summary(run_study(parse_study(CONFIG), tmp_path / "on", progress=False)).split("rule events in")[1]
+    assert "feeding_forced" in events and "feeding_lapsed" in events
