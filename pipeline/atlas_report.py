@@ -386,20 +386,18 @@ def tradeoff_figure(frame: pl.DataFrame, reference: str | None) -> Figure:
         figure = Figure(figsize=(plot.PAGE, 2.9), layout="constrained")
         for axes, (column, words) in zip(figure.subplots(1, 2, sharey=True), panels, strict=True):
             norm = matplotlib.colors.Normalize(0.0, max(float(np.max(frame[column].to_numpy(), initial=0.0)), 1e-9))
+            event = column.removeprefix("random_").removesuffix("_fires")
+            names = frame["rules"].to_list()
+            possible = pl.Series([event in engine.possible_events(engine.Rules.from_name(name)) for name in names])
             for _, condition, marker in shapes:
-                part = frame.filter(condition)
-                x, y = part["random_mean_plies"].to_numpy(), np.abs(part["random_first_player_score"].to_numpy() - 0.5)
-                axes.scatter(
-                    x,
-                    y,
-                    c=part[column].to_numpy(),
-                    cmap="cividis",
-                    norm=norm,
-                    marker=marker,
-                    s=22,
-                    edgecolors="#333333",
-                    linewidths=0.4,
-                )
+                part = frame.with_columns(possible.alias("_possible")).filter(condition)
+                for has_rule, shown in ((True, part.filter("_possible")), (False, part.filter(~pl.col("_possible")))):
+                    x, y = shown["random_mean_plies"].to_numpy(), np.abs(shown["random_first_player_score"].to_numpy() - 0.5)
+                    # a rule set without the rule: hollow, not the colour of "never"
+                    colour = (
+                        {"c": shown[column].to_numpy(), "cmap": "cividis", "norm": norm} if has_rule else {"facecolors": "none"}
+                    )
+                    axes.scatter(x, y, **colour, marker=marker, s=22, edgecolors="#333333", linewidths=0.4)
             _mark_reference(axes, frame, reference)
             lengths = frame["random_mean_plies"].to_numpy()
             if lengths.min() > 0 and lengths.max() > 20 * lengths.min():  # lengths over orders of magnitude
@@ -799,7 +797,13 @@ def _tradeoff_section(frame: pl.DataFrame, reference: str | None) -> Section:
     return Section(
         "Fairness, length and the rules that fire",
         text,
-        figures=[("atlas_tradeoff", "Distance of the random first player's score from 1/2 against mean length (exact).")],
+        figures=[
+            (
+                "atlas_tradeoff",
+                "Distance of the random first player's score from 1/2 against mean length (exact); a hollow marker is a "
+                "rule set without that panel's rule (no feeding, or grand slams allowed).",
+            )
+        ],
     )
 
 

@@ -29,6 +29,7 @@ from pipeline.atlas_report import (
     map_layout,
     rule_that_matters,
     stones_series,
+    tradeoff_figure,
     value_label,
     varying_fields,
 )
@@ -212,3 +213,20 @@ def test_the_headline_says_no_rule_field_changes_the_start_value_when_every_effe
     assert "for random players it is grand slam (the first player's score differs by 0.020)" in rule_that_matters(moved)
     decided = spreads.with_columns(pl.Series("effect_start_value", [4.0, 0.0]))
     assert rule_that_matters(decided).startswith("**The rule that matters most to the first player's advantage is compulsory")
+
+
+def test_the_tradeoff_figure_draws_a_rule_set_without_feeding_hollow(folder: Path) -> None:
+    """A rule set without feeding never forces a feed because it has no such rule: its marker in
+    the feeding panel is hollow, not the colour of "never" (RULES.md: Rule events)."""
+    frame = atlas_frame(folder)
+    assert set(frame["feeding"].to_list()) == {True, False}
+    feeding, slam = tradeoff_figure(frame, None).axes[:2]
+    filled = [collection for collection in feeding.collections if collection.get_array() is not None]
+    hollow = [
+        collection for collection in feeding.collections if collection.get_array() is None and len(collection.get_offsets())
+    ]
+    assert sum(len(collection.get_offsets()) for collection in hollow) == frame.filter(~pl.col("feeding")).height
+    assert sum(len(collection.get_offsets()) for collection in filled) == frame.filter("feeding").height
+    assert all(len(collection.get_facecolor()) == 0 for collection in hollow)
+    # every rule set bans grand slams here: the other panel is all filled
+    assert not [c for c in slam.collections if c.get_array() is None and len(c.get_offsets())]
