@@ -550,12 +550,10 @@ def _ladder_caption(cut: list[str], unbounded: list[str]) -> str:
     """The rating figure's caption, saying what its axis leaves out (figures.ladder_axis)."""
     caption = "Ratings with 95% intervals (widened by the model's dispersion); the anchor strategy is at 0."
     if cut:
-        caption += (
-            f" The {'interval' if len(cut) == 1 else 'intervals'} of {_listed(cut)} {'runs' if len(cut) == 1 else 'run'} "
-            "past the axis and {} cut at its edge (arrowheads); the table gives {} ends.".format(
-                "is" if len(cut) == 1 else "are", "its" if len(cut) == 1 else "their"
-            )
-        )
+        one = len(cut) == 1
+        noun, runs, be, whose = ("interval", "runs", "is", "its") if one else ("intervals", "run", "are", "their")
+        caption += f" The {noun} of {_listed(cut)} {runs} past the axis and {be} cut at its edge (arrowheads); "
+        caption += f"the table gives {whose} ends."
     if unbounded:
         caption += f" The games do not bound the rating of {_listed(unbounded)}: an arrow at the edge, no point."
     return caption
