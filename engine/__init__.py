@@ -12,7 +12,7 @@ from engine.board import Board, pack, parse_board, render, unpack
 from engine.cache import cache_folder, set_cache_folder
 from engine.errors import IllegalMoveError
 from engine.events import END_EVENTS, EVENTS, TURN_EVENTS, possible_events
-from engine.exact import ExactOutcome, exact_outcome
+from engine.exact import ExactOutcome, ExactProgress, exact_outcome
 from engine.exploit import Exploitability, exploitability
 from engine.game import GameRecord, play_game
 from engine.policy import PolicyTable, is_table_strategy, policy_table
@@ -31,6 +31,7 @@ __all__ = [
     "TURN_EVENTS",
     "Board",
     "ExactOutcome",
+    "ExactProgress",
     "Exploitability",
     "GameBatch",
     "GameRecord",

@@ -37,7 +37,9 @@ default); ``unresolved`` then says how much.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from scipy import sparse
@@ -94,12 +96,15 @@ def exact_outcome(
     rules: Rules = DEFAULT_RULES,
     tables: PositionTables | None = None,
     tolerance: float = TOLERANCE,
+    progress: Callable[[ExactProgress], None] | None = None,
 ) -> ExactOutcome:
     """The exact outcome distribution of ``south`` against ``north``, two table strategies (spec
     strings or the engine's objects); a strategy without a policy table (mcts) is refused with
     engine.policy.NotATableStrategyError. ``tables`` are the position tables of ``rules`` (else
     engine.tables.kept_tables). The propagation stops at the cap, or once the mass in play is
-    below ``tolerance``, a mass from 0 (run to the cap) up to but not including 1."""
+    below ``tolerance``, a mass from 0 (run to the cap) up to but not including 1.
+    ``progress``, if given, is called with an ExactProgress before each graph is built and
+    after every ply."""
     check_rules(rules)
     _check_tolerance(tolerance)
     tables = kept_tables(rules) if tables is None else tables
@@ -107,22 +112,41 @@ def exact_outcome(
         raise ValueError(f"the tables are those of {tables.rules.name}, not of the rules asked for, {rules.name}")
     players = (policy_table(south, rules, tables=tables), policy_table(north, rules, tables=tables))
     run = _Run(rules, tables, players)
+    report = progress or (lambda _: None)
     margins, events = run.first_move()
     ply, stopped = 1, not len(events.position)
     while not stopped and ply < rules.ply_cap:
         if ply < run.steady_until:  # the stationary plies: one sparse product a ply
-            margins, events, ply, stopped = _Steady(run, margins, events, ply).propagate(tolerance)
+            report(ExactProgress(ply, rules.ply_cap, float(events.total.sum()), BUILDING))
+            steady = _Steady(run, margins, events, ply)
+            margins, events, ply, stopped = steady.propagate(tolerance, report)
+            del steady
             continue
-        if run.deepen():  # mass is left near the cap: sparse products further down, where they still hold
+        if run.deepen():  # mass is left near the cap: sparse products on to the cap, corrected where policies change
             continue
         margins = run.end_or_move(margins, ply, events=False)
         events = run.end_or_move(events, ply, events=True)
         ply += 1
-        stopped = not len(events.position) or events.total.sum() < tolerance
+        mass = float(events.total.sum())
+        stopped = not len(events.position) or mass < tolerance
+        report(ExactProgress(ply, rules.ply_cap, mass, PROPAGATING))
     if not stopped:
         run.stop_at_cap(margins, events, rules.ply_cap)
         events = _States.empty(len(TRACKED))
     return run.outcome(players, float(events.total.sum()), events)
+
+
+BUILDING, PROPAGATING = "building", "propagating"
+
+
+class ExactProgress(NamedTuple):
+    """Where exact_outcome is: ``ply`` of ``cap``, the mass of games still in play there, and
+    its ``stage``: BUILDING the graph of the states reachable from there, or PROPAGATING ply by ply."""
+
+    ply: int
+    cap: int
+    in_play: float
+    stage: str
 
 
 def _check_tolerance(tolerance: object) -> None:
@@ -171,6 +195,10 @@ class _Run:
         self.steady_until = self._first_below(self.floors)
         self.varying = [player.far == player.varies for player in players]
         self.deepened = False
+        if all(player.wide for player in players):
+            # Both play nearly every legal move: the states reachable under the far classes are
+            # those under any class, so one graph takes the sparse products to the cap.
+            self.deepen()
         self.margin_mass = np.zeros(2 * rules.total_stones + 1)  # by final margin + total stones
         self.plies = np.zeros(rules.ply_cap + 1)
         self.event_mean = dict.fromkeys(EVENTS, 0.0)
@@ -180,14 +208,15 @@ class _Run:
         self.flag_bits = np.array([FLAGS[name] for name in POSITION_FLAGS])
 
     def deepen(self) -> bool:
-        """Once, when mass is still in play at steady_until: take each policy's steady floor
-        (engine.policy.PolicyTable.steady_floor; for perfect's values it needs the solution),
-        below which only a few positions change class, and mark those positions as varying too,
-        so that sparse products go on down to it. Whether steady_until moved."""
+        """Once, when mass is still in play at steady_until: for perfect's values (whose
+        PolicyTable.settled() says from how many plies left each position keeps its far class)
+        mark every position that may still change class as varying, so that sparse products go
+        on to the cap, each ply correcting only the moves of the positions not settled at its
+        plies left (engine.exact._Moves.corrections). Whether steady_until moved."""
         if self.deepened:
             return False
         self.deepened = True
-        floors = [player.steady_floor() for player in self.players]
+        floors = [player.sparse_floor() for player in self.players]
         if floors == self.floors:
             return False
         self.floors = floors
@@ -389,7 +418,7 @@ class _Steady:
         self.masses = np.zeros((1 + len(TRACKED), self.by_position.count[parity]))
         self.masses[:, self.by_position.start] = np.column_stack([events.total, events.untouched]).T
 
-    def propagate(self, tolerance: float) -> tuple[_States, _States, int, bool]:
+    def propagate(self, tolerance: float, report: Callable[[ExactProgress], None]) -> tuple[_States, _States, int, bool]:
         """Propagate up to run.steady_until or until the mass in play is below ``tolerance``:
         the states then in play, by margin and by position, the ply reached and whether it stopped."""
         ply, x, masses = self.ply, self.x, self.masses
@@ -400,6 +429,7 @@ class _Steady:
             ply += 1
             mass = float(masses[0].sum())
             stopped = mass == 0 or mass < tolerance
+            report(ExactProgress(ply, self.run.rules.ply_cap, mass, PROPAGATING))
             if stopped or ply >= self.run.steady_until:
                 self.by_position.count_events()
                 return self.by_margin.states(x, ply % 2), self.by_position.states(masses, ply % 2), ply, stopped
@@ -487,8 +517,9 @@ class _Graph:
         if len(moves.ended):
             self.run._score(_States(moves.ended_at, moves.ended_margin, x[moves.ended], np.empty((0, 0))), ply)
         y: np.ndarray = moves.all @ x
-        if len(moves.v_from):
-            np.add.at(y, moves.v_to, x[moves.v_from] * moves.varying_chances(ply))
+        m, delta = moves.corrections(ply)
+        if m:
+            _scatter(y, moves.v_to[:m], x[moves.v_from[:m]] * delta)
         return y
 
     def step_events(self, masses: np.ndarray, ply: int) -> np.ndarray:
@@ -506,15 +537,18 @@ class _Graph:
             after[row] = moves.all @ (masses[row] * moves.keep_flags[row])
         for row, matrix in zip(range(flags, masses.shape[0]), moves.keeping, strict=True):
             after[row] = matrix @ masses[row]
-        if len(moves.v_from):
-            chances = moves.varying_chances(ply)
-            weight = total[moves.v_from] * chances
-            for name, mean in zip(CAPTURE_COUNTS, weight @ moves.v_counts, strict=True):
+        m, delta = moves.corrections(ply)
+        if m:
+            start, to = moves.v_from[:m], moves.v_to[:m]
+            weight = total[start] * delta
+            counts = moves.correction_counts(m)
+            for name, mean in zip(CAPTURE_COUNTS, weight @ counts, strict=True):
                 run.event_mean[name] += float(mean)
-            keeps = np.vstack([moves.keep_flags[:, moves.v_from], moves.v_keeps])
-            moved = masses[:, moves.v_from] * keeps * chances
+            captured, own = counts[:, 1], counts[:, 3]
+            keeps = np.vstack([moves.keep_flags[:, start], captured == 0, own == 0, captured == own])
+            moved = masses[:, start] * keeps * delta
             for row in range(masses.shape[0]):
-                np.add.at(after[row], moves.v_to, moved[row])
+                _scatter(after[row], to, moved[row])
         return after
 
     def count_events(self) -> None:
@@ -545,13 +579,15 @@ def _far_widths(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The pits (states, 3) that ``player`` may play at the positions ``at`` while far from the
     cap, and the width of each one's cut (its chance times 2**32). At a position marked in
-    ``varying`` (VARIES, and below far_from those not yet settled) every legal pit may be played
-    and the width is 0 here: those chances are taken ply by ply (engine.exact._Moves.varying_chances)."""
+    ``varying`` (VARIES, and those not yet settled at the floor) every legal pit may be played:
+    its width is that of the far class, 0 at VARIES, and the plies where the class differs are
+    corrected ply by ply (engine.exact._Moves.corrections)."""
     classes = player.far[at].astype(np.int64)
     varies = varying[at]
-    classes[varies] = 0
+    cycling = classes == player.varies
+    classes[cycling] = 0
     widths: np.ndarray = player.chances(classes)
-    widths[varies] = 0
+    widths[cycling] = 0
     support = widths > 0
     support[varies] = tables.child[at[varies]] >= 0
     return support, widths
@@ -573,7 +609,7 @@ class _Moves:
 
     def __init__(self, graph: _Graph, mover: int, edges: list[_Edges]) -> None:
         run, tables = graph.run, graph.run.tables
-        self.player = run.players[mover]
+        self.player, self.tables = run.players[mover], run.tables
         count, children = graph.count[mover], graph.count[1 - mover]
         start = _join([part.start for part in edges], np.int32)
         to = _join([part.to for part in edges], np.int32)
@@ -582,9 +618,22 @@ class _Moves:
         del edges[:]
         positions_ = graph.position[mover]
         varies = run.varying[mover][positions_[start]]
-        # The moves from varying positions: their chances are taken each ply, by position.
-        self.v_from, self.v_to, self.v_pit = start[varies], to[varies], pit[varies].astype(np.int64)
-        self.v_positions, self.v_rows = np.unique(positions_[self.v_from], return_inverse=True)
+        # The moves from varying positions, by the plies left below which their chances may
+        # differ from the far ones (unsettled_below), most unsettled first: at k plies left the
+        # moves to correct are a prefix, and so are their positions.
+        v_from, v_to, v_pit = start[varies], to[varies], pit[varies]
+        v_at = positions_[v_from]
+        below = self.player.unsettled_below(v_at)
+        unsettled = np.lexsort((v_at, -below))
+        self.v_from, self.v_to, self.v_pit = v_from[unsettled], v_to[unsettled], v_pit[unsettled]
+        del v_from, v_to, v_pit
+        v_at, below = v_at[unsettled], below[unsettled].astype(np.int16)
+        first = np.flatnonzero(np.r_[True, v_at[1:] != v_at[:-1]]) if len(v_at) else np.empty(0, np.int64)
+        self.v_positions = v_at[first].astype(np.int64)
+        self.v_rows = np.repeat(np.arange(len(first), dtype=np.int32), np.diff(np.r_[first, len(v_at)]))
+        self._v_edges_below = -below  # ascending, for searchsorted
+        self._v_positions_below = self._v_edges_below[first]
+        del v_at, below, first, unsettled
         self.ended = np.flatnonzero((tables.child[positions_] < 0).all(axis=1))  # the games over
         self.ended_at = positions_[self.ended].astype(np.int64)
         if graph.by_margin:
@@ -606,9 +655,6 @@ class _Moves:
         self.all = matrix(chance)
         self.keeping = [matrix(chance * keep) for keep in (captured == 0, own == 0, captured == own)]
         self.move_counts = counts[order].astype(np.uint8)  # each entry's capture counts, in COUNTED's order
-        self.v_counts = counts[varies]
-        captured, own = self.v_counts[:, 1], self.v_counts[:, 3]
-        self.v_keeps = np.vstack([captured == 0, own == 0, captured == own]).astype(float)
         flags = tables.flags[positions_].astype(np.int64)
         fired = ((flags[:, None] & run.flag_bits) > 0).T.astype(float)  # (position flags, states)
         fired[:, self.ended] = 0  # a game over plays no turn
@@ -622,11 +668,36 @@ class _Moves:
         fired = 1 - self.keep_flags[1:]
         return np.concatenate([weight @ self.move_counts, fired @ self.occupancy])
 
-    def varying_chances(self, ply: int) -> np.ndarray:
-        """The chances of the moves from varying positions at ``ply``."""
+    def corrections(self, ply: int) -> tuple[int, np.ndarray]:
+        """The moves whose chances at ``ply`` differ from those in the matrices may only be the
+        first m of the varying moves (those of positions not settled at the ply's plies left):
+        m, and for each of them its chance at ``ply`` minus its far chance (0 at VARIES)."""
         player = self.player
-        classes = player.classes_at(self.v_positions, player.rules.ply_cap - ply)[self.v_rows.reshape(-1)]
-        return _chance(player, classes, self.v_pit)
+        plies_left = player.rules.ply_cap - ply
+        m = int(np.searchsorted(self._v_edges_below, -plies_left, side="left"))
+        if not m:
+            return 0, np.empty(0)
+        n = int(np.searchsorted(self._v_positions_below, -plies_left, side="left"))
+        at = self.v_positions[:n]
+        rows, pit = self.v_rows[:m], self.v_pit[:m]
+        far = player.far[at].astype(np.int64)
+        cycling = far == player.varies
+        far[cycling] = 0
+        far_chance = _chance(player, far[rows], pit)
+        far_chance[cycling[rows]] = 0
+        return m, _chance(player, player.classes_at(at, plies_left)[rows], pit) - far_chance
+
+    def correction_counts(self, m: int) -> np.ndarray:
+        """The capture counts (moves, 5) of the first m varying moves, in COUNTED's order."""
+        return _move_counts(self.tables, self.v_positions[self.v_rows[:m]], self.v_pit[:m].astype(np.int64))
+
+
+def _scatter(y: np.ndarray, to: np.ndarray, values: np.ndarray) -> None:
+    """y[to] += values, with repeated targets summed: np.add.at for a few, np.bincount for many."""
+    if len(to) * 8 < len(y):
+        np.add.at(y, to, values)
+    else:
+        y += np.bincount(to, weights=values, minlength=len(y))
 
 
 def _chance(player: PolicyTable, classes: np.ndarray, pit: np.ndarray) -> np.ndarray:

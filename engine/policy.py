@@ -77,9 +77,6 @@ from engine.version import ENGINE_VERSION
 log = logging.getLogger(__name__)
 BLOCK = 1 << 20  # positions keyed at a time, so that the temporaries stay small
 HEURISTIC_WEIGHT = 128  # above any row: a board holds at most 63 stones
-# engine.exact's sparse products go down to the plies left where all but one position in this
-# many keep their far class (PolicyTable.steady_floor): for perfect under RULES.md, 54 plies left.
-STEADY_SHARE = 256
 CLASS_TYPES = (np.uint16, np.uint32)  # far[] takes the first that numbers every class and VARIES
 
 
@@ -128,6 +125,12 @@ class PolicyTable(PolicyArrays):
         self._cut(len(self.keys))
 
     @property
+    def wide(self) -> bool:
+        """Whether the strategy gives (nearly) every legal move a chance: random, and a rule
+        other than the argmax (perfect's dials). engine.exact builds one graph for two of them."""
+        return isinstance(self.values, _Zero) or self.rule is not ARGMAX
+
+    @property
     def varies(self) -> int:
         """The class number that marks a position of ``far`` as VARIES."""
         return int(np.iinfo(self.far.dtype).max)
@@ -140,25 +143,29 @@ class PolicyTable(PolicyArrays):
             self._settled = self.values.settled_from()
         return self._settled
 
-    def steady_floor(self) -> int:
-        """The least plies left k <= far_from from which at most one position in STEADY_SHARE
-        has a class other than its far class (VARIES aside): engine.exact propagates by sparse
-        products down to k plies left, taking the chances of those positions ply by ply."""
-        settled = self.settled()
-        if settled is None or self.far_from <= 1:
-            return self.far_from
-        beyond = np.cumsum(np.bincount(settled, minlength=self.far_from + 2)[::-1])[::-1]  # beyond[k]: settled >= k
-        few = np.flatnonzero(beyond[2 : self.far_from + 2] <= len(settled) // STEADY_SHARE)  # k = 1 .. far_from
-        return int(few[0]) + 1 if len(few) else self.far_from
+    def sparse_floor(self) -> int:
+        """The plies left down to which engine.exact propagates by sparse products: 1 (the cap)
+        for perfect's values, whose settled() says which positions to correct at each plies
+        left; far_from for the others, whose last plies merge the children of the states in play."""
+        return 1 if self.settled() is not None and self.far_from > 1 else self.far_from
 
     def unsettled(self, floor: int) -> np.ndarray:
         """A mask over positions: those whose class may differ from their far class with some
-        plies left from ``floor`` (>= steady_floor()) to the cap: VARIES, and settled above ``floor``."""
+        plies left from ``floor`` to the cap: VARIES, and settled above ``floor``."""
         mask: np.ndarray = self.far == self.varies
         settled = self.settled()
         if settled is not None and floor < self.far_from:
             mask |= settled > floor
         return mask
+
+    def unsettled_below(self, positions: np.ndarray) -> np.ndarray:
+        """For each position, the plies left below which its class may differ from its far
+        class: settled() (at most far_from), and above the cap for VARIES (always)."""
+        positions = np.asarray(positions, dtype=np.int64)
+        settled = self.settled()
+        below = np.zeros(len(positions), dtype=np.int32) if settled is None else settled[positions].astype(np.int32)
+        below[self.far[positions] == self.varies] = self.rules.ply_cap + 1
+        return below
 
     def classes_at(self, positions: np.ndarray, plies_left: int) -> np.ndarray:
         """The class of each position (ply > 0, mover's view) with ``plies_left`` plies left (>= 1)."""

@@ -61,16 +61,18 @@ def exact_path(south: str, north: str, rules: engine.Rules, folder: Path) -> Pat
     return folder / f"{rules.name}-{_slug(south)}-{_slug(north)}-{key}-engine{engine.ENGINE_VERSION}.json"
 
 
-def cached_exact_outcome(south: str, north: str, rules: engine.Rules) -> ExactOutcome:
+def cached_exact_outcome(
+    south: str, north: str, rules: engine.Rules, progress: Callable[[engine.ExactProgress], None] | None = None
+) -> ExactOutcome:
     """engine.exact_outcome of two table strategies, from the cache when it holds a sound copy,
-    else computed (up to a minute and 3.3 GB for random against random under RULES.md) and cached."""
+    else computed (``progress`` is engine.exact_outcome's) and cached."""
     south, north = engine.canonical_spec(south), engine.canonical_spec(north)
     folder = exact_folder()
     return _cached(
         None if folder is None else exact_path(south, north, rules, folder),
         _of(south, north, rules),
         "exact outcome",
-        lambda: engine.exact_outcome(south, north, rules=rules),
+        lambda: engine.exact_outcome(south, north, rules=rules, progress=progress),
         _encode,
         lambda payload: _decode(payload, rules),
     )

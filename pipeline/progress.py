@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from typing import Protocol
 
@@ -132,32 +132,13 @@ class CachesBar:
         return f"building {building}" if building else ""
 
 
-class ExactBar:
-    """The bar of the exact outcomes being computed (engine.exact_outcome), one pairing a step."""
-
-    def __init__(self, pairings: int, *, disable: bool) -> None:
-        self.bar = tqdm(
-            total=pairings,
-            desc="exact outcomes",
-            bar_format="{desc}: {n_fmt}/{total_fmt} pairings [{elapsed}]",
-            file=sys.stderr,
-            disable=disable,
-        )
-        self.ticker = Ticker(self.bar)
-
-    def done(self) -> None:
-        self.bar.update()
-
-    def close(self) -> None:
-        self.ticker.stop()
-        self.bar.close()
-
-
 class Ticker:
-    """Redraws a bar every TICK seconds from a daemon thread, so its elapsed time keeps moving."""
+    """Redraws a bar every TICK seconds from a daemon thread, so its elapsed time keeps moving;
+    ``before``, if given, is called before each redraw (to read what workers reported)."""
 
-    def __init__(self, bar: tqdm) -> None:  # type: ignore[type-arg]
+    def __init__(self, bar: tqdm, before: Callable[[], None] | None = None) -> None:  # type: ignore[type-arg]
         self.stopped = threading.Event()
+        self.before = before
         self.thread = None if bar.disable else threading.Thread(target=self._tick, args=(bar,), daemon=True)
         if self.thread is not None:
             self.thread.start()
@@ -169,6 +150,8 @@ class Ticker:
 
     def _tick(self, bar: tqdm) -> None:  # type: ignore[type-arg]
         while not self.stopped.wait(TICK):
+            if self.before is not None:
+                self.before()
             bar.refresh()
 
 

@@ -35,6 +35,7 @@ next run writes exact.parquet for the new value (or drops it).
 from __future__ import annotations
 
 import hashlib
+import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,9 +53,10 @@ from engine.search import PerfectStrategy
 from engine.solver import solution_path, solutions_folder
 from engine.tables import cache_path, load_tables, table_rules, tables_folder
 from pipeline.exact_cache import cached_exact_outcome, exact_jobs, exact_seconds, read_cached
+from pipeline.exact_progress import ExactBar, Reporter
 from pipeline.lock import FolderBusyError, folder_lock
 from pipeline.paths import EXACT, GAMES, JOURNAL, LOCK, MANIFEST, PLIES, study_dir
-from pipeline.progress import CachesBar, ExactBar, GamesBar
+from pipeline.progress import CachesBar, GamesBar
 from pipeline.records import (
     ChunkEntry,
     ExactEntry,
@@ -382,14 +384,18 @@ def _record_exact(run: _Run, manifest: Manifest) -> None:
     missing.sort(key=lambda pairing: -exact_seconds(pairing.south, pairing.north))  # the longest first
     if missing:
         _build_caches(_missing_caches(missing), run.jobs, run.progress)
-        bar = ExactBar(len(missing), disable=not run.progress)
-        jobs = run.jobs if run.backend == "dask" else exact_jobs(run.jobs)  # a wide pairing takes 3.3 GB
+        jobs = run.jobs if run.backend == "dask" else exact_jobs(run.jobs)  # a wide pairing takes GBs
+        bar = ExactBar(
+            [(_exact_name(_exact_key(pairing)), exact_seconds(pairing.south, pairing.north)) for pairing in missing],
+            jobs,
+            disable=not run.progress,
+        )
         try:
-            for key, outcome in Parallel(n_jobs=jobs, return_as="generator_unordered")(
-                delayed(_exact_job)(_exact_key(pairing), engine.cache_folder()) for pairing in missing
+            for key, outcome, seconds in Parallel(n_jobs=jobs, return_as="generator_unordered")(
+                delayed(_exact_job)(_exact_key(pairing), engine.cache_folder(), bar.folder) for pairing in missing
             ):
                 found[key] = outcome
-                bar.done()
+                bar.done(_exact_name(key), seconds)
         finally:
             bar.close()
     rows = [(pairing.variant, found[_exact_key(pairing)]) for pairing in pairings]
@@ -405,13 +411,25 @@ def _exact_key(pairing: Pairing) -> _ExactKey:
     return pairing.rules, pairing.south, pairing.north
 
 
-def _exact_job(key: _ExactKey, cache: Path | None) -> tuple[_ExactKey, engine.ExactOutcome]:
-    """The exact outcome of one pairing, from the cache folder or computed and cached (runs in a worker)."""
+def _exact_name(key: _ExactKey) -> str:
+    """A pairing as the exact outcomes' bar names it: the rule set only where it is not RULES.md's."""
+    rules, south, north = key
+    return f"{south} v {north}" + ("" if rules == engine.Rules() else f" ({rules.name})")
+
+
+def _exact_job(key: _ExactKey, cache: Path | None, reports: Path | None) -> tuple[_ExactKey, engine.ExactOutcome, float]:
+    """The exact outcome of one pairing, from the cache folder or computed and cached (runs in a
+    worker, reporting its progress to the bar's folder ``reports``), and its seconds."""
     exit_with_parent()
+    started = time.perf_counter()
     engine.set_cache_folder(cache)
     _keep_caches_loaded()
     rules, south, north = key
-    return key, cached_exact_outcome(south, north, rules)
+    reporter = Reporter(reports, _exact_name(key))
+    try:
+        return key, cached_exact_outcome(south, north, rules, reporter), time.perf_counter() - started
+    finally:
+        reporter.close()
 
 
 def _build_missing_caches(chunks: list[Chunk], jobs: int, progress: bool) -> None:

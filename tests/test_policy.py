@@ -654,6 +654,9 @@ def test_near_the_cap_perfect_keeps_its_far_class_only_where_no_child_value_chan
         q = table.tables.captured.astype(np.int64) - values.astype(np.int64)
         classes = table.classes_at(everything, plies_left)
         np.testing.assert_array_equal(np.array(table.keys)[classes], pack_keys(child >= 0, q), err_msg=str(plies_left))
-    floor = table.steady_floor()
-    assert 1 <= floor < table.far_from  # sparse products go below far_from
-    assert table.unsettled(floor).sum() <= table.tables.size // 256 + (table.far == table.varies).sum()
+    assert table.sparse_floor() == 1  # sparse products go on to the cap
+    # Where a position is not unsettled below k plies left, its class with k plies left is its far class.
+    below = table.unsettled_below(everything)
+    for plies_left in range(1, table.far_from):
+        kept = below <= plies_left
+        np.testing.assert_array_equal(table.classes_at(everything[kept], plies_left), table.far[kept])

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
-from engine import Rules
+import pytest
+
+import engine
+from engine import ExactProgress, Rules
+from engine.exact import BUILDING, PROPAGATING
+from pipeline.exact_progress import ExactBar, Reporter, _Running
 from pipeline.progress import CachesBar, GamesBar, game_seconds
 from pipeline.runner import plan
 from pipeline.study import parse_study
@@ -59,3 +65,53 @@ def test_quiet_bars_start_no_thread():
     bar = GamesBar([], "quiet", disable=True)
     bar.close()
     assert bar.ticker.thread is None
+
+
+def test_a_running_pairing_is_named_with_its_ply_and_mass_in_play(capsys):
+    """A worker's reports reach the bar through its folder: the bar names the pairing, its ply
+    and the mass still in play, and says the time left."""
+    bar = ExactBar([("random v random", 45.0), ("greedy v greedy", 1.0)], jobs=1, disable=False)
+    reporter = Reporter(bar.folder, "random v random")
+    reporter(ExactProgress(1, 400, 1.0, BUILDING))
+    bar._read()
+    assert "random v random: finding the states from ply 1" in bar.describe()
+    reporter.written = 0.0  # a report is written at most every REPORT_EVERY seconds
+    reporter(ExactProgress(84, 400, 2.5e-9, PROPAGATING))
+    bar._read()
+    assert "random v random: ply 84, 2.5e-09 in play" in bar.describe()
+    assert re.search(r"about \d+ (s|min) left$", bar.describe())
+    reporter.close()
+    bar.done("random v random", 30.0)
+    assert bar.pace() == pytest.approx(30 / 45)
+    assert "random v random" not in bar.describe()
+    bar.close()
+    assert not bar.folder.exists()  # the reports' folder goes with the bar
+    assert "exact outcomes: 1/2 pairings" in capsys.readouterr().err
+
+
+def test_the_time_left_follows_the_measured_rates():
+    """Mass falling a decade every 10 plies at 0.1 s a ply, 1e-5 in play at ply 50: 100 plies
+    to the tolerance of 1e-15, 10 s; a pairing not started takes its estimate at the pace of
+    those done."""
+    running = _Running("a", started=0.0, ply=50, cap=400, in_play=1e-5, stage=PROPAGATING)
+    running.history = [(0.1 * ply, ply, -ply / 10) for ply in range(30, 51)]
+    assert running.seconds_left() == pytest.approx(10.0)
+    running.cap = 80  # the cap comes first
+    assert running.seconds_left() == pytest.approx(3.0)
+    assert _Running("b", started=0.0).seconds_left() is None  # no rate before two plies
+    bar = ExactBar([("a", 100.0), ("b", 100.0), ("c", 50.0)], jobs=2, disable=True)
+    bar.done("a", 50.0)  # this machine takes half the estimates
+    assert bar.seconds_left() == pytest.approx((50 + 25) / 2)
+    bar.close()
+
+
+def test_exact_outcome_reports_every_ply(monkeypatch):
+    """engine.exact_outcome calls its progress callback before each graph and after every ply,
+    the mass in play never growing."""
+    seen: list[ExactProgress] = []
+    engine.exact_outcome("random", "perfect(epsilon=0.1)", rules=Rules(stones_per_pit=3, ply_cap=60), progress=seen.append)
+    assert seen[0] == ExactProgress(1, 60, seen[0].in_play, BUILDING)
+    plies = [report.ply for report in seen if report.stage == PROPAGATING]
+    assert plies == list(range(2, plies[-1] + 1))
+    masses = [report.in_play for report in seen if report.stage == PROPAGATING]
+    assert all(later <= earlier * (1 + 1e-12) for earlier, later in itertools.pairwise(masses))
