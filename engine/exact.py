@@ -47,7 +47,7 @@ from scipy import sparse
 from engine.choice import SCALE
 from engine.events import END_EVENTS, EVENTS, POSITION_FLAGS, unpack_events
 from engine.index import row_stones
-from engine.policy import PolicyTable, policy_table
+from engine.policy import NearCap, PolicyTable, policy_table
 from engine.positions import positions
 from engine.rules import ROW, Rules, check_rules
 from engine.strategy_base import Strategy
@@ -206,6 +206,7 @@ class _Run:
         self.first_fires: dict[str, float] = {}
         self.end_fires = dict.fromkeys(END_EVENTS, 0.0)
         self.flag_bits = np.array([FLAGS[name] for name in POSITION_FLAGS])
+        self.near = [NearCap(player) for player in players]  # shared by the chains by margin and by position
 
     def deepen(self) -> bool:
         """Once, when mass is still in play at steady_until: for perfect's values (whose
@@ -609,7 +610,7 @@ class _Moves:
 
     def __init__(self, graph: _Graph, mover: int, edges: list[_Edges]) -> None:
         run, tables = graph.run, graph.run.tables
-        self.player, self.tables = run.players[mover], run.tables
+        self.player, self.tables, self.near = run.players[mover], run.tables, run.near[mover]
         count, children = graph.count[mover], graph.count[1 - mover]
         start = _join([part.start for part in edges], np.int32)
         to = _join([part.to for part in edges], np.int32)
@@ -674,10 +675,11 @@ class _Moves:
         m, and for each of them its chance at ``ply`` minus its far chance (0 at VARIES)."""
         player = self.player
         plies_left = player.rules.ply_cap - ply
-        m = int(np.searchsorted(self._v_edges_below, -plies_left, side="left"))
+        key = np.int16(-plies_left)  # of the arrays' type: another would have them converted first
+        m = int(np.searchsorted(self._v_edges_below, key, side="left"))
         if not m:
             return 0, np.empty(0)
-        n = int(np.searchsorted(self._v_positions_below, -plies_left, side="left"))
+        n = int(np.searchsorted(self._v_positions_below, key, side="left"))
         at = self.v_positions[:n]
         rows, pit = self.v_rows[:m], self.v_pit[:m]
         far = player.far[at].astype(np.int64)
@@ -685,7 +687,7 @@ class _Moves:
         far[cycling] = 0
         far_chance = _chance(player, far[rows], pit)
         far_chance[cycling[rows]] = 0
-        return m, _chance(player, player.classes_at(at, plies_left)[rows], pit) - far_chance
+        return m, _chance(player, self.near(at, plies_left)[rows], pit) - far_chance
 
     def correction_counts(self, m: int) -> np.ndarray:
         """The capture counts (moves, 5) of the first m varying moves, in COUNTED's order."""

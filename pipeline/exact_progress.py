@@ -168,7 +168,7 @@ class ExactBar:
             parts.append(f"{len(self.running) - SHOWN} more")
         if self.waiting:
             parts.append(f"about {_left(self.seconds_left())} left")
-        return ", " + "; ".join(parts) if parts else ""
+        return "; ".join(parts)
 
     def _read(self) -> None:
         """Take in the workers' latest reports (called before each redraw)."""

@@ -30,7 +30,7 @@ from engine import Position, Rng, Rules, UnknownStrategyError, make_strategy, pl
 from engine.batch import GAME_COLUMNS, GameBatch
 from engine.board import rotate
 from engine.choice import NO_MOVE, SCALE, pack_keys, pit_of
-from engine.policy import NotATableStrategyError, PolicyTable, is_table_strategy, policy_path, policy_table
+from engine.policy import NearCap, NotATableStrategyError, PolicyTable, is_table_strategy, policy_path, policy_table
 from engine.positions import positions
 from engine.rng import game_seeds
 from engine.search import _heuristic_score, alphabeta_scores, solution
@@ -660,3 +660,23 @@ def test_near_the_cap_perfect_keeps_its_far_class_only_where_no_child_value_chan
     for plies_left in range(1, table.far_from):
         kept = below <= plies_left
         np.testing.assert_array_equal(table.classes_at(everything[kept], plies_left), table.far[kept])
+
+
+@pytest.mark.parametrize("spec", ["perfect(temperature=1.0)", "perfect(epsilon=0.1)", "greedy"])
+def test_near_the_cap_classes_followed_ply_by_ply_are_those_of_classes_at(spec):
+    """engine.policy.NearCap follows the children's values down the plies left (two a call, as
+    one player's turns come) over a growing prefix of the positions, most unsettled first: at
+    every call its classes have the keys classes_at gives."""
+    rules = NEAR_CAP_RULES[1]
+    table = policy_table(spec, rules)
+    everything = np.arange(table.tables.size)
+    below = table.unsettled_below(everything)
+    at = everything[np.lexsort((everything, -below))]
+    near = NearCap(table)
+    keys = np.array(table.keys, dtype=object)
+    for plies_left in range(rules.ply_cap - 1, 0, -2):
+        prefix = at[: int(np.count_nonzero(below > plies_left))]
+        followed = near(prefix, plies_left)
+        assert near(prefix, plies_left) is not None  # the second chain's call: remembered
+        keys = np.array(table.keys, dtype=object)
+        np.testing.assert_array_equal(keys[followed], keys[table.classes_at(prefix, plies_left)], err_msg=str(plies_left))
