@@ -19,13 +19,17 @@ Its cost is one pass over the states in play at each ply, at most three children
 Far from the cap every policy is the same from ply to ply (engine.policy: a position's far
 class), so the chain of a ply depends only on its parity. Those plies are propagated by sparse
 matrix products over every state reachable from those in play, found once, breadth first
-(engine.exact._Steady); the plies near the cap, where a choice may change with the plies left,
-merge the children of the states in play (engine.exact._Merger). For perfect's values the
-sparse products go on below far_from when mass is left there (strong players' games cycle):
-down to the plies left where all but a few positions keep their far class (engine.policy's
-steady floor, 54 plies left under RULES.md), those few taking their chances ply by ply.
+(engine.exact._Steady). For perfect's values, whose choices may change with the plies left,
+the sparse products go on to the cap: the matrices hold each move's far chance, and at k plies
+left only the moves of positions not yet settled at k (engine.policy.PolicyTable.settled; sorted
+by it, they are a prefix of the varying moves) are corrected by their chance at k minus the far
+one (engine.exact._Moves.corrections), their classes followed child by child down the
+solution's log (engine.policy.NearCap). The graph is found again, with every legal move of
+the unsettled positions, if mass is left at far_from (most games have ended by then). The last plies of the other strategies (at
+most a few: alphabeta's depth) merge the children of the states in play (engine.exact._Merger).
 Random play reaches 8.25 million (position, margin) states and 2.08 million positions at each
-parity from ply 30 on, and takes about 125 plies to bring the mass in play below 1e-15.
+parity from ply 30 on, and takes about 125 plies to bring the mass in play below 1e-15; games
+of perfect's dials cycle, so theirs run to 370 plies or to the cap.
 
 Beside the total mass every state carries, for each tracked turn event, the mass of the paths
 to it on which the event has not yet fired: zeroed by a move that fires it, that mass gives the
@@ -195,10 +199,6 @@ class _Run:
         self.steady_until = self._first_below(self.floors)
         self.varying = [player.far == player.varies for player in players]
         self.deepened = False
-        if all(player.wide for player in players):
-            # Both play nearly every legal move: the states reachable under the far classes are
-            # those under any class, so one graph takes the sparse products to the cap.
-            self.deepen()
         self.margin_mass = np.zeros(2 * rules.total_stones + 1)  # by final margin + total stones
         self.plies = np.zeros(rules.ply_cap + 1)
         self.event_mean = dict.fromkeys(EVENTS, 0.0)

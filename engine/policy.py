@@ -125,12 +125,6 @@ class PolicyTable(PolicyArrays):
         self._cut(len(self.keys))
 
     @property
-    def wide(self) -> bool:
-        """Whether the strategy gives (nearly) every legal move a chance: random, and a rule
-        other than the argmax (perfect's dials). engine.exact builds one graph for two of them."""
-        return isinstance(self.values, _Zero) or self.rule is not ARGMAX
-
-    @property
     def varies(self) -> int:
         """The class number that marks a position of ``far`` as VARIES."""
         return int(np.iinfo(self.far.dtype).max)

@@ -75,9 +75,6 @@ SAMPLE_GAME_BYTES = 3_000
 # positions memoised, 295 bytes a playout; the memoised positions stay near 1 GiB (engine.positions).
 MCTS_PLAYOUT_BYTES = 300
 POSITIONS_BYTES = 1 << 30
-# Exact outcomes of perfect's dials against each other: games that cycle for hundreds of plies
-# (docs/speed.md: perfect(epsilon=0.1) and perfect(temperature=1.0) self-play, 241 s and 346 s).
-CYCLING_PAIR_SECONDS = 350.0
 # modiar bench: the parts docs/speed.md times (tables 60 s, solves 150 s, policy tables 50 s, exact
 # outcomes 120 s, study runs 450 s, an atlas rule set 185 s, each in a fresh process) summed and
 # rounded up, plus its timed runs: 2.5 times --seconds of scalar games, 1 of batched, 1 of strategies.
@@ -325,8 +322,7 @@ def _exact(south: str, north: str, rules: engine.Rules) -> _Cost:
     """An exact outcome (pipeline.exact_cache's rates, scaled from RULES.md by the positions): a
     wide pairing holds up to EXACT_WORKER_BYTES under RULES.md, a narrow one little beyond its tables."""
     scale = positions_of(rules) / positions_of(RULES_MD)
-    dials = all(isinstance(engine.make_strategy(spec), PerfectStrategy) and is_wide(spec) for spec in (south, north))
-    seconds = (CYCLING_PAIR_SECONDS if dials else exact_seconds(south, north)) * scale
+    seconds = exact_seconds(south, north) * scale
     wide = is_wide(south) or is_wide(north)
     held = round(EXACT_WORKER_BYTES * scale) if wide else BASE_BYTES + 2 * _policy_bytes(rules)
     return _Cost(seconds, held)

@@ -42,10 +42,11 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 FOLDER = "exact"
 # A worker's peak memory for a pairing of two wide strategies (random against random: 3.3 GB
-# measured under RULES.md), and the seconds a task takes there on one core, to hand the longest
-# out first: a wide strategy (one that may play every legal move) reaches every position.
+# measured under RULES.md), and the seconds a task takes there on one core (docs/speed.md):
+# two of perfect's dials, two wide strategies, one (a wide strategy, one that may play every
+# legal move, reaches every position), none.
 EXACT_WORKER_BYTES = 3500 << 20
-_WIDE_PAIR, _WIDE_ONE, _NARROW = 45.0, 20.0, 1.0
+_CYCLING_PAIR, _WIDE_PAIR, _WIDE_ONE, _NARROW = 350.0, 45.0, 20.0, 1.0
 _WIDE_EXPLOIT, _EXPLOIT = 40.0, 12.0
 
 
@@ -118,9 +119,17 @@ def read_cached_exploitability(strategy: str, rules: engine.Rules) -> Exploitabi
 
 
 def exact_seconds(south: str, north: str) -> float:
-    """About how long the exact outcome of a pairing takes under RULES.md (for ordering work)."""
+    """About how long the exact outcome of a pairing takes under RULES.md on one core (to hand
+    out the longest first, to estimate a run and the time left on its bar)."""
+    if all(_is_dial(spec) for spec in (south, north)):
+        return _CYCLING_PAIR
     wide = is_wide(south) + is_wide(north)
     return _WIDE_PAIR if wide == 2 else _WIDE_ONE if wide else _NARROW
+
+
+def _is_dial(spec: str) -> bool:
+    """One of perfect's skill dials: two of them play games that cycle for hundreds of plies."""
+    return isinstance(engine.make_strategy(spec), PerfectStrategy) and is_wide(spec)
 
 
 def exploit_seconds(strategy: str) -> float:
