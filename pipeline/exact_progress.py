@@ -98,10 +98,19 @@ class _Running:
 
 class ExactBar:
     """The bar of the exact outcomes being computed: ``pairings`` are their names with their
-    estimates in seconds (exact_seconds), ``jobs`` the workers computing them. ``folder`` is
+    estimates in seconds (exact_seconds; other tasks, such as the ladder's exploitabilities,
+    may be among them without reports), ``jobs`` the workers computing them. ``folder`` is
     where the workers' Reporters write (None when the bar is disabled)."""
 
-    def __init__(self, pairings: Sequence[tuple[str, float]], jobs: int, *, disable: bool) -> None:
+    def __init__(
+        self,
+        pairings: Sequence[tuple[str, float]],
+        jobs: int,
+        *,
+        disable: bool,
+        desc: str = "exact outcomes",
+        unit: str = "pairings",
+    ) -> None:
         self.estimates = dict(pairings)
         self.waiting = [name for name, _ in pairings]
         self.jobs = max(1, jobs)
@@ -111,8 +120,8 @@ class ExactBar:
         self.folder = None if disable else Path(tempfile.mkdtemp(prefix="modiar-exact-"))
         self.bar = tqdm(
             total=len(pairings),
-            desc="exact outcomes",
-            bar_format="{desc}: {n_fmt}/{total_fmt} pairings [{elapsed}{postfix}]",
+            desc=desc,
+            bar_format="{desc}: {n_fmt}/{total_fmt} " + unit + " [{elapsed}{postfix}]",
             file=sys.stderr,
             disable=disable,
             postfix=self.describe(),

@@ -35,7 +35,6 @@ from typing import Any
 
 import pyarrow as pa
 from joblib import Parallel, delayed
-from tqdm import tqdm
 
 import engine
 from engine.cache import write_atomic
@@ -49,8 +48,8 @@ from pipeline.exact_cache import (
     read_cached,
     read_cached_exploitability,
 )
+from pipeline.exact_progress import ExactBar, Reporter
 from pipeline.paths import DATA, MANIFEST
-from pipeline.progress import Ticker
 from pipeline.records import RecordError, exact_table, file_sha256, parquet_bytes, sha256, versions
 from pipeline.runfolder import LADDER as LADDER_RUN
 from pipeline.runfolder import claim, write_manifest
@@ -150,18 +149,18 @@ def _run_locked(ladder: Ladder, directory: Path, jobs: int, progress: bool) -> N
     tasks.sort(key=lambda task: -_weight(*task))
     if tasks:
         folder = engine.cache_folder()
-        # The bar moves by each task's expected seconds, so that its estimate of the time left holds
-        # although a wide pairing takes forty times as long as a narrow one.
-        bar = tqdm(
-            total=round(sum(_weight(*task) for task in tasks)),
-            desc=f"ladder {ladder.name}: {len(tasks)} to compute",
-            bar_format="{desc}: {percentage:3.0f}%|{bar:20}| {elapsed} elapsed, about {remaining} left{postfix}",
+        # The bar names each pairing running with its ply and mass in play, and estimates the time
+        # left from the tasks' expected seconds at this machine's pace and the running ones' rates.
+        bar = ExactBar(
+            [(_name(kind, pairing), _weight(kind, pairing)) for kind, pairing in tasks],
+            jobs,
             disable=not progress,
+            desc=f"ladder {ladder.name}",
+            unit="tasks",
         )
-        ticker = Ticker(bar)
         try:
             results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
-                delayed(_task)(kind, pairing, ladder.rules, folder) for kind, pairing in tasks
+                delayed(_task)(kind, pairing, ladder.rules, folder, bar.folder) for kind, pairing in tasks
             )
             for kind, pairing, result, seconds in results:
                 log.debug("%s %s: %.1f s", kind, " v ".join(pairing), seconds)
@@ -169,28 +168,34 @@ def _run_locked(ladder: Ladder, directory: Path, jobs: int, progress: bool) -> N
                     outcomes[pairing] = result
                 elif isinstance(result, engine.Exploitability):
                     exploits[pairing[0]] = result
-                done = f"{pairing[0]} v {pairing[1]}" if kind == "exact" else f"exploitability of {pairing[0]}"
-                bar.set_postfix_str(f", last done: {done}", refresh=False)
-                bar.update(round(_weight(kind, pairing)))
+                bar.done(_name(kind, pairing), seconds)
         finally:
-            ticker.stop()
             bar.close()
     _write(directory, ladder, [outcomes[pairing] for pairing in ladder.pairings()], [exploits[spec] for spec in ladder.rungs])
 
 
 def _task(
-    kind: str, pairing: tuple[str, str], rules: engine.Rules, cache: Path | None
+    kind: str, pairing: tuple[str, str], rules: engine.Rules, cache: Path | None, reports: Path | None
 ) -> tuple[str, tuple[str, str], object, float]:
     """One pairing's exact outcome or one rung's exploitability, from the cache folder or
-    computed and cached, and the seconds it took (runs in a worker)."""
+    computed and cached, and the seconds it took (runs in a worker; an exact outcome reports
+    its progress to the bar's folder ``reports``)."""
     exit_with_parent()
     engine.set_cache_folder(cache)
     started = time.perf_counter()
     if kind == "exact":
-        result: object = cached_exact_outcome(*pairing, rules)
+        reporter = Reporter(reports, _name(kind, pairing))
+        try:
+            result: object = cached_exact_outcome(*pairing, rules, reporter)
+        finally:
+            reporter.close()
     else:
         result = cached_exploitability(pairing[0], rules)
     return kind, pairing, result, time.perf_counter() - started
+
+
+def _name(kind: str, pairing: tuple[str, str]) -> str:
+    return f"{pairing[0]} v {pairing[1]}" if kind == "exact" else f"exploitability of {pairing[0]}"
 
 
 def _weight(kind: str, pairing: tuple[str, str]) -> float:
