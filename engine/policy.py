@@ -156,7 +156,7 @@ class PolicyTable(PolicyArrays):
         """For each position, the plies left below which its class may differ from its far
         class: settled() (at most far_from), and above the cap for VARIES (always)."""
         positions = np.asarray(positions, dtype=np.int64)
-        settled = self.settled()
+        settled = self.settled() if len(positions) else None  # made on first use: not for nothing
         below = np.zeros(len(positions), dtype=np.int32) if settled is None else settled[positions].astype(np.int32)
         below[self.far[positions] == self.varies] = self.rules.ply_cap + 1
         return below

@@ -42,10 +42,11 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 FOLDER = "exact"
 # A worker's peak memory for a pairing of two wide strategies (random against random: 3.3 GB
-# measured under RULES.md), and the seconds a task takes there on one core (docs/speed.md):
-# two of perfect's dials, two wide strategies, one (a wide strategy, one that may play every
-# legal move, reaches every position), none.
-EXACT_WORKER_BYTES = 3500 << 20
+# measured under RULES.md; two of perfect's dials, whose sparse products go on to the cap with
+# every legal move of the positions not yet settled: up to 6.6 GB), and the seconds a task
+# takes there on one core (docs/speed.md): two of perfect's dials, two wide strategies, one (a
+# wide strategy, one that may play every legal move, reaches every position), none.
+EXACT_WORKER_BYTES = 6800 << 20
 _CYCLING_PAIR, _WIDE_PAIR, _WIDE_ONE, _NARROW = 350.0, 45.0, 20.0, 1.0
 _WIDE_EXPLOIT, _EXPLOIT = 40.0, 12.0
 
