@@ -44,10 +44,12 @@ FOLDER = "exact"
 # A worker's peak memory for a pairing of two wide strategies (random against random: 3.3 GB
 # measured under RULES.md; two of perfect's dials, whose sparse products go on to the cap with
 # every legal move of the positions not yet settled: up to 6.6 GB), and the seconds a task
-# takes there on one core (docs/speed.md): two of perfect's dials, two wide strategies, one (a
-# wide strategy, one that may play every legal move, reaches every position), none.
+# takes there on one core (docs/speed.md; only their ratios matter to the bars, which measure
+# this machine's pace): perfect's dials against perfect or each other (231 s and 313 s for the
+# dials' self-play where random against random took 103 s), two wide strategies, one (a wide
+# strategy, one that may play every legal move, reaches every position), none.
 EXACT_WORKER_BYTES = 6800 << 20
-_CYCLING_PAIR, _WIDE_PAIR, _WIDE_ONE, _NARROW = 350.0, 45.0, 20.0, 1.0
+_CYCLING_PAIR, _WIDE_PAIR, _WIDE_ONE, _NARROW = 120.0, 45.0, 20.0, 1.0
 _WIDE_EXPLOIT, _EXPLOIT = 40.0, 12.0
 
 
@@ -122,14 +124,17 @@ def read_cached_exploitability(strategy: str, rules: engine.Rules) -> Exploitabi
 def exact_seconds(south: str, north: str) -> float:
     """About how long the exact outcome of a pairing takes under RULES.md on one core (to hand
     out the longest first, to estimate a run and the time left on its bar)."""
-    if all(_is_dial(spec) for spec in (south, north)):
+    if all(isinstance(engine.make_strategy(spec), PerfectStrategy) for spec in (south, north)) and (
+        _is_dial(south) or _is_dial(north)
+    ):
         return _CYCLING_PAIR
     wide = is_wide(south) + is_wide(north)
     return _WIDE_PAIR if wide == 2 else _WIDE_ONE if wide else _NARROW
 
 
 def _is_dial(spec: str) -> bool:
-    """One of perfect's skill dials: two of them play games that cycle for hundreds of plies."""
+    """One of perfect's skill dials: against perfect or another dial its games cycle for
+    hundreds of plies (perfect's never-settling positions, left only by the dial's errors)."""
     return isinstance(engine.make_strategy(spec), PerfectStrategy) and is_wide(spec)
 
 
