@@ -33,7 +33,6 @@ from engine.tables import cache_path, table_rules, tables_folder
 from pipeline.analyse import BASE_BYTES, estimated_bytes, positions_of
 from pipeline.atlas import ROWS, SECONDS_PER_POSITION, Atlas
 from pipeline.exact_cache import (
-    EXACT_WORKER_BYTES,
     exact_folder,
     exact_jobs,
     exact_path,
@@ -41,6 +40,7 @@ from pipeline.exact_cache import (
     exploit_path,
     exploit_seconds,
     is_wide,
+    worker_bytes,
 )
 from pipeline.ladder import Ladder
 from pipeline.paths import MANIFEST
@@ -181,7 +181,7 @@ def study(planned: Study, directory: Path, *, jobs: int, remote: bool) -> Estima
     play = sum(len(chunk) * game_seconds(chunk.pairing.south, chunk.pairing.north, chunk.pairing.rules) for chunk in chunks)
     builds = [_table_caches(rules, specs) for rules, specs in missing_caches(chunks).items()]
     exacts = [_exact(pairing.south, pairing.north, pairing.rules) for pairing in _exact_to_compute(planned)]
-    workers = jobs if remote else exact_jobs(jobs)
+    workers = jobs if remote else exact_jobs(jobs, {pairing.rules for pairing in _exact_to_compute(planned)})
     seconds = (play + _seconds(builds)) / jobs + _seconds(exacts) / workers
     worker = max(_worker_bytes(rule_set.strategies, rule_set.rules) for rule_set in planned.rule_sets())
     held = max(jobs * worker, min(jobs, len(builds)) * _bytes(builds), min(workers, len(exacts)) * _bytes(exacts))
@@ -202,7 +202,7 @@ def ladder(planned: Ladder, *, jobs: int) -> Estimate:
     needed = {spec: None for pairing in pairings for spec in pairing} | dict.fromkeys(exploits)
     ready = _table_caches(rules, tuple(needed)) if needed else _Cost(0.0, 0)
     tasks = [_exact(south, north, rules) for south, north in pairings] + [_exploit(spec, rules) for spec in exploits]
-    workers = exact_jobs(jobs)
+    workers = exact_jobs(jobs, [rules])
     seconds = ready.seconds + _seconds(tasks) / workers
     held = max(ready.bytes, min(workers, len(tasks)) * _bytes(tasks))
     computed = _count(len(pairings), "exact outcome")
@@ -320,18 +320,18 @@ def _policy(spec: str, rules: engine.Rules) -> _Cost:
 
 def _exact(south: str, north: str, rules: engine.Rules) -> _Cost:
     """An exact outcome (pipeline.exact_cache's rates, scaled from RULES.md by the positions): a
-    wide pairing holds up to EXACT_WORKER_BYTES under RULES.md, a narrow one little beyond its tables."""
+    wide pairing holds up to worker_bytes, a narrow one little beyond its tables."""
     scale = positions_of(rules) / positions_of(RULES_MD)
     seconds = exact_seconds(south, north) * scale
     wide = is_wide(south) or is_wide(north)
-    held = round(EXACT_WORKER_BYTES * scale) if wide else BASE_BYTES + 2 * _policy_bytes(rules)
+    held = worker_bytes(rules) if wide else BASE_BYTES + 2 * _policy_bytes(rules)
     return _Cost(seconds, held)
 
 
 def _exploit(spec: str, rules: engine.Rules) -> _Cost:
     """An exploitability: a best response over every position reachable against ``spec``."""
     scale = positions_of(rules) / positions_of(RULES_MD)
-    return _Cost(exploit_seconds(spec) * scale, round(EXACT_WORKER_BYTES * scale))
+    return _Cost(exploit_seconds(spec) * scale, worker_bytes(rules))
 
 
 def _policy_bytes(rules: engine.Rules) -> int:

@@ -24,7 +24,8 @@ import hashlib
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from math import comb
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -152,10 +153,18 @@ def is_wide(spec: str) -> bool:
     return isinstance(strategy, PerfectStrategy) and bool(strategy.epsilon or strategy.temperature)
 
 
-def exact_jobs(jobs: int) -> int:
-    """How many of ``jobs`` workers on this machine may compute exact outcomes at once: as many as
-    its memory holds at EXACT_WORKER_BYTES each, at least one."""
-    return max(1, min(jobs, memory_bytes() // EXACT_WORKER_BYTES))
+def exact_jobs(jobs: int, rule_sets: Iterable[engine.Rules] = (engine.Rules(),)) -> int:
+    """How many of ``jobs`` workers on this machine may compute exact outcomes of ``rule_sets``
+    at once: as many as its memory holds at their largest worker_bytes each, at least one."""
+    worker = max((worker_bytes(rules) for rules in rule_sets), default=worker_bytes(engine.Rules()))
+    return max(1, min(jobs, memory_bytes() // worker))
+
+
+def worker_bytes(rules: engine.Rules) -> int:
+    """A worker's peak memory for the widest exact outcome of ``rules``: EXACT_WORKER_BYTES
+    scaled by the positions of its index (every board of at most its stones in the six pits)."""
+    scale = comb(rules.total_stones + 6, 6) / comb(engine.Rules().total_stones + 6, 6)
+    return max(1, round(EXACT_WORKER_BYTES * scale))
 
 
 def _cached(

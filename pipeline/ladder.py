@@ -39,7 +39,6 @@ from joblib import Parallel, delayed
 import engine
 from engine.cache import write_atomic
 from pipeline.exact_cache import (
-    EXACT_WORKER_BYTES,
     cached_exact_outcome,
     cached_exploitability,
     exact_jobs,
@@ -47,6 +46,7 @@ from pipeline.exact_cache import (
     exploit_seconds,
     read_cached,
     read_cached_exploitability,
+    worker_bytes,
 )
 from pipeline.exact_progress import ExactBar, Reporter
 from pipeline.paths import DATA, MANIFEST
@@ -121,11 +121,13 @@ def run_ladder(ladder: Ladder, out: Path | None = None, *, jobs: int = 1, progre
     read) and write its files into ``out`` (default data/<name>/); returns the folder. A folder
     that holds another ladder's manifest, or anything but a ladder's files, is refused."""
     directory = DATA / ladder.name if out is None else out
-    if exact_jobs(jobs) < jobs:
+    allowed = exact_jobs(jobs, [ladder.rules])
+    if allowed < jobs:
+        worker = worker_bytes(ladder.rules)
         raise RecordError(
-            f"--jobs {jobs} needs about {jobs * EXACT_WORKER_BYTES / 2**30:.1f} GB (its widest pairings take "
-            f"{EXACT_WORKER_BYTES / 2**30:.1f} GB a worker) and this machine has {memory_bytes() / 2**30:.0f} GB; "
-            f"use --jobs {exact_jobs(jobs)}"
+            f"--jobs {jobs} needs about {jobs * worker / 2**30:.1f} GB (its widest pairings take "
+            f"{worker / 2**30:.1f} GB a worker) and this machine has {memory_bytes() / 2**30:.0f} GB; "
+            f"use --jobs {allowed}"
         )
     with claim(directory, LADDER_RUN, ladder.config()):
         _run_locked(ladder, directory, jobs, progress)

@@ -384,7 +384,7 @@ def _record_exact(run: _Run, manifest: Manifest) -> None:
     missing.sort(key=lambda pairing: -exact_seconds(pairing.south, pairing.north))  # the longest first
     if missing:
         _build_caches(_missing_caches(missing), run.jobs, run.progress)
-        jobs = run.jobs if run.backend == "dask" else exact_jobs(run.jobs)  # a wide pairing takes GBs
+        jobs = run.jobs if run.backend == "dask" else exact_jobs(run.jobs, {pairing.rules for pairing in missing})
         bar = ExactBar(
             [(_exact_name(_exact_key(pairing)), exact_seconds(pairing.south, pairing.north)) for pairing in missing],
             jobs,

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 import engine
-from pipeline import estimates, progress
+from engine import Rules
+from pipeline import estimates, exact_cache, progress
 from pipeline.cli import main
 
 STUDY = 'name = "small"\nseed = 3\ngames_per_seat = 40\nstrategies = ["random", "greedy"]\n[rules]\nstones_per_pit = 3\n'
@@ -141,3 +142,12 @@ def test_the_cost_of_a_10000_ply_search_is_a_number_not_an_overflow():
     assert 1e9 < seconds < float("inf")
     deep = estimates.sample("alphabeta(depth=10000)", "random", 2, engine.Rules(ply_cap=10_000))
     assert estimates.about(deep.seconds) == "more than a century"
+
+
+def test_the_workers_exact_outcomes_may_use_follow_the_size_of_the_rule_set(monkeypatch):
+    """Two of perfect's dials under RULES.md take up to 6.6 GB a worker, a 3-stone rule set a
+    sliver of it: a machine of 8 GiB runs one worker for the first, two for the second."""
+    monkeypatch.setattr(exact_cache, "memory_bytes", lambda: 8 << 30)
+    assert exact_cache.exact_jobs(2) == 1
+    assert exact_cache.exact_jobs(2, [Rules(stones_per_pit=3)]) == 2
+    assert exact_cache.worker_bytes(Rules(stones_per_pit=3)) < exact_cache.worker_bytes(Rules()) // 100
