@@ -25,8 +25,9 @@ left only the moves of positions not yet settled at k (engine.policy.PolicyTable
 by it, they are a prefix of the varying moves) are corrected by their chance at k minus the far
 one (engine.exact._Moves.corrections), their classes followed child by child down the
 solution's log (engine.policy.NearCap). The graph is found again, with every legal move of
-the unsettled positions, if mass is left at far_from (most games have ended by then). The last plies of the other strategies (at
-most a few: alphabeta's depth) merge the children of the states in play (engine.exact._Merger).
+the unsettled positions, if mass is left at far_from (most games have ended by then). The
+last plies of the other strategies (at most a few: alphabeta's depth) merge the children of
+the states in play (engine.exact._Merger).
 Random play reaches 8.25 million (position, margin) states and 2.08 million positions at each
 parity from ply 30 on, and takes about 125 plies to bring the mass in play below 1e-15; games
 of perfect's dials cycle, so theirs run to 370 plies or to the cap.
