@@ -112,6 +112,8 @@ def exact_outcome(
     after every ply."""
     check_rules(rules)
     _check_tolerance(tolerance)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress is a function that takes an engine.ExactProgress, or None; not {progress!r}")
     tables = kept_tables(rules) if tables is None else tables
     if table_rules(tables.rules) != table_rules(rules):
         raise ValueError(f"the tables are those of {tables.rules.name}, not of the rules asked for, {rules.name}")

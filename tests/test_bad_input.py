@@ -185,6 +185,7 @@ CALLS: list[tuple[str, Callable[[], object], str]] = [
 NOT_CALLED_WITH_INPUT = {
     "Board": "an alias of int",
     "ExactOutcome": "exact_outcome's result",
+    "ExactProgress": "what exact_outcome passes to its progress callback",
     "Exploitability": "exploitability's result",
     "GameRecord": "play_game's result",
     "MoveResult": "apply_move's result",

@@ -115,3 +115,9 @@ def test_exact_outcome_reports_every_ply(monkeypatch):
     assert plies == list(range(2, plies[-1] + 1))
     masses = [report.in_play for report in seen if report.stage == PROPAGATING]
     assert all(later <= earlier * (1 + 1e-12) for earlier, later in itertools.pairwise(masses))
+
+
+def test_a_progress_that_is_no_function_is_refused_in_one_line():
+    said = "progress is a function that takes an engine.ExactProgress, or None; not 'yes'"
+    with pytest.raises(TypeError, match=re.escape(said)):
+        engine.exact_outcome("random", "random", rules=Rules(stones_per_pit=3, ply_cap=10), progress="yes")
