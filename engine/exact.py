@@ -51,6 +51,7 @@ from scipy import sparse
 
 from engine.choice import SCALE
 from engine.events import END_EVENTS, EVENTS, POSITION_FLAGS, unpack_events
+from engine.exact_tail import MARGIN, POSITION, Kept, Tail
 from engine.index import row_stones
 from engine.policy import NearCap, PolicyTable, policy_table
 from engine.positions import positions
@@ -140,7 +141,7 @@ def exact_outcome(
     if not stopped:
         run.stop_at_cap(margins, events, rules.ply_cap)
         events = _States.empty(len(TRACKED))
-    return run.outcome(players, float(events.total.sum()), events)
+    return run.outcome(players, float(events.total.sum()) + max(run.set_aside.values()), events)
 
 
 BUILDING, PROPAGATING = "building", "propagating"
@@ -210,6 +211,7 @@ class _Run:
         self.end_fires = dict.fromkeys(END_EVENTS, 0.0)
         self.flag_bits = np.array([FLAGS[name] for name in POSITION_FLAGS])
         self.near = [NearCap(player) for player in players]  # shared by the chains by margin and by position
+        self.set_aside = {"margin": 0.0, "position": 0.0}  # mass set aside by engine.exact._Thinning
 
     def deepen(self) -> bool:
         """Once, when mass is still in play at steady_until: for perfect's values (whose
@@ -427,14 +429,17 @@ class _Steady:
         the states then in play, by margin and by position, the ply reached and whether it stopped."""
         ply, x, masses = self.ply, self.x, self.masses
         del self.x, self.masses  # each ply's masses replace the last
+        tail = Tail(self.run, (self.by_margin.moves, self.by_position.moves), tolerance)
         while True:
-            x = self.by_margin.step_margins(x, ply)
-            masses = self.by_position.step_events(masses, ply)
+            x, masses = tail.before(ply, x, masses)
+            x = self.by_margin.step_margins(x, ply, tail.moves(MARGIN, ply))
+            masses = self.by_position.step_events(masses, ply, tail.moves(POSITION, ply))
             ply += 1
             mass = float(masses[0].sum())
             stopped = mass == 0 or mass < tolerance
             report(ExactProgress(ply, self.run.rules.ply_cap, mass, PROPAGATING))
             if stopped or ply >= self.run.steady_until:
+                x, masses = tail.end(ply, x, masses)
                 self.by_position.count_events()
                 return self.by_margin.states(x, ply % 2), self.by_position.states(masses, ply % 2), ply, stopped
 
@@ -515,21 +520,28 @@ class _Graph:
             found = numbers[key]
         return found - 1
 
-    def step_margins(self, x: np.ndarray, ply: int) -> np.ndarray:
-        """Score the states without a move at ``ply`` and move the others: the masses a ply on."""
-        moves = self.moves[ply % 2]
+    def step_margins(self, x: np.ndarray, ply: int, kept: Kept | None = None) -> np.ndarray:
+        """Score the states without a move at ``ply`` and move the others: the masses a ply on
+        (of the states ``kept``, if given, numbered as it numbers them)."""
+        moves: _Moves | Kept = self.moves[ply % 2] if kept is None else kept
         if len(moves.ended):
             self.run._score(_States(moves.ended_at, moves.ended_margin, x[moves.ended], np.empty((0, 0))), ply)
         y: np.ndarray = moves.all @ x
-        m, delta = moves.corrections(ply)
-        if m:
-            _scatter(y, moves.v_to[:m], x[moves.v_from[:m]] * delta)
+        start, to, delta, _ = moves.corrected(ply)
+        values = x[start] * delta
+        if kept is not None:  # the moves to states set aside
+            stay = kept.leave(to)
+            to, values = to[stay], values[stay]
+        if len(to):
+            _scatter(y, to, values)
         return y
 
-    def step_events(self, masses: np.ndarray, ply: int) -> np.ndarray:
+    def step_events(self, masses: np.ndarray, ply: int, kept: Kept | None = None) -> np.ndarray:
         """End the states without a move at ``ply`` and move the others, counting the events:
-        ``masses`` has a row for the total and one for each TRACKED event's untouched mass."""
-        run, moves = self.run, self.moves[ply % 2]
+        ``masses`` has a row for the total and one for each TRACKED event's untouched mass (of
+        the states ``kept``, if given, numbered as it numbers them)."""
+        run = self.run
+        moves: _Moves | Kept = self.moves[ply % 2] if kept is None else kept
         if len(moves.ended):
             ended = masses[:, moves.ended]
             run._end(_States(moves.ended_at, np.zeros_like(moves.ended_at), ended[0], ended[1:].T), ply)
@@ -541,16 +553,18 @@ class _Graph:
             after[row] = moves.all @ (masses[row] * moves.keep_flags[row])
         for row, matrix in zip(range(flags, masses.shape[0]), moves.keeping, strict=True):
             after[row] = matrix @ masses[row]
-        m, delta = moves.corrections(ply)
-        if m:
-            start, to = moves.v_from[:m], moves.v_to[:m]
+        start, to, delta, index = moves.corrected(ply)
+        stay = None if kept is None else kept.leave(to)
+        if len(start):
             weight = total[start] * delta
-            counts = moves.correction_counts(m)
+            counts = moves.correction_counts(index)
             for name, mean in zip(CAPTURE_COUNTS, weight @ counts, strict=True):
                 run.event_mean[name] += float(mean)
             captured, own = counts[:, 1], counts[:, 3]
             keeps = np.vstack([moves.keep_flags[:, start], captured == 0, own == 0, captured == own])
             moved = masses[:, start] * keeps * delta
+            if stay is not None:  # the moves to states set aside
+                moved, to = moved[:, stay], to[stay]
             for row in range(masses.shape[0]):
                 _scatter(after[row], to, moved[row])
         return after
@@ -640,6 +654,7 @@ class _Moves:
         del v_at, below, first, unsettled
         self.ended = np.flatnonzero((tables.child[positions_] < 0).all(axis=1))  # the games over
         self.ended_at = positions_[self.ended].astype(np.int64)
+        self._column_sums: np.ndarray | None = None
         if graph.by_margin:
             self.all = sparse.csr_array((chance, (to, start)), shape=(children, count))
             self.ended_margin = 2 * graph.s[mover][self.ended].astype(np.int64) - run.captured[self.ended_at]
@@ -692,9 +707,21 @@ class _Moves:
         far_chance[cycling[rows]] = 0
         return m, _chance(player, self.near(at, plies_left)[rows], pit) - far_chance
 
-    def correction_counts(self, m: int) -> np.ndarray:
-        """The capture counts (moves, 5) of the first m varying moves, in COUNTED's order."""
-        return _move_counts(self.tables, self.v_positions[self.v_rows[:m]], self.v_pit[:m].astype(np.int64))
+    def corrected(self, ply: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The moves to correct at ``ply`` (engine.exact._Moves.corrections): their states, the
+        states they lead to, their chance minus the far one and their indices among the varying moves."""
+        m, delta = self.corrections(ply)
+        return self.v_from[:m], self.v_to[:m], delta, np.arange(m)
+
+    def correction_counts(self, index: np.ndarray) -> np.ndarray:
+        """The capture counts (moves, 5) of the varying moves at ``index``, in COUNTED's order."""
+        return _move_counts(self.tables, self.v_positions[self.v_rows[index]], self.v_pit[index].astype(np.int64))
+
+    def column_sums(self) -> np.ndarray:
+        """Each state's total far chance over its moves in the matrices (0 for a state without a move)."""
+        if self._column_sums is None:
+            self._column_sums = np.bincount(self.all.indices, weights=self.all.data, minlength=self.all.shape[1])
+        return self._column_sums
 
 
 def _scatter(y: np.ndarray, to: np.ndarray, values: np.ndarray) -> None:

@@ -13,7 +13,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from engine import Rules, exact, play_batch
+from engine import Rules, exact, exact_tail, play_batch
 from engine.board import NORTH, SOUTH, row_stones
 from engine.choice import ARGMAX, Epsilon, key_of, probabilities
 from engine.events import EVENTS, unpack_events
@@ -167,3 +167,38 @@ def test_sparse_products_and_merged_children_give_the_same_outcome(monkeypatch, 
     for name in EVENTS:
         assert steady.event_mean[name] == pytest.approx(merged.event_mean[name], rel=1e-12, abs=1e-12), name
         assert steady.event_fires[name] == pytest.approx(merged.event_fires[name], abs=1e-13), name
+
+
+SET_ASIDE_PAIRS = [("perfect(temperature=1.0)", "perfect(epsilon=0.25)"), ("perfect(epsilon=0.25)", "heuristic")]
+
+
+@pytest.mark.parametrize(("south", "north"), SET_ASIDE_PAIRS)
+def test_states_set_aside_in_the_tail_only_lower_each_probability_and_are_counted_as_unresolved(monkeypatch, south, north):
+    """engine.exact_tail keeps the products of long games' tails to the states that hold the
+    mass, within a budget of the tolerance. Made to set states aside from the first ply with a
+    large budget (5 stones a pit, 60 plies, perfect's near-cap corrections included), the outcome
+    differs from the one
+    run to the cap without setting anything aside by less than its unresolved mass, and only
+    downwards: every probability is a sum of non-negative masses, some of them set aside."""
+    whole = exact_outcome(south, north, rules=LONGER, tolerance=0)
+    kept = []
+    original = exact_tail.Kept.__init__
+
+    def spy(self, *arguments):
+        original(self, *arguments)
+        kept.append(self.all.nnz / self.base.all.nnz)
+
+    monkeypatch.setattr(exact_tail.Kept, "__init__", spy)
+    monkeypatch.setattr(exact_tail, "THINNING_BELOW", 1.0)
+    monkeypatch.setattr(exact_tail, "THINNING_PLIES", 4)
+    monkeypatch.setattr(exact_tail, "THINNING_SHARE", 1e6)  # a budget of 1e-6, far above the mass left in play
+    tolerance = 1e-12
+    thinned = exact_outcome(south, north, rules=LONGER, tolerance=tolerance)
+    assert kept and min(kept) < 0.5  # states were set aside
+    assert 0 < thinned.unresolved <= tolerance * (1 + exact_tail.THINNING_SHARE)
+    bound = thinned.unresolved + 1e-15
+    for margin, chance in whole.margin.items():
+        assert chance - bound <= thinned.margin.get(margin, 0.0) <= chance + 1e-15
+    assert np.all(thinned.plies <= whole.plies + 1e-15) and np.all(thinned.plies >= whole.plies - bound)
+    for name in EVENTS:  # an event's untouched mass set aside counts as if it fired
+        assert thinned.event_fires[name] == pytest.approx(whole.event_fires[name], abs=bound), name
