@@ -36,7 +36,10 @@ Beside the total mass every state carries, for each tracked turn event, the mass
 to it on which the event has not yet fired: zeroed by a move that fires it, that mass gives the
 probability that the event fires at least once. Expected counts are sums of mass times count.
 The propagation may stop once the mass still in play is below ``tolerance`` (1e-15 by
-default); ``unresolved`` then says how much.
+default); ``unresolved`` then says how much. In the long tails of cycling games the products
+keep to the states that hold the mass (engine.exact_tail), setting aside, within a budget of
+the tolerance, the mass that reaches the others: counted exactly, it is part of ``unresolved``,
+which bounds how far any probability of the outcome may be from that of a run to the cap.
 """
 
 from __future__ import annotations
@@ -82,7 +85,7 @@ class ExactOutcome:
     plies: np.ndarray  # plies[k]: the probability that the game lasts exactly k plies
     event_fires: dict[str, float]  # the probability that the event fires at least once in a game
     event_mean: dict[str, float]  # its expected count per game
-    unresolved: float  # the mass of games not finished when the computation stopped
+    unresolved: float  # the mass of games not finished when the computation stopped, or set aside on the way
     timings: dict[str, float] = field(default_factory=dict, compare=False)
 
     @property

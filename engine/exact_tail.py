@@ -20,13 +20,35 @@ the states until the end of the _Steady. The outcome counts the mass set aside a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 from scipy import sparse
 
-if TYPE_CHECKING:
-    from engine.exact import _Moves, _Run
+from engine.rules import Rules
+
+
+class _Moves(Protocol):
+    """What Kept reads of engine.exact._Moves (one parity's moves in its whole chain); the chain
+    by position's also have ``keeping``, ``keep_flags`` and ``occupancy``, that by margin's
+    ``ended_margin``."""
+
+    all: sparse.csr_array
+    ended: np.ndarray
+    ended_at: np.ndarray
+
+    def corrected(self, ply: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
+    def correction_counts(self, index: np.ndarray) -> np.ndarray: ...
+    def column_sums(self) -> np.ndarray: ...
+
+
+class _Run(Protocol):
+    """What the tail reads and writes of engine.exact._Run."""
+
+    rules: Rules
+    set_aside: dict[str, float]
+
 
 # The share of the tolerance a run may set aside; the mass in play below which states are set
 # aside; the plies between two choices; the share of a parity's states above which none are set
@@ -72,7 +94,8 @@ class Kept:
             return sparse.csr_array((matrix.data[entries], columns, indptr), shape=shape)
 
         self.all = cut(full)
-        self.keeping = [cut(matrix) for matrix in getattr(base, "keeping", [])]
+        chain: Any = base  # the attributes of one chain's moves only
+        self.keeping = [cut(matrix) for matrix in getattr(chain, "keeping", [])]
         kept_sums = np.bincount(columns, weights=self.all.data, minlength=len(ids))
         self.leak = np.maximum(base.column_sums()[ids] - kept_sums, 0.0)
         ended = where[base.ended]
@@ -80,10 +103,11 @@ class Kept:
         self.ended = ended[ended_kept]
         self.ended_at = base.ended_at[ended_kept]
         if hasattr(base, "ended_margin"):
-            self.ended_margin = base.ended_margin[ended_kept]
+            self.ended_margin = chain.ended_margin[ended_kept]
         if hasattr(base, "keep_flags"):
-            self.keep_flags = base.keep_flags[:, ids]
+            self.keep_flags = chain.keep_flags[:, ids]
             self.occupancy = np.zeros(len(ids))
+            self.whole_occupancy = chain.occupancy
         self._corrected: tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] | None = None
 
     def corrected(self, ply: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -120,7 +144,7 @@ class Tail:
     """Where a _Steady's products run: over every state, or over the states kept (Kept), chosen
     again every THINNING_PLIES plies from the most mass each state held meanwhile."""
 
-    def __init__(self, run: _Run, moves: tuple[list[_Moves], list[_Moves]], tolerance: float) -> None:
+    def __init__(self, run: _Run, moves: tuple[Sequence[_Moves], Sequence[_Moves]], tolerance: float) -> None:
         self.run, self.budget = run, tolerance * THINNING_SHARE
         self.chains = {MARGIN: moves[0], POSITION: moves[1]}
         self.kept: dict[str, list[Kept] | None] = dict.fromkeys(self.chains)
@@ -217,7 +241,7 @@ class Tail:
         """Add the kept states' visits to those of their whole chain (for the expected counts)."""
         for part in kept:
             if hasattr(part, "occupancy"):
-                part.base.occupancy[part.ids] += part.occupancy
+                part.whole_occupancy[part.ids] += part.occupancy
 
     def end(self, ply: int, x: np.ndarray, masses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The masses at ``ply`` in the numbering of the whole chains, with nothing kept any more."""
