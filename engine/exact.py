@@ -23,7 +23,7 @@ matrix products over every state reachable from those in play, found once, bread
 the sparse products go on to the cap: the matrices hold each move's far chance, and at k plies
 left only the moves of positions not yet settled at k (engine.policy.PolicyTable.settled; sorted
 by it, they are a prefix of the varying moves) are corrected by their chance at k minus the far
-one (engine.exact._Moves.corrections), their classes followed child by child down the
+one (engine.exact._Moves.corrected), their classes followed child by child down the
 solution's log (engine.policy.NearCap). The graph is found again, with every legal move of
 the unsettled positions, if mass is left at far_from (most games have ended by then). The
 last plies of the other strategies (at most a few: alphabeta's depth) merge the children of
@@ -221,7 +221,7 @@ class _Run:
         PolicyTable.settled() says from how many plies left each position keeps its far class)
         mark every position that may still change class as varying, so that sparse products go
         on to the cap, each ply correcting only the moves of the positions not settled at its
-        plies left (engine.exact._Moves.corrections). Whether steady_until moved."""
+        plies left (engine.exact._Moves.corrected). Whether steady_until moved."""
         if self.deepened:
             return False
         self.deepened = True
@@ -532,6 +532,8 @@ class _Graph:
         y: np.ndarray = moves.all @ x
         start, to, delta, _ = moves.corrected(ply)
         values = x[start] * delta
+        moving = np.flatnonzero(values)  # near the cap most corrected moves are of states without mass
+        to, values = to[moving], values[moving]
         if kept is not None:  # the moves to states set aside
             stay = kept.leave(to)
             to, values = to[stay], values[stay]
@@ -557,6 +559,8 @@ class _Graph:
         for row, matrix in zip(range(flags, masses.shape[0]), moves.keeping, strict=True):
             after[row] = matrix @ masses[row]
         start, to, delta, index = moves.corrected(ply)
+        moving = np.flatnonzero(total[start])  # near the cap most corrected moves are of states without mass
+        start, to, delta, index = start[moving], to[moving], delta[moving], index[moving]
         stay = None if kept is None else kept.leave(to)
         if len(start):
             weight = total[start] * delta
@@ -602,7 +606,7 @@ def _far_widths(
     cap, and the width of each one's cut (its chance times 2**32). At a position marked in
     ``varying`` (VARIES, and those not yet settled at the floor) every legal pit may be played:
     its width is that of the far class, 0 at VARIES, and the plies where the class differs are
-    corrected ply by ply (engine.exact._Moves.corrections)."""
+    corrected ply by ply (engine.exact._Moves.corrected)."""
     classes = player.far[at].astype(np.int64)
     varies = varying[at]
     cycling = classes == player.varies
@@ -690,31 +694,28 @@ class _Moves:
         fired = 1 - self.keep_flags[1:]
         return np.concatenate([weight @ self.move_counts, fired @ self.occupancy])
 
-    def corrections(self, ply: int) -> tuple[int, np.ndarray]:
+    def corrected(self, ply: int, among: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The moves whose chances at ``ply`` differ from those in the matrices may only be the
         first m of the varying moves (those of positions not settled at the ply's plies left):
-        m, and for each of them its chance at ``ply`` minus its far chance (0 at VARIES)."""
+        those of them ``among`` (ascending indices of varying moves; else all), as their states,
+        the states they lead to, their chance at ``ply`` minus the far one (0 at VARIES) and
+        their indices."""
         player = self.player
         plies_left = player.rules.ply_cap - ply
         key = np.int16(-plies_left)  # of the arrays' type: another would have them converted first
         m = int(np.searchsorted(self._v_edges_below, key, side="left"))
-        if not m:
-            return 0, np.empty(0)
+        index = np.arange(m) if among is None else among[: int(np.searchsorted(among, m))]
+        if not len(index):
+            return self.v_from[:0], self.v_to[:0], np.empty(0), index
         n = int(np.searchsorted(self._v_positions_below, key, side="left"))
         at = self.v_positions[:n]
-        rows, pit = self.v_rows[:m], self.v_pit[:m]
         far = player.far[at].astype(np.int64)
         cycling = far == player.varies
         far[cycling] = 0
-        far_chance = _chance(player, far[rows], pit)
-        far_chance[cycling[rows]] = 0
-        return m, _chance(player, self.near(at, plies_left)[rows], pit) - far_chance
-
-    def corrected(self, ply: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The moves to correct at ``ply`` (engine.exact._Moves.corrections): their states, the
-        states they lead to, their chance minus the far one and their indices among the varying moves."""
-        m, delta = self.corrections(ply)
-        return self.v_from[:m], self.v_to[:m], delta, np.arange(m)
+        far_chances = player.chances(far) / SCALE  # (positions, pits)
+        far_chances[cycling] = 0
+        change = player.chances(self.near(at, plies_left)) / SCALE - far_chances
+        return self.v_from[index], self.v_to[index], change[self.v_rows[index], self.v_pit[index]], index
 
     def correction_counts(self, index: np.ndarray) -> np.ndarray:
         """The capture counts (moves, 5) of the varying moves at ``index``, in COUNTED's order."""
@@ -733,14 +734,6 @@ def _scatter(y: np.ndarray, to: np.ndarray, values: np.ndarray) -> None:
         np.add.at(y, to, values)
     else:
         y += np.bincount(to, weights=values, minlength=len(y))
-
-
-def _chance(player: PolicyTable, classes: np.ndarray, pit: np.ndarray) -> np.ndarray:
-    """The probability of playing ``pit`` in each class: the width of its cut over 2**32."""
-    c1, c2, c3 = player.cuts1[classes], player.cuts2[classes], player.cuts3[classes]
-    width = np.where(pit == 0, c1, np.where(pit == 1, c2 - c1, c3 - c2))
-    chance: np.ndarray = width / SCALE
-    return chance
 
 
 def _move_counts(tables: PositionTables, at: np.ndarray, pit: np.ndarray | int) -> np.ndarray:

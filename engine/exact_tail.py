@@ -38,7 +38,9 @@ class _Moves(Protocol):
     ended: np.ndarray
     ended_at: np.ndarray
 
-    def corrected(self, ply: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
+    v_from: np.ndarray
+
+    def corrected(self, ply: int, among: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
     def correction_counts(self, index: np.ndarray) -> np.ndarray: ...
     def column_sums(self) -> np.ndarray: ...
 
@@ -108,6 +110,7 @@ class Kept:
             self.keep_flags = chain.keep_flags[:, ids]
             self.occupancy = np.zeros(len(ids))
             self.whole_occupancy = chain.occupancy
+        self.among = np.flatnonzero(where[base.v_from] >= 0)  # the varying moves from kept states
         self._corrected: tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] | None = None
 
     def corrected(self, ply: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -115,11 +118,8 @@ class Kept:
         the states they lead to (-1 if not kept), their chance minus the far one, their indices."""
         if self._corrected is not None and self._corrected[0] == ply:
             return self._corrected[1]
-        start, to, delta, index = self.base.corrected(ply)
-        if len(start):
-            ranks = self.where[start]
-            moving = np.flatnonzero(ranks >= 0)
-            start, to, delta, index = ranks[moving], self.child_where[to[moving]], delta[moving], index[moving]
+        start, to, delta, index = self.base.corrected(ply, self.among)
+        start, to = self.where[start], self.child_where[to]
         self._corrected = ply, (start, to, delta, index)
         return start, to, delta, index
 
