@@ -4,18 +4,19 @@ Games of perfect's dials cycle: after ply 200 the mass left sits on 2 to 25 % of
 reachable, the others holding less than 1e-22 each, yet every ply of engine.exact._Steady
 reads them all. Once the mass in play is below THINNING_BELOW, the Tail of a _Steady follows,
 for each chain (by margin and by position) and parity, the most mass each state held over the
-last plies of that parity, and every THINNING_PLIES plies it keeps only the states that held
-more than a share of the run's budget (below), numbering them afresh: the products of the next
-plies (Kept: the far matrices cut to the kept states' rows and columns) are over them only.
+last plies of that parity. Every THINNING_PLIES plies (twice as long after a choice that kept
+too many to gain) it keeps only the states that held most, leaving out states that together
+held at most half of one ply's budget (below), and numbers them afresh: the products of the
+next plies (Kept: the far matrices cut to the kept states' rows and columns) are over them only.
 
-The mass that reaches a state not kept is set aside, counted exactly each ply: through the
-matrices, by each kept state's chance of moving to one (Kept.leak, its column sum in the whole
-matrix minus that in the cut one), and through the corrected moves of perfect's near-cap plies,
-one by one. The run's budget is its tolerance times THINNING_SHARE, spread evenly over the plies
-to the cap; a choice sets aside states that together held at most a quarter of one ply's share,
-and once the mass set aside passes the budget of the plies gone by, the products go back to all
-the states until the end of the _Steady. The outcome counts the mass set aside as unresolved
-(engine.exact_outcome); a tolerance of 0 sets nothing aside.
+The mass that reaches a state not kept is set aside, counted exactly each ply before the
+products: through the matrices, by each kept state's chance of moving to one (Kept.leak, its
+column sum in the whole matrix minus that in the cut one), and through the corrected moves of
+perfect's near-cap plies, one by one. The run's budget is its tolerance times THINNING_SHARE,
+spread evenly over the plies to the cap; a chain whose next ply would pass the budget of the
+plies gone by goes back to every state until the next choice. The outcome counts the mass set
+aside as unresolved (engine.exact_outcome), which bounds how far any probability may be from
+that of a run without it; a tolerance of 0 sets nothing aside.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ class _Run(Protocol):
 THINNING_SHARE = 1.0
 THINNING_BELOW = 1e-4
 THINNING_PLIES = 8
-THINNING_KEEPS = 0.6
+THINNING_KEEPS = 0.35
 THINNING_SHRINKS = 0.8
 MARGIN, POSITION = "margin", "position"
 
@@ -150,6 +151,7 @@ class Tail:
         self.kept: dict[str, list[Kept] | None] = dict.fromkeys(self.chains)
         self.peak: dict[str, list[np.ndarray | None]] = {chain: [None, None] for chain in self.chains}
         self.due: int | None = None  # the ply of the next choice, once watching
+        self.wait = THINNING_PLIES
         self.done = self.budget == 0  # nothing to set aside
 
     def moves(self, chain: str, ply: int) -> Kept | None:
@@ -172,8 +174,10 @@ class Tail:
             peak = self.peak[chain][q]
             self.peak[chain][q] = total.copy() if peak is None else np.maximum(peak, total, out=peak)
         if ply >= self.due:
-            self.due = ply + THINNING_PLIES
             x, masses = self._choose_all(ply, x, masses)
+            kept_any = any(part is not None for part in self.kept.values())
+            self.wait = THINNING_PLIES if kept_any else 2 * self.wait  # random play keeps too many states to gain
+            self.due = ply + self.wait
         allowed = self.budget * min(1.0, (ply + 1) / self.run.rules.ply_cap)
         for chain in self.chains:
             kept = self.kept[chain]

@@ -514,7 +514,8 @@ def _exact_text(outcome: engine.ExactOutcome, seconds: dict[str, float]) -> str:
     total = seconds["tables"] + seconds["propagation"]
     lines += [
         "",
-        f"unresolved: {outcome.unresolved:.3g} (the mass of games still in play when the propagation stopped, or set aside in the tail)",
+        f"unresolved: {outcome.unresolved:.3g} (the mass of games still in play when the propagation stopped,"
+        " or set aside in the tail)",
         f"time: {total:.2f} s (tables, read or built: {seconds['tables']:.2f} s; propagation: {seconds['propagation']:.2f} s)",
     ]
     return "\n".join(lines)

@@ -46,11 +46,11 @@ FOLDER = "exact"
 # measured under RULES.md; two of perfect's dials, whose sparse products go on to the cap with
 # every legal move of the positions not yet settled: up to 6.6 GB), and the seconds a task
 # takes there on one core (docs/speed.md; only their ratios matter to the bars, which measure
-# this machine's pace): perfect's dials against perfect or each other (231 s and 313 s for the
-# dials' self-play where random against random took 103 s), two wide strategies, one (a wide
+# this machine's pace): perfect's dials against perfect or each other (209 s and 210 s for the
+# dials' self-play where random against random took 94 s), two wide strategies, one (a wide
 # strategy, one that may play every legal move, reaches every position), none.
 EXACT_WORKER_BYTES = 6800 << 20
-_CYCLING_PAIR, _WIDE_PAIR, _WIDE_ONE, _NARROW = 120.0, 45.0, 20.0, 1.0
+_CYCLING_PAIR, _WIDE_PAIR, _WIDE_ONE, _NARROW = 100.0, 45.0, 20.0, 1.0
 _WIDE_EXPLOIT, _EXPLOIT = 40.0, 12.0
 
 
