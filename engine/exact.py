@@ -214,7 +214,7 @@ class _Run:
         self.end_fires = dict.fromkeys(END_EVENTS, 0.0)
         self.flag_bits = np.array([FLAGS[name] for name in POSITION_FLAGS])
         self.near = [NearCap(player) for player in players]  # shared by the chains by margin and by position
-        self.set_aside = {"margin": 0.0, "position": 0.0}  # mass set aside by engine.exact._Thinning
+        self.set_aside = {MARGIN: 0.0, POSITION: 0.0}  # mass set aside by engine.exact_tail, by chain
 
     def deepen(self) -> bool:
         """Once, when mass is still in play at steady_until: for perfect's values (whose
