@@ -43,12 +43,14 @@ from engine.errors import IllegalMoveError
 from engine.events import EVENTS, POSITION_FLAGS, unpack_events
 from engine.game import GameRecord
 from engine.index import row_stones
+from engine.mcts_batch import TREE_BYTES, search_games, tree_bytes
 from engine.moves import start_board
 from engine.policy import PolicyTable, is_table_strategy, policy_table
 from engine.registry import make_strategy
 from engine.rng import GAMMA, MASK32, MIX1, MIX2, SEED_SALT, check_seed
 from engine.rules import ROW, Rules, check_rules
 from engine.scoring import WINNERS, final_score
+from engine.search import MctsStrategy
 from engine.strategies import GreedyStrategy, RandomStrategy
 from engine.strategy_base import Strategy
 from engine.tables import END_CODES, END_MASK, END_SHIFT, FLAGS, PositionTables, first_moves, kept_tables, table_rules
@@ -176,20 +178,25 @@ def play_batch(
     rules: Rules = DEFAULT_RULES,
     seed: int = 0,
     tables: PositionTables | None = None,
+    start: int = 0,
 ) -> GameBatch:
     """Play ``n_games`` complete games. Game i has the seed ``engine.rng.game_seeds(seed, n_games)[i]``
     and is the game engine.play_game plays with that seed, move for move.
 
-    Strategies: every engine strategy but mcts (spec strings or the engine's objects), each
-    played from its policy table (engine.policy: loaded from the cache, or built there the
-    first time), or any BatchStrategy. ``tables`` are the position tables of ``rules``;
+    Strategies: every engine strategy (spec strings or the engine's objects), each table
+    strategy played from its policy table (engine.policy: loaded from the cache, or built there
+    the first time) and mcts by searches in lockstep (engine.mcts_batch), or any
+    BatchStrategy. ``tables`` are the position tables of ``rules``;
     without them the cached ones are loaded (engine.tables.load_tables) and kept for the next
     call. The first call with given tables derives the batch tables from them (about 2 s and
     170 MB for the default rules), kept as long as the position tables are, as are the
-    policy tables.
+    policy tables. With ``start``, only games start .. n_games - 1 of the seed's are played
+    (the rows from ``start`` of the whole batch).
     """
     if isinstance(n_games, bool) or not isinstance(n_games, int | np.integer) or n_games < 1:
         raise ValueError(f"n_games must be a whole number of at least 1, not {n_games!r}")
+    if isinstance(start, bool) or not isinstance(start, int | np.integer) or not 0 <= start < n_games:
+        raise ValueError(f"start must be a whole number from 0 to n_games - 1, not {start!r}")
     _check_memory(int(n_games))
     check_rules(rules)
     seed = check_seed(seed)
@@ -199,25 +206,30 @@ def play_batch(
         raise ValueError(f"the tables are those of {tables.rules.name}, not of the rules asked for, {rules.name}")
     players = (_with_tables(players[0], rules, tables), _with_tables(players[1], rules, tables))
     derived = _derived(tables)
-    n_games = int(n_games)
-    batch = _empty_batch(n_games, players, rules)
+    n_games, start = int(n_games), int(start)
+    batch = _empty_batch(n_games - start, players, rules)
     moves = []
-    for start in range(0, n_games, CHUNK_GAMES):
-        chunk = _Chunk(derived, tables, rules.ply_cap, players, _game_seeds(seed, start, min(start + CHUNK_GAMES, n_games)))
-        moves.append(chunk.play(batch, start))
+    chunk_games = _chunk_games(players)
+    for first in range(start, n_games, chunk_games):
+        seeds = _game_seeds(seed, first, min(first + chunk_games, n_games))
+        chunk = _Chunk(derived, tables, rules.ply_cap, _searched(players, tables, rules, seeds), seeds)
+        moves.append(chunk.play(batch, first - start))
     np.cumsum(batch.plies, out=batch.move_offsets[1:])
     return dataclasses.replace(batch, moves=np.concatenate(moves))
 
 
 def batchable(south: str | Strategy | BatchStrategy, north: str | Strategy | BatchStrategy, rules: Rules = DEFAULT_RULES) -> bool:
-    """Whether play_batch plays these two strategies under ``rules``: each is an engine table
-    strategy (every strategy but mcts; a spec string or the engine's object) or a
-    BatchStrategy, and the rule set's stones fit the batch's counters (every valid rule set
-    does). engine.play_game plays the others. An unknown spec raises UnknownStrategyError and a bad rule set its error, as
-    play_batch would: they are mistakes, not strategies without a batched version.
+    """Whether play_batch plays these two strategies under ``rules``: each is an engine strategy
+    (a spec string or the engine's object) or a BatchStrategy (but not mcts against one), and
+    the rule set's stones fit the batch's counters (every valid rule set does). engine.play_game
+    plays the others. An unknown spec raises UnknownStrategyError and a bad rule set its error,
+    as play_batch would: they are mistakes, not strategies without a batched version.
     """
     check_rules(rules)
-    return _fits_counters(rules) and _batched(south) and _batched(north)
+    if not (_fits_counters(rules) and _batched(south) and _batched(north)):
+        return False
+    searching = [isinstance(s, str | Strategy) and isinstance(make_strategy(s), MctsStrategy) for s in (south, north)]
+    return not any(searching) or not any(isinstance(s, BatchStrategy) for s in (south, north))
 
 
 def concatenate(batches: Sequence[GameBatch]) -> GameBatch:
@@ -300,6 +312,8 @@ class _Player:
     greedy: bool  # built in: uniform among the greedy pits (True) or among the legal pits
     policy: BatchStrategy | None  # a vectorised strategy of the caller's
     table: PolicyTable | None = None  # or one of the engine's table strategies (engine.policy)
+    search: MctsStrategy | None = None  # or mcts, whose moves engine.mcts_batch finds first
+    script: np.ndarray | None = None  # then the pits of a chunk's games, (games, plies), mover's view
 
 
 def _player(strategy: str | Strategy | BatchStrategy) -> _Player:
@@ -309,25 +323,53 @@ def _player(strategy: str | Strategy | BatchStrategy) -> _Player:
     if not isinstance(strategy, str | Strategy):
         raise ValueError(f"a strategy is a spec string, an engine strategy or a BatchStrategy, not {strategy!r}")
     resolved = make_strategy(strategy)  # an unknown spec string raises UnknownStrategyError here
+    if isinstance(resolved, MctsStrategy):
+        return _Player(resolved.spec, False, None, search=resolved)
     if type(resolved) in _BUILT_IN or is_table_strategy(resolved):
         return _Player(resolved.spec, type(resolved) is GreedyStrategy, None)
     raise ValueError(
         f"strategy {resolved.spec!r} has no batched version: its choice is no function of the position and one draw; "
-        "give play_batch an engine strategy but mcts or an object with .spec and .pick_batch(tables, positions, draws, "
+        "give play_batch an engine strategy or an object with .spec and .pick_batch(tables, positions, draws, "
         "legal), or play it with engine.play_game"
     )
 
 
 def _with_tables(player: _Player, rules: Rules, tables: PositionTables) -> _Player:
-    """An engine table strategy other than random and greedy, with its policy table loaded."""
-    if player.policy is not None or type(make_strategy(player.spec)) in _BUILT_IN:
+    """An engine table strategy with its policy table loaded: every one but random and greedy,
+    and those too when they face mcts (whose games engine.mcts_batch plays by the tables)."""
+    if player.policy is not None or player.search is not None or type(make_strategy(player.spec)) in _BUILT_IN:
         return player
     return dataclasses.replace(player, table=policy_table(player.spec, rules, tables=tables))
 
 
 def _batched(strategy: str | Strategy | BatchStrategy) -> bool:
     """Whether _player takes the strategy (make_strategy raises for what is no strategy at all)."""
-    return isinstance(strategy, BatchStrategy) or is_table_strategy(strategy)
+    return isinstance(strategy, BatchStrategy) or is_table_strategy(strategy) or isinstance(make_strategy(strategy), MctsStrategy)
+
+
+def _chunk_games(players: tuple[_Player, _Player]) -> int:
+    """Games a chunk plays: CHUNK_GAMES, or as many as mcts's trees let fit in TREE_BYTES."""
+    searches = [player.search for player in players if player.search is not None]
+    return min([CHUNK_GAMES, *(max(1, TREE_BYTES // tree_bytes(search.playouts)) for search in searches)])
+
+
+def _searched(
+    players: tuple[_Player, _Player], tables: PositionTables, rules: Rules, seeds: np.ndarray
+) -> tuple[_Player, _Player]:
+    """The players of a chunk: when mcts plays, both scripted with the pits engine.mcts_batch finds."""
+    if all(player.search is None for player in players):
+        return players
+    if any(player.policy is not None for player in players):
+        raise ValueError(
+            f"{players[0].spec} vs {players[1].spec} has no batched version: play_batch plays mcts against the engine's "
+            "strategies only; play it with engine.play_game"
+        )
+    searchers = tuple(
+        player.search if player.search is not None else player.table or policy_table(player.spec, rules, tables=tables)
+        for player in players
+    )
+    pits = search_games(tables, rules, searchers, seeds)  # type: ignore[arg-type]
+    return (dataclasses.replace(players[0], script=pits), dataclasses.replace(players[1], script=pits))
 
 
 def _fits_counters(rules: Rules) -> bool:
@@ -685,6 +727,9 @@ class _Chunk:
 
     def _pick(self, slots: _Slots, ply: int, half: int, out: np.ndarray) -> None:
         player = self.players[ply % 2]
+        if player.script is not None:
+            out[:] = player.script[slots.ids, ply]
+            return
         if player.table is not None:
             classes = player.table.classes_at(slots.position, self.ply_cap - ply)
             out[:] = player.table.pits(classes, slots.draws(half))
@@ -704,6 +749,8 @@ class _Chunk:
         player = self.players[0]
         option = np.zeros(ROW, dtype=np.int64)
         option[d.first_pits] = np.arange(len(d.first_pits))
+        if player.script is not None:
+            return option[player.script[:, 0]]
         if player.table is not None:
             return option[player.table.pits(np.full(len(draws), player.table.first), draws)]
         if player.policy is not None:

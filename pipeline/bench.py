@@ -22,6 +22,7 @@ from typing import TypeVar
 import engine
 from engine.policy import policy_table
 from engine.positions import positions
+from engine.rng import game_seeds
 from engine.search import PerfectStrategy, solution
 from engine.tables import build_tables, load_tables, tables_folder
 from pipeline.paths import DATA, MANIFEST, ROOT
@@ -62,6 +63,8 @@ LARGE_SOLVER_TARGET = (engine.Rules(stones_per_pit=10), None, 8.0)
 # pairing of the default study (the strong dials', whose games cycle for hundreds of plies, are
 # among the slowest of its 49).
 EXACT_TARGETS = tuple((spec, 30.0, 2.0) for spec in BATCHED_STRATEGIES)
+# (playouts, games in one batch, games/s target) of mcts self-play through engine.play_batch.
+MCTS_TARGETS = ((100, 16_384, 1_000.0), (1000, 2_048, 100.0))
 NOTEBOOK_GIB = 2.0  # the peak memory of a notebook's kernel on the default studies
 
 T = TypeVar("T")
@@ -119,6 +122,9 @@ def main(seconds: float = 10.0) -> None:
     for spec, target_seconds, target_gib in POLICY_TARGETS:
         _in_child(policy_build, spec, target_seconds, target_gib)
     _in_child(batched_strategies, seconds)
+    print("\nmcts self-play, searches in lockstep (engine.mcts_batch), one process, tables loaded")
+    for playouts, games, target in MCTS_TARGETS:
+        _in_child(mcts_batches, playouts, games, target)
     print("\nexact outcomes of the default rules, each in a fresh process once the tables are loaded")
     for spec, target, gib in EXACT_TARGETS:
         _in_child(exact_self_play, spec, target, gib)
@@ -216,6 +222,29 @@ def batched_strategies(seconds: float) -> None:
     print(f"  {_peak()}")
 
 
+def mcts_batches(playouts: int, games: int, target: float) -> None:
+    """``games`` games of mcts(playouts) self-play in one engine.play_batch call, and a few
+    through engine.play_game for the ratio; memory is the process's peak."""
+    rules = engine.Rules()
+    tables = load_tables(rules, verbose=False)
+    spec = f"mcts(playouts={playouts})"
+    engine.play_batch(2, spec, spec, tables=tables)  # the search tables, untimed
+    start = time.perf_counter()
+    batch = engine.play_batch(games, spec, spec, tables=tables, seed=1)
+    took = time.perf_counter() - start
+    scalar_games = max(4, games // 400)
+    start = time.perf_counter()
+    for seed in game_seeds(1, scalar_games):
+        engine.play_game(spec, spec, rules=rules, seed=int(seed))
+    scalar = scalar_games / (time.perf_counter() - start)
+    speed = games / took
+    print(
+        f"  {spec:<20} {games:,} games in {took:.1f} s: {speed:,.0f} games/s ({int(batch.plies.sum()) / took:,.0f} moves/s); "
+        f"engine.play_game {scalar:,.1f} games/s ({speed / scalar:.0f}x); {_peak()} "
+        f"[>= {target:,.0f} games/s: {_verdict(speed >= target)}; <= 2 GiB: {_verdict(_peak_gib() <= 2)}]"
+    )
+
+
 def exact_self_play(spec: str, target_seconds: float, target_gib: float) -> None:
     """engine.exact_outcome of ``spec`` against itself once the tables (and policy tables) are
     loaded; memory is what NumPy allocates beyond them (tracemalloc) and the process's peak."""
@@ -290,11 +319,11 @@ def study_runs() -> None:
     """Whole studies written to Parquet: a million random games, and one CPU-bound pairing on 1 and 2 jobs."""
     print(
         "\nstudies written to Parquet [1,000,000 random games <= 30 s on 2 cores, games/ <= 40 MB; "
-        "its report <= 20 s; mcts, played game by game: 2 jobs >= 1.8x 1 job]"
+        "its report <= 20 s; mcts, searched in batches: 2 jobs >= 1.8x 1 job]"
     )
     million = parse_study({"name": "million", "seed": 1, "games_per_seat": 1_000_000, "strategies": ["random"]})
-    # mcts is the one strategy still played game by game: CPU-bound work that the jobs share.
-    searching = parse_study({"name": "search", "seed": 1, "games_per_seat": 6_000, "strategies": ["mcts(playouts=20)"]})
+    # mcts is the most CPU-bound strategy per game: work that the jobs share.
+    searching = parse_study({"name": "search", "seed": 1, "games_per_seat": 30_000, "strategies": ["mcts(playouts=20)"]})
     with tempfile.TemporaryDirectory() as scratch:
         took = _timed_run(million, Path(scratch) / "million", jobs=2)
         size = sum(path.stat().st_size for path in (Path(scratch) / "million" / "games").glob("*.parquet")) / 1e6
@@ -306,7 +335,7 @@ def study_runs() -> None:
             _timed_report(DATA / "default", Path(scratch) / "default-report", default, 60, 1.5)
         one = _timed_run(searching, Path(scratch) / "one", jobs=1)
         two = _timed_run(searching, Path(scratch) / "two", jobs=2)
-        print(f"  6,000 games of mcts(playouts=20) self-play: 1 job {one:.1f} s, 2 jobs {two:.1f} s")
+        print(f"  30,000 games of mcts(playouts=20) self-play: 1 job {one:.1f} s, 2 jobs {two:.1f} s")
         print(f"  speed-up {one / two:.2f}x ({_verdict(one / two >= 1.8)})")
 
 
@@ -357,7 +386,11 @@ def _in_child(job: Callable[..., T], *arguments: object) -> T:
 
 
 def _peak() -> str:
-    return f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB"
+    return f"peak memory {_peak_gib():.2f} GiB"
+
+
+def _peak_gib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
 def _targets(seconds: float, target_seconds: float | None, gib: float, target_gib: float | None) -> str:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import engine
+from engine.mcts_batch import TREE_BYTES
 from engine.policy import is_table_strategy, policies_folder, policy_path
 from engine.search import AlphaBetaStrategy, MctsStrategy, PerfectStrategy
 from engine.solver import solution_path, solutions_folder
@@ -74,6 +75,9 @@ SAMPLE_GAME_BYTES = 3_000
 # mcts's tree: tracemalloc's peak of MctsStrategy.choose, 20,000 playouts from the start with its
 # positions memoised, 295 bytes a playout; the memoised positions stay near 1 GiB (engine.positions).
 MCTS_PLAYOUT_BYTES = 300
+# mcts in engine.play_batch: the trees of a chunk (engine.mcts_batch.TREE_BYTES at most) and the
+# search's step tables, 29 bytes a position (a packed step a move, captures, legal pits, rows).
+MCTS_BOARD_BYTES_PER_POSITION = 30
 POSITIONS_BYTES = 1 << 30
 # modiar bench: the parts docs/speed.md times (tables 60 s, solves 150 s, policy tables 50 s, exact
 # outcomes 120 s, study runs 450 s, an atlas rule set 185 s, each in a fresh process) summed and
@@ -348,15 +352,20 @@ def _worker_bytes(specs: Iterable[str], rules: engine.Rules) -> int:
     """A worker of a study (pipeline.workers.WORKER_BYTES, measured under RULES.md), with the
     tables of a larger rule set and what its strategies search."""
     larger = max(0, positions_of(rules) - positions_of(RULES_MD)) * TABLE_BYTES_PER_POSITION
-    return WORKER_BYTES + larger + _search_bytes(specs, rules)
+    return WORKER_BYTES + larger + _search_bytes(specs, rules, batched=True)
 
 
-def _search_bytes(specs: Iterable[str], rules: engine.Rules) -> int:
-    """A loaded solution for perfect, and the tree of the largest mcts search."""
+def _search_bytes(specs: Iterable[str], rules: engine.Rules, *, batched: bool = False) -> int:
+    """A loaded solution for perfect, and the tree of the largest mcts search (``batched``: the
+    trees and tables of engine.play_batch's searches)."""
     strategies = [engine.make_strategy(spec) for spec in specs]
     solution = any(isinstance(strategy, PerfectStrategy) for strategy in strategies)
     playouts = max((strategy.playouts for strategy in strategies if isinstance(strategy, MctsStrategy)), default=0)
-    return solution * SOLUTION_BYTES_PER_POSITION * positions_of(rules) + playouts * MCTS_PLAYOUT_BYTES
+    if batched and playouts:
+        search = TREE_BYTES + MCTS_BOARD_BYTES_PER_POSITION * positions_of(rules)
+    else:
+        search = playouts * MCTS_PLAYOUT_BYTES
+    return solution * SOLUTION_BYTES_PER_POSITION * positions_of(rules) + search
 
 
 def _chunks_to_play(planned: Study, directory: Path) -> list[Chunk]:

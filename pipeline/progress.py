@@ -1,7 +1,7 @@
 """The progress bars of ``modiar study run``: time left estimated from work, not from games.
 
 A study's pairings differ in cost per game by five orders of magnitude: engine.play_batch plays
-a random game in well under a microsecond, engine.play_game an mcts game in milliseconds. A bar
+a random game in well under a microsecond, an mcts game takes milliseconds. A bar
 counting games would promise seconds during the fast pairings and hours during the slow ones.
 The games bar therefore advances by each chunk's estimated seconds (``game_seconds``: rough
 figures measured on one core of the development machine, ignoring the rule set), measures its
@@ -28,6 +28,9 @@ from engine.search import MCTS_MOVES_PER_GAME, MCTS_PLAYOUTS_PER_SECOND, AlphaBe
 from pipeline.study import Pairing
 
 BATCHED_GAME = 1e-6  # seconds a game engine.play_batch plays takes (any table strategy), its records written
+# Playouts a second of mcts's searches in engine.play_batch (engine.mcts_batch), in the runner's
+# chunks of a few thousand games: mcts(playouts=100) self-play at about 250 games/s on one core.
+MCTS_BATCHED_PLAYOUTS_PER_SECOND = 400_000
 SCALAR_GAME = 40e-6  # seconds a random game takes through engine.play_game
 # Seconds a strategy adds to a game through engine.play_game against random, measured; alphabeta
 # (depth=2, 4, 6: ~60, 260, 680 us) and mcts (engine.search: its playouts a second and searched
@@ -44,8 +47,15 @@ TICK = 1.0  # seconds between redraws of a bar that has not moved
 def game_seconds(south: str, north: str, rules: engine.Rules) -> float:
     """Roughly how many seconds one game of the pairing takes on one core."""
     if batchable(south, north, rules):
-        return BATCHED_GAME
+        return BATCHED_GAME + _batched_search_seconds(south) + _batched_search_seconds(north)
     return scalar_game_seconds(south, north)
+
+
+def _batched_search_seconds(spec: str) -> float:
+    strategy = engine.make_strategy(spec)
+    if isinstance(strategy, MctsStrategy):
+        return strategy.playouts * MCTS_MOVES_PER_GAME / MCTS_BATCHED_PLAYOUTS_PER_SECOND
+    return 0.0
 
 
 def scalar_game_seconds(south: str, north: str) -> float:

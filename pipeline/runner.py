@@ -12,8 +12,9 @@ on the study's seed, the two specs and (for a variant) its rule set's name alone
 other strategies or variants of the study, nor on a variant's label or place in [variants],
 and not on the chunk size, the number of jobs or the backend. The study's own rule set keeps
 the entropy it had before variants existed, so its games are those of the same study without
-[variants]. Pairings of table strategies (every strategy but mcts) go through engine.play_batch,
-the others through engine.play_game; both play the same game for a seed. Each chunk is written as soon as it is
+[variants]. Pairings of engine strategies go through engine.play_batch (mcts's searches in
+lockstep, engine.mcts_batch), the others through engine.play_game; both play the same game
+for a seed. Each chunk is written as soon as it is
 back, then the manifest: a killed run, started again, skips the chunks whose files match their
 checksums.
 
@@ -153,8 +154,8 @@ def rules_key(rules: engine.Rules) -> int:
 def chunk_size(games: int, most: int) -> int:
     """The games per chunk of a pairing: at most ``most``, and small enough to cut the pairing
     into MIN_CHUNKS chunks, so that a few hundred slow games still share out between workers.
-    Chunks of more than a seed block take whole blocks: engine.play_batch then plays each
-    block once (a chunk that starts inside a block replays the block's first games)."""
+    Chunks of more than a seed block take whole blocks, so that engine.play_batch plays each
+    block in one call."""
     size = -(-games // MIN_CHUNKS)
     if size > SEED_BLOCK:
         size = -(-size // SEED_BLOCK) * SEED_BLOCK
@@ -473,7 +474,7 @@ def _play_batched(study: Study, chunk: Chunk) -> GameBatch | None:
         return None
     return concatenate(
         [
-            engine.play_batch(stop, pairing.south, pairing.north, rules=pairing.rules, seed=block_seed).rows(start)
+            engine.play_batch(stop, pairing.south, pairing.north, rules=pairing.rules, seed=block_seed, start=start)
             for block_seed, start, stop in _blocks(study.seed, chunk)
         ]
     )

@@ -275,8 +275,9 @@ def test_only_games_of_one_pairing_are_concatenated(default_tables):
         (Uniform(), LowestBatch(), True),
         ("random", "alphabeta(depth=2)", True),  # every engine strategy but mcts has a policy table
         ("perfect(epsilon=0.1)", "heuristic", True),
-        ("mcts(playouts=10)", "random", False),
-        ("random", "mcts(playouts=10)", False),
+        ("mcts(playouts=10)", "random", True),  # mcts by engine.mcts_batch
+        ("random", "mcts(playouts=10)", True),
+        ("mcts(playouts=10)", Uniform(), False),  # but not against a BatchStrategy
         (Lowest(), "random", False),  # a table strategy of its own: play_batch plays only the engine's
     ],
 )
@@ -290,6 +291,7 @@ def test_batchable_is_what_play_batch_does(default_tables):
         ("greedy", "random"),
         ("random", "heuristic"),
         ("mcts(playouts=2)", "random"),
+        ("mcts(playouts=2)", LowestBatch()),
         (Lowest(), "greedy"),
         (LowestBatch(), "random"),
     ]

@@ -24,10 +24,12 @@ def test_a_game_costs_more_the_stronger_the_search():
     costs = [
         batched.pop(),
         game_seconds("random", "mcts(playouts=100)", rules),
-        game_seconds("alphabeta(depth=6)", "mcts(playouts=100)", rules),  # the scalar alphabeta beside mcts
+        game_seconds("mcts(playouts=100)", "mcts(playouts=100)", rules),
         game_seconds("mcts(playouts=100)", "mcts(playouts=400)", rules),
     ]
     assert costs == sorted(costs) and len(set(costs)) == len(costs)
+    # mcts's searches are batched against any engine strategy: its opponent's search is a table
+    assert game_seconds("alphabeta(depth=6)", "mcts(playouts=100)", rules) == game_seconds("random", "mcts(playouts=100)", rules)
     assert game_seconds("heuristic", "perfect", rules) == game_seconds("perfect", "heuristic", rules)
 
 

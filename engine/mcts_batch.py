@@ -1,0 +1,381 @@
+"""Batched MCTS: the searches of many games advanced in lockstep on NumPy arrays.
+
+``search_games(tables, players, seeds)`` plays games in which one player or both is
+``mcts(playouts=n)`` (engine.search.MctsStrategy) and returns the pits they play, game for
+game those of engine.play_game with the same seeds: the same trees, the same draws, the same
+moves. engine.play_batch turns the pits into a GameBatch (its events, scores and ends).
+
+The scalar MctsStrategy is the definition; this module repeats it on arrays. Every game of a
+chunk is at the same ply, and every game whose mcts player is to move searches at once: each
+of its ``n`` playouts is one descent of every game's tree, in a few whole-array steps per
+level (UCB1 or an untried child, as the scalar code picks them), one expansion, a random
+playout from every new leaf at once, and the backup of each level's (node, child) pairs.
+A tree is a block of preallocated arrays, one row of three children per node (a position has
+at most three moves), made afresh for each move as the scalar code does:
+
+    options[game, node]          how many legal moves the node's position has (0: the end)
+    child_of[game, node, k]      the position after its k-th legal move (mover's view)
+    captured[game, node, k]      the stones it captures
+    kid[game, node, k]           the node of that child, 0 until expanded (0 is the root)
+    visits, rewards[game, node, k]   a move that is not legal has 1 visit and rewards -inf, so
+                                 it is never untried and its UCB1 bound is -inf
+    total[game, node]            the node's visits: the sum of its children's
+
+Draws come from each game's stream by its count of draws so far (engine.rng: draw j is a half
+of word j // 2 + 1), so a game's draws are those of the scalar game whatever the others do.
+UCB1 is computed as the scalar code computes it: the logarithms of visit totals are Python's
+math.log (a table), the rest IEEE divisions, square roots and sums, so no choice differs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.choice import NO_MOVE
+from engine.index import row_stones
+from engine.policy import PolicyTable
+from engine.positions import positions
+from engine.rng import GAMMA, MASK32, MIX1, MIX2, SEED_SALT
+from engine.rules import ROW, Rules
+from engine.search import UCT_EXPLORATION, MctsStrategy
+from engine.tables import PositionTables
+
+TREE_BYTES = 1 << 29  # the trees of one chunk's searches: the chunk is cut to fit
+NODE_BYTES = 1 + 4 + 3 * (4 + 1 + 4 + 4 + 8)  # options, total, child_of, captured, kid, visits, rewards
+
+
+def tree_bytes(playouts: int) -> int:
+    """The bytes of one game's tree for a search of ``playouts`` playouts."""
+    return (playouts + 1) * NODE_BYTES
+
+
+# For a mask of legal pits (bit p for pit p): the pits in order, then the illegal ones.
+_ORDER = np.array([[p for p in range(ROW) if m >> p & 1] + [p for p in range(ROW) if not m >> p & 1] for m in range(8)])
+_COUNT = np.array([bin(m).count("1") for m in range(8)], dtype=np.int8)
+
+
+@dataclass(frozen=True)
+class Board:
+    """The position tables as flat arrays for the searches and the playouts."""
+
+    rules: Rules
+    cap: int  # the game's ply cap (the tables serve every cap)
+    child: np.ndarray  # (3 * positions,) int32, -1 where illegal
+    captured: np.ndarray  # (3 * positions,) int8
+    legal: np.ndarray  # (positions,) uint8: bit p for a legal pit p
+    row_difference: np.ndarray  # (positions,) int8: mover's row minus opponent's
+    start: int
+    first_pits: np.ndarray  # the first move's options (ply 0, the scalar engine's): pits,
+    first_child: np.ndarray  # children,
+    first_captured: np.ndarray  # and stones captured
+    pick: np.ndarray  # (64,) the pit of a uniform choice: pick[8 * legal + sixth], sixth = (6 * draw) >> 32
+    step: np.ndarray  # (3 * positions,) uint64: child | captured << 32 | the child's legal << 40; an
+    # illegal pit stays in place (the position itself, nothing captured): one gather a move
+    log: list[float] = field(default_factory=list)  # math.log(n), grown as needed
+
+    @classmethod
+    def of(cls, tables: PositionTables, rules: Rules) -> Board:
+        legal = (tables.child >= 0).astype(np.uint8) @ np.array([1, 2, 4], dtype=np.uint8)
+        own, opponent = row_stones(tables.index)
+        memo = positions(rules)
+        first = memo.options(memo.start, 0)
+        child = np.where(tables.child >= 0, tables.child, np.arange(tables.size, dtype=np.int32)[:, None])
+        step = child.astype(np.uint64) | legal[child].astype(np.uint64) << np.uint64(40)
+        step |= np.where(tables.child >= 0, tables.captured, 0).astype(np.uint64) << np.uint64(32)
+        del child
+        return cls(
+            rules,
+            rules.ply_cap,
+            np.ascontiguousarray(tables.child).reshape(-1),
+            np.ascontiguousarray(tables.captured).astype(np.int8).reshape(-1),
+            legal.astype(np.uint8),
+            (own.astype(np.int16) - opponent).astype(np.int8),
+            tables.index.rank(memo.start),
+            np.array([option.pit for option in first], dtype=np.int64),
+            np.array([tables.index.rank(option.child) for option in first], dtype=np.int64),
+            np.array([option.captured for option in first], dtype=np.int64),
+            _pick_table(),
+            step.reshape(-1),
+        )
+
+    def logs(self, most: int) -> np.ndarray:
+        if len(self.log) <= most:
+            self.log.extend(math.log(n) if n else 0.0 for n in range(len(self.log), 2 * most + 2))
+        return np.array(self.log)
+
+
+def _pick_table() -> np.ndarray:
+    """pick[8 * legal + sixth]: a choice among n legal pits is (draw * n) >> 32 (engine.rng),
+    which is sixth // (6 // n) for n = 1, 2, 3; with one pit the draw is not taken, nor needed."""
+    table = np.zeros((8, 8), dtype=np.int32)
+    for legal in range(1, 8):
+        pits = _ORDER[legal, : _COUNT[legal]]
+        table[legal, :6] = [pits[sixth // (6 // len(pits))] for sixth in range(6)]
+    return table.reshape(-1)
+
+
+class Streams:
+    """The draws of many games' streams (engine.rng), each game's taken by its own count."""
+
+    def __init__(self, seeds: np.ndarray) -> None:
+        self.state = _mix64(np.asarray(seeds, dtype=np.uint64) ^ np.uint64(SEED_SALT))
+        self.count = np.zeros(len(seeds), dtype=np.int64)
+
+    def draw(self, games: np.ndarray, takes: np.ndarray | None = None) -> np.ndarray:
+        """The next draw (uint64 holding 32 bits) of each game in ``games``; where ``takes`` is
+        False the game's count stays and its value is not to be used."""
+        count = self.count[games]
+        word = _mix64(self.state[games] + ((count >> 1) + 1).astype(np.uint64) * np.uint64(GAMMA))
+        self.count[games] = count + (1 if takes is None else takes)
+        return np.where(count & 1, word & np.uint64(MASK32), word >> np.uint64(32))
+
+
+def _mix64(z: np.ndarray) -> np.ndarray:
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(MIX1)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(MIX2)
+    mixed: np.ndarray = z ^ (z >> np.uint64(31))
+    return mixed
+
+
+def _below(draws: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """engine.rng.choice_index on arrays."""
+    return ((draws * n.astype(np.uint64)) >> np.uint64(32)).astype(np.int64)
+
+
+def _nth_true(mask: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """The column of the n-th (from 0) True of each row of ``mask``."""
+    column: np.ndarray = np.argmax(np.cumsum(mask, axis=1) > n[:, None], axis=1)
+    return column
+
+
+class Forest:
+    """The trees of up to ``games`` searches of ``playouts`` playouts (see the module docstring)."""
+
+    def __init__(self, board: Board, games: int, playouts: int) -> None:
+        self.board = board
+        self.playouts = playouts
+        self.nodes = nodes = playouts + 1
+        self.options = np.zeros(games * nodes, dtype=np.int8)
+        self.child_of = np.zeros(3 * games * nodes, dtype=np.int32)
+        self.captured = np.zeros(3 * games * nodes, dtype=np.int8)
+        self.kid = np.zeros(3 * games * nodes, dtype=np.int32)
+        self.visits = np.zeros(3 * games * nodes, dtype=np.int32)
+        self.rewards = np.zeros(3 * games * nodes, dtype=np.float64)
+        self.total = np.zeros(games * nodes, dtype=np.int32)
+        self.used = np.zeros(games, dtype=np.int32)
+        self.log = board.logs(playouts)
+
+    def search(self, streams: Streams, games: np.ndarray, position: np.ndarray, ply: int) -> np.ndarray:
+        """The pit (mover's view) each game's mcts plays from ``position`` at ``ply`` (every
+        position with at least two legal moves; ``games`` index the streams)."""
+        m = len(games)
+        slots = np.arange(m, dtype=np.int64)
+        self.used[:m] = 1
+        if ply == 0:
+            root_pits = np.broadcast_to(self.board.first_pits, (m, len(self.board.first_pits)))
+            self._grow(slots * self.nodes, position, ply, first=True)
+        else:
+            root_pits = _ORDER[self.board.legal[position]]
+            self._grow(slots * self.nodes, position, ply)
+        for _ in range(self.playouts):
+            self._descend(streams, games, slots, ply)
+        visits = self.visits[: 3 * m * self.nodes].reshape(m, self.nodes * 3)[:, :3]
+        valid = np.arange(3) < self.options[slots * self.nodes, None]
+        visits = np.where(valid, visits, -1)
+        tied = visits == visits.max(axis=1, keepdims=True)
+        k = _nth_true(tied, _below(streams.draw(games), tied.sum(axis=1)))
+        pits: np.ndarray = root_pits[slots, k]
+        return pits
+
+    def _grow(self, nodes: np.ndarray, position: np.ndarray, ply: int, first: bool = False) -> None:
+        """Make ``nodes`` (flat ids) the nodes of ``position`` at ``ply``: their options, no visits."""
+        b = self.board
+        rows = (3 * nodes)[:, None] + np.arange(3)
+        if first:
+            count = len(b.first_pits)
+            self.options[nodes] = count
+            child = np.zeros((len(nodes), 3), dtype=np.int64)
+            captured = np.zeros((len(nodes), 3), dtype=np.int64)
+            child[:, :count], captured[:, :count] = b.first_child, b.first_captured
+        else:
+            legal = b.legal[position] if ply < b.cap else np.zeros(len(nodes), dtype=np.uint8)
+            self.options[nodes] = _COUNT[legal]
+            moves = 3 * position[:, None] + _ORDER[legal]
+            child, captured = b.child[moves], b.captured[moves]
+        self.child_of[rows] = child
+        self.captured[rows] = captured
+        legal = np.arange(3) < self.options[nodes][:, None]
+        self.kid[rows] = 0
+        self.visits[rows] = ~legal
+        self.rewards[rows] = np.where(legal, 0.0, -np.inf)
+        self.total[nodes] = 0
+
+    def _descend(self, streams: Streams, games: np.ndarray, slots: np.ndarray, root_ply: int) -> None:
+        """One playout of every tree: select, expand, play out, back up (engine.search._descend).
+        The games still selecting carry their score difference (for the root's mover) and sign."""
+        b = self.board
+        outcome = np.zeros(len(slots), dtype=np.int64)  # each game's final difference, by slot
+        path: list[tuple[np.ndarray, np.ndarray]] = []  # (slots, flat move ids) per level
+        at = slots
+        node = slots * self.nodes  # flat ids
+        difference = np.zeros(len(slots), dtype=np.int64)
+        sign = np.ones(len(slots), dtype=np.int64)
+        leaves: list[tuple[np.ndarray, ...]] = []
+        ply = root_ply
+        while len(at):
+            move = 3 * node + self._select(streams, games[at], node)
+            path.append((at, move))
+            difference += sign * self.captured[move]
+            sign = -sign
+            ply += 1
+            kid = self.kid[move]
+            new = kid == 0
+            if new.any():
+                grown_at, grown_move = at[new], move[new]
+                fresh = self.used[grown_at]
+                self.used[grown_at] += 1
+                self.kid[grown_move] = fresh
+                child = self.child_of[grown_move].astype(np.int64)
+                self._grow(grown_at * self.nodes + fresh, child, ply)
+                leaves.append((grown_at, child, difference[new], sign[new], np.full(len(child), ply, dtype=np.int64)))
+                old = ~new
+                at, move, kid, difference, sign = at[old], move[old], kid[old], difference[old], sign[old]
+            node = at * self.nodes + kid
+            over = self.options[node] == 0
+            if over.any():
+                outcome[at[over]] = difference[over] + sign[over] * b.row_difference[self.child_of[move[over]]]
+                going = ~over
+                at, node, difference, sign = at[going], node[going], difference[going], sign[going]
+        if leaves:
+            at, child, difference, sign, plies = (np.concatenate(column) for column in zip(*leaves, strict=True))
+            outcome[at] = difference + sign * self._playout(streams, games[at], child, plies)
+        reward = np.where(outcome > 0, 1.0, np.where(outcome == 0, 0.5, 0.0))
+        for level, (at, move) in enumerate(path):
+            self.visits[move] += 1
+            self.total[move // 3] += 1
+            self.rewards[move] += reward[at] if level % 2 == 0 else 1.0 - reward[at]
+
+    def _select(self, streams: Streams, games: np.ndarray, node: np.ndarray) -> np.ndarray:
+        """The child index each node picks: an untried one (uniformly, one draw when several),
+        else the first of the largest UCB1 bounds (computed for every node, used where none is
+        untried)."""
+        rows = (3 * node)[:, None] + np.arange(3)
+        visits = self.visits[rows]
+        untried = visits == 0
+        n_untried = untried.sum(axis=1)
+        nth = np.zeros(len(node), dtype=np.int64)
+        several = np.flatnonzero(n_untried > 1)
+        if len(several):
+            nth[several] = _below(streams.draw(games[several]), n_untried[several])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bounds = self.rewards[rows] / visits + UCT_EXPLORATION * np.sqrt(self.log[self.total[node]][:, None] / visits)
+        pick: np.ndarray = np.where(n_untried > 0, _nth_true(untried, nth), np.argmax(bounds, axis=1))
+        return pick
+
+    def _playout(self, streams: Streams, games: np.ndarray, position: np.ndarray, ply: np.ndarray) -> np.ndarray:
+        """Uniformly random moves to the end from each position: the score difference still to
+        come for its mover (engine.search._playout). A game that has ended stays where it is
+        (no legal pit: the step tables keep it in place, and it takes no draw) until a third of
+        the games have, when they are dropped."""
+        b = self.board
+        result = np.zeros(len(games), dtype=np.int64)
+        at = np.arange(len(games))
+        state, count = streams.state[games], streams.count[games]
+        difference = np.zeros(len(games), dtype=np.int16)
+        sign = np.ones(len(games), dtype=np.int8)
+        position = position.astype(np.int32)
+        limit = b.cap - ply  # moves before the cap
+        done = np.zeros(len(games), dtype=bool)
+        lowest, moves = int(limit.min()), 0
+        legal = b.legal[position]
+        while True:
+            if moves >= lowest:
+                legal[limit <= moves] = 0
+            ending = (legal == 0) & ~done
+            if ending.any():
+                result[at[ending]] = difference[ending] + sign[ending] * b.row_difference[position[ending]]
+                done |= ending
+                finished = int(np.count_nonzero(done))
+                if 3 * finished >= len(done):
+                    streams.count[games[at[done]]] = count[done]
+                    if finished == len(done):
+                        return result
+                    going = ~done
+                    at, state, count, difference, sign = at[going], state[going], count[going], difference[going], sign[going]
+                    position, limit, legal = position[going], limit[going], legal[going]
+                    done = np.zeros(len(at), dtype=bool)
+                    lowest = int(limit.min())
+            word = _mix64(state + ((count >> 1) + 1).astype(np.uint64) * np.uint64(GAMMA))
+            # the draw is the high half of the word at an even count, the low half at an odd one
+            word <<= ((count & 1) << 5).astype(np.uint64)
+            sixth = ((word >> np.uint64(32)) * np.uint64(6)) >> np.uint64(32)
+            count += _COUNT[legal] > 1
+            sixth |= legal.astype(np.uint64) << np.uint64(3)
+            step = b.step[3 * position + b.pick[sixth]]
+            difference += sign * ((step >> np.uint64(32)) & np.uint64(255)).astype(np.int8)
+            sign = -sign
+            position = step.astype(np.int32)  # the low 32 bits
+            legal = (step >> np.uint64(40)).astype(np.uint8)
+            moves += 1
+
+
+Searcher = MctsStrategy | PolicyTable
+
+
+def search_games(tables: PositionTables, rules: Rules, players: tuple[Searcher, Searcher], seeds: np.ndarray) -> np.ndarray:
+    """The pits (mover's view) of each game, ply by ply: an (n, cap) uint8 array, NO_MOVE from
+    the game's end on. Each player is an MctsStrategy or a table strategy's PolicyTable."""
+    board = _board(tables, rules)
+    cap = rules.ply_cap
+    n = len(seeds)
+    pits = np.full((n, cap), NO_MOVE, dtype=np.uint8)
+    streams = Streams(seeds)
+    forests = [Forest(board, n, player.playouts) if isinstance(player, MctsStrategy) else None for player in players]
+    at = np.arange(n)
+    position = np.full(n, board.start, dtype=np.int64)
+    for ply in range(cap):
+        side = ply % 2
+        count = np.full(n, len(board.first_pits), dtype=np.int8) if ply == 0 else _COUNT[board.legal[position]]
+        going = count > 0
+        at, position, count = at[going], position[going], count[going]
+        if not len(at):
+            break
+        player, forest = players[side], forests[side]
+        if forest is None:
+            assert isinstance(player, PolicyTable)
+            classes = np.full(len(at), player.first) if ply == 0 else player.classes_at(position, cap - ply)
+            chosen = player.pits(classes, streams.draw(at)).astype(np.int64)
+        else:
+            chosen = np.empty(len(at), dtype=np.int64)
+            only = count == 1
+            if ply == 0:
+                chosen[only] = board.first_pits[0]
+            else:
+                chosen[only] = _ORDER[board.legal[position[only]], 0]
+            several = np.flatnonzero(~only)
+            if len(several):
+                chosen[several] = forest.search(streams, at[several], position[several], ply)
+        pits[at, ply] = chosen
+        if ply == 0:
+            option = np.zeros(ROW, dtype=np.int64)
+            option[board.first_pits] = np.arange(len(board.first_pits))
+            position = board.first_child[option[chosen]]
+        else:
+            position = board.child[3 * position + chosen].astype(np.int64)
+    return pits
+
+
+_BOARDS: dict[tuple[int, Rules], Board] = {}
+
+
+def _board(tables: PositionTables, rules: Rules) -> Board:
+    """The Board of ``tables`` under ``rules`` (the tables of its table_rules), kept for the next call."""
+    key = (id(tables), rules)
+    found = _BOARDS.get(key)
+    if found is None:
+        _BOARDS.clear()
+        found = _BOARDS[key] = Board.of(tables, rules)
+    return found
