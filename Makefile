@@ -7,7 +7,7 @@ SEED ?= 7
 
 .DEFAULT_GOAL := help
 STUDY ?= data/default
-.PHONY: help setup test test-slow lint format study report variants ladder atlas atlas-full notebooks sample bench solve clean
+.PHONY: help setup test test-slow lint format study report variants ladder search-ladder atlas atlas-full notebooks sample bench solve clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -48,6 +48,10 @@ report: $(STAMP) ## the report of a study already run (STUDY=data/default): repo
 variants: $(STAMP) ## the rule-variant sweep (pipeline/studies/variants.toml) into data/variants, and its report
 	$(BIN)/modiar study run pipeline/studies/variants.toml --jobs 2
 	$(BIN)/modiar study report data/variants
+
+search-ladder: $(STAMP) ## the search ladder (pipeline/studies/search.toml): mcts from 1 to 4,096 playouts, sampled, into data/search-ladder and its report
+	$(BIN)/modiar ladder search search --jobs 2
+	$(BIN)/modiar ladder search-report data/search-ladder
 
 ladder: $(STAMP) ## the skill ladder (pipeline/studies/ladder.toml): alphabeta(1..16) and perfect's dials, all exact, into data/ladder and its report
 	$(BIN)/modiar ladder run pipeline/studies/ladder.toml --jobs 2

@@ -35,6 +35,7 @@ UCT_EXPLORATION = math.sqrt(2)  # the c of UCB1 (Kocsis and Szepesvari 2006) for
 MCTS_PLAYOUTS_PER_SECOND = 3_500
 MCTS_MOVES_PER_GAME = 8
 MAX_PLAYOUTS = MCTS_PLAYOUTS_PER_SECOND * 86_400 // MCTS_MOVES_PER_GAME
+MCTS_PLAYOUT_BYTES = 300  # a scalar search's tree, per playout (pipeline.estimates measured it)
 # A search never needs more plies than the longest game (engine.rules.MAX_PLY_CAP): deeper is
 # the same search. A spec is made without a rule set, so this is its bound; pipeline.estimates
 # refuses a depth beyond the ply cap of the rule set it plays under.
@@ -93,6 +94,12 @@ class MctsStrategy:
     """
 
     def __init__(self, playouts: int = 400) -> None:
+        if isinstance(playouts, int) and not isinstance(playouts, bool) and playouts > MAX_PLAYOUTS:
+            days = playouts * MCTS_MOVES_PER_GAME / MCTS_PLAYOUTS_PER_SECOND / 86_400
+            raise ValueError(
+                f"playouts must be a whole number from 1 to {MAX_PLAYOUTS:,}, not {playouts!r}: a game of it would take "
+                f"about {days:,.0f} days on one core and its tree {playouts * MCTS_PLAYOUT_BYTES / 2**30:,.1f} GiB"
+            )
         self.playouts = _whole_number("playouts", playouts, MAX_PLAYOUTS)
         self.spec = f"mcts(playouts={self.playouts})"
 

@@ -315,6 +315,27 @@ def _ladder_run(arguments: argparse.Namespace) -> None:
     print(f"ladder {ladder.name}: {len(ladder.pairings())} pairings and {len(ladder.rungs)} exploitabilities in {folder}")
 
 
+def _search_ladder_run(arguments: argparse.Namespace) -> None:
+    from pipeline.records import RecordError
+    from pipeline.search_ladder import load_search_ladder, run_search_ladder
+    from pipeline.study import ConfigError
+
+    if arguments.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {arguments.jobs}")
+    try:
+        ladder = load_search_ladder(study_config(arguments.config))
+        folder = run_search_ladder(ladder, _out_folder(arguments.out), jobs=arguments.jobs)
+    except (ConfigError, RecordError) as error:
+        raise UsageError(str(error)) from None
+    print(f"search ladder {ladder.name}: {len(ladder.pairings())} pairings in {folder}")
+
+
+def _search_ladder_report(arguments: argparse.Namespace) -> None:
+    from pipeline.search_ladder_report import build_search_ladder_report
+
+    _build_report(build_search_ladder_report, arguments)
+
+
 def _ladder_report(arguments: argparse.Namespace) -> None:
     from pipeline.ladder_report import build_ladder_report
 
@@ -706,6 +727,17 @@ def _add_ladder_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
     _add_yes_option(run)
     run.set_defaults(run=_ladder_run)
     _add_report_command(actions, "ladder", _ladder_report)
+    search = actions.add_parser("search", help="the search ladder: mcts from 1 to 4,096 playouts, sampled until precise")
+    search.add_argument("config", help="the search ladder's TOML file, or the bundled one: search (modiar ladder search search)")
+    search.add_argument("--out", help="its folder (default data/<its name>)")
+    search.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    _add_cache_option(search)
+    search.set_defaults(run=_search_ladder_run)
+    report = actions.add_parser("search-report", help="write the search ladder's report: Markdown, CSV and SVG/PDF/PNG figures")
+    report.add_argument("folder", help="the search ladder's folder, e.g. data/search-ladder")
+    report.add_argument("--out", help="the report's folder (default reports/<its name>/)")
+    report.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    report.set_defaults(run=_search_ladder_report)
 
 
 def _add_report_command(

@@ -28,7 +28,7 @@ from typing import NamedTuple
 import engine
 from engine.mcts_batch import TREE_BYTES
 from engine.policy import is_table_strategy, policies_folder, policy_path
-from engine.search import AlphaBetaStrategy, MctsStrategy, PerfectStrategy
+from engine.search import MCTS_PLAYOUT_BYTES, AlphaBetaStrategy, MctsStrategy, PerfectStrategy
 from engine.solver import solution_path, solutions_folder
 from engine.tables import cache_path, table_rules, tables_folder
 from pipeline.analyse import BASE_BYTES, estimated_bytes, positions_of
@@ -73,8 +73,8 @@ SWEEP_BYTES_PER_POSITION = 7
 # A game modiar sample holds until its summary: tracemalloc's peak over 50,000 random games, 2,917 bytes a game.
 SAMPLE_GAME_BYTES = 3_000
 # mcts's tree: tracemalloc's peak of MctsStrategy.choose, 20,000 playouts from the start with its
-# positions memoised, 295 bytes a playout; the memoised positions stay near 1 GiB (engine.positions).
-MCTS_PLAYOUT_BYTES = 300
+# positions memoised, 295 bytes a playout (engine.search.MCTS_PLAYOUT_BYTES); the memoised
+# positions stay near 1 GiB (engine.positions).
 # mcts in engine.play_batch: the trees of a chunk (engine.mcts_batch.TREE_BYTES at most) and the
 # search's step tables, 29 bytes a position (a packed step a move, captures, legal pits, rows).
 MCTS_BOARD_BYTES_PER_POSITION = 30

@@ -37,6 +37,7 @@ GAMES = "games"
 PLIES = "plies"
 LADDER = "ladder"  # the bundled configs named ladder* are skill ladders, not studies
 ATLAS = "atlas"  # bundled configs named atlas* are atlases (pipeline.atlas)
+SEARCH = "search"  # and those named search* search ladders (pipeline.search_ladder)
 EXACT = "exact.parquet"  # the exact outcomes of a study with exact = true or "self-play"
 SCRATCH = "scratch"  # the cache folder's subfolder of the atlas tasks' scratch folders
 
@@ -104,8 +105,9 @@ def study_config(text: str) -> Path:
 
 
 def bundled_studies() -> list[str]:
-    """The bundled study configs; those named ladder* are skill ladders (pipeline.ladder), atlas* atlases (pipeline.atlas)."""
-    return sorted(path.stem for path in STUDIES.glob("*.toml") if not path.stem.startswith((LADDER, ATLAS)))
+    """The bundled study configs; those named ladder* are skill ladders (pipeline.ladder), atlas* atlases
+    (pipeline.atlas), search* search ladders (pipeline.search_ladder)."""
+    return sorted(path.stem for path in STUDIES.glob("*.toml") if not path.stem.startswith((LADDER, ATLAS, SEARCH)))
 
 
 def bundled_ladders() -> list[str]:

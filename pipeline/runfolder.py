@@ -41,7 +41,7 @@ class RecordError(ValueError):
 class RunKind:
     """A kind of run: the manifest's key for the run's name, its command and its subfolders."""
 
-    name: str  # "study", "ladder" or "atlas"
+    name: str  # "study", "ladder", "atlas" or "search ladder"
     command: str
     folders: tuple[str, ...] = ()  # subfolders of files written whole (write_atomic)
 
@@ -57,7 +57,8 @@ class RunKind:
 STUDY = RunKind("study", "modiar study run", ("games", "plies"))
 LADDER = RunKind("ladder", "modiar ladder run")
 ATLAS = RunKind("atlas", "modiar atlas run", ("rows",))
-KINDS = (STUDY, LADDER, ATLAS)
+SEARCH_LADDER = RunKind("search ladder", "modiar ladder search")
+KINDS = (STUDY, LADDER, ATLAS, SEARCH_LADDER)
 
 
 def read_manifest(directory: Path, kind: RunKind, *, legacy: bool = False) -> dict[str, Any]:

@@ -50,7 +50,7 @@ def test_the_shipped_studies_are_valid():
     default = load_study(STUDIES / "default.toml")
     pairings = {(p.south, p.north): p.games for p in default.pairings()}
     assert pairings[("random", "random")] == 1_000_000 and pairings[("greedy", "random")] == 100_000
-    assert pairings[("perfect", "mcts(playouts=100)")] == 200 and pairings[("heuristic", "alphabeta(depth=4)")] == 100_000
+    assert pairings[("perfect", "mcts(playouts=100)")] == 2000 and pairings[("heuristic", "alphabeta(depth=4)")] == 100_000
     # Issue 10: every pairing without mcts gets at least 100,000 games, the skill dial included.
     assert all(games >= 100_000 for (south, north), games in pairings.items() if "mcts" not in south + north)
     assert {"perfect(epsilon=0.1)", "perfect(temperature=1.0)"} <= set(default.strategies)

@@ -1,0 +1,95 @@
+"""The search ladder (pipeline.search_ladder): mcts's rungs sampled to a stopping rule, scored by the solution."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+import engine
+from engine import Rules
+from engine.rules import ROW
+from engine.search import solution
+from pipeline.search_ladder import ROWS, SearchLadder, parse_search_ladder, play_pairing, run_search_ladder, strength_of
+from pipeline.search_ladder_report import build_search_ladder_report
+from pipeline.study import ConfigError
+
+SMALL = Rules(stones_per_pit=3)
+
+
+def scalar_strength(south: str, north: str, rules: Rules, seeds: np.ndarray, sides: list[int]) -> tuple[int, int, float]:
+    """The same measure from engine.play_game's positions and the solution's scalar move values."""
+    moves = best = 0
+    lost = 0.0
+    for seed in seeds:
+        seen: list[tuple[engine.Position, int]] = []
+        keep = seen.append
+        engine.play_game(south, north, rules=rules, seed=int(seed), on_move=lambda position, pit, k=keep: k((position, pit)))
+        for position, pit in seen:
+            if position.ply == 0 or position.mover not in sides:
+                continue
+            values = solution(rules).move_values(position.board, position.mover, position.ply)
+            chosen = values[[option.pit + ROW * position.mover for option in position.options].index(pit)]
+            moves, best, lost = moves + 1, best + (chosen == max(values)), lost + max(values) - chosen
+    return moves, best, lost
+
+
+@pytest.mark.parametrize(("south", "north", "sides"), [("mcts(playouts=3)", "random", [0]), ("greedy", "perfect", [0, 1])])
+def test_the_strength_of_moves_is_the_solutions_move_by_move(south, north, sides):
+    batch = engine.play_batch(150, south, north, rules=SMALL, seed=4)
+    moves, best, lost = strength_of(batch, SMALL, sides)
+    assert (int(moves), int(best), float(lost)) == scalar_strength(south, north, SMALL, batch.seeds, sides)
+    assert moves > 100
+
+
+def test_perfect_plays_only_perfect_moves():
+    batch = engine.play_batch(200, "perfect", "random", rules=SMALL, seed=1)
+    moves, best, lost = strength_of(batch, SMALL, [0])
+    assert moves > 100 and best == moves and lost == 0
+
+
+def ladder(**changes) -> SearchLadder:
+    data = {"name": "tiny", "seed": 3, "playouts": [1, 4], "round_games": 200, "half_width": 0.05, "playout_budget": 1200}
+    data.update(changes)
+    data.setdefault("rules", {"stones_per_pit": 3})
+    return parse_search_ladder(data)
+
+
+def test_a_pairing_stops_at_the_width_asked_for_or_at_its_budget():
+    precise = play_pairing(ladder(), "mcts(playouts=1)", "random")
+    assert precise["stopped"] == "precision" and precise["games"] % 200 == 0
+    assert (precise["first_player_high"] - precise["first_player_low"]) / 2 <= 0.05
+    assert precise["south_wins"] + precise["draws"] + precise["north_wins"] == precise["games"]
+    wide = play_pairing(ladder(half_width=0.001), "mcts(playouts=4)", "mcts(playouts=4)")
+    assert wide["stopped"] == "budget" and wide["games"] == 1200 // 4
+
+
+def test_the_same_config_gives_the_same_bytes_for_any_number_of_workers(tmp_path):
+    one = run_search_ladder(ladder(), tmp_path / "one", jobs=1)
+    two = run_search_ladder(ladder(), tmp_path / "two", jobs=2)
+    assert (one / ROWS).read_bytes() == (two / ROWS).read_bytes()
+    rows = pq.read_table(one / ROWS).to_pylist()
+    assert [(row["south"], row["north"]) for row in rows][:3] == [
+        ("mcts(playouts=1)", "mcts(playouts=1)"),
+        ("mcts(playouts=1)", "perfect"),
+        ("perfect", "mcts(playouts=1)"),
+    ]
+    report = build_search_ladder_report(one, tmp_path / "report", progress=False)
+    assert (report / "search_ladder.svg").exists() and "| 4 |" in (report / "index.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"playouts": [0]}, "playouts must be a whole number from 1"),
+        ({"playouts": []}, "playouts must be a list"),
+        ({"half_width": 0}, "half_width must be a number above 0"),
+        ({"round_games": 2.5}, "round_games must be a whole number of games"),
+        ({"opponents": ["minimax"]}, "minimax"),
+        ({"seed": -1}, "seed must be a whole number"),
+    ],
+)
+def test_a_bad_config_is_one_line_naming_the_key(changes, message):
+    with pytest.raises(ConfigError, match=message) as error:
+        ladder(**changes)
+    assert "\n" not in str(error.value)
