@@ -324,7 +324,7 @@ def _search_ladder_run(arguments: argparse.Namespace) -> None:
         raise UsageError(f"--jobs must be at least 1, not {arguments.jobs}")
     try:
         ladder = load_search_ladder(study_config(arguments.config))
-        folder = run_search_ladder(ladder, _out_folder(arguments.out), jobs=arguments.jobs)
+        folder = run_search_ladder(ladder, _out_folder(arguments.out), jobs=arguments.jobs, progress=not arguments.quiet)
     except (ConfigError, RecordError) as error:
         raise UsageError(str(error)) from None
     print(f"search ladder {ladder.name}: {len(ladder.pairings())} pairings in {folder}")
@@ -731,6 +731,7 @@ def _add_ladder_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
     search.add_argument("config", help="the search ladder's TOML file, or the bundled one: search (modiar ladder search search)")
     search.add_argument("--out", help="its folder (default data/<its name>)")
     search.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    search.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_cache_option(search)
     search.set_defaults(run=_search_ladder_run)
     report = actions.add_parser("search-report", help="write the search ladder's report: Markdown, CSV and SVG/PDF/PNG figures")

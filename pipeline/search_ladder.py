@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from joblib import Parallel, delayed
+from tqdm import tqdm
 
 import engine
 from engine.cache import write_atomic
@@ -52,6 +54,7 @@ from engine.replay import replay
 from engine.scoring import WINNERS
 from engine.tables import kept_tables
 from pipeline.paths import DATA
+from pipeline.progress import Ticker
 from pipeline.records import RecordError, file_sha256, parquet_bytes, sha256, versions
 from pipeline.runfolder import SEARCH_LADDER, claim, write_manifest
 from pipeline.runfolder import read_manifest as read_run_manifest
@@ -154,9 +157,10 @@ def _playouts(spec: str) -> int:
 # Running
 
 
-def run_search_ladder(ladder: SearchLadder, out: Path | None = None, *, jobs: int = 1) -> Path:
+def run_search_ladder(ladder: SearchLadder, out: Path | None = None, *, jobs: int = 1, progress: bool = True) -> Path:
     """Play every pairing of ``ladder`` to its stopping rule and write its rows into ``out``
-    (default data/<name>/); returns the folder."""
+    (default data/<name>/); returns the folder. The bar moves by each finished pairing's most
+    playouts (its budget), its time left estimated from the rate so far."""
     directory = DATA / ladder.name if out is None else out
     with claim(directory, SEARCH_LADDER, ladder.config()):
         folder = engine.cache_folder()
@@ -164,11 +168,27 @@ def run_search_ladder(ladder: SearchLadder, out: Path | None = None, *, jobs: in
         # the strongest searches first, so that the workers finish together
         order = sorted(range(len(pairings)), key=lambda i: -_work(ladder, *pairings[i]))
         rows: dict[int, dict[str, Any]] = {}
-        results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
-            delayed(_pairing_task)(i, ladder, *pairings[i], folder) for i in order
+        bar = tqdm(
+            total=sum(_work(ladder, *pairing) for pairing in pairings),
+            desc=f"search ladder {ladder.name}",
+            bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}{postfix}]",
+            smoothing=0,
+            file=sys.stderr,
+            disable=not progress,
+            postfix=f"0/{len(pairings)} pairings",
         )
-        for i, row in results:
-            rows[i] = row
+        ticker = Ticker(bar)
+        try:
+            results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
+                delayed(_pairing_task)(i, ladder, *pairings[i], folder) for i in order
+            )
+            for i, row in results:
+                rows[i] = row
+                bar.set_postfix_str(f"{len(rows)}/{len(pairings)} pairings", refresh=False)
+                bar.update(_work(ladder, *pairings[i]))
+        finally:
+            ticker.stop()
+            bar.close()
         _write(directory, ladder, [rows[i] for i in range(len(pairings))])
     return directory
 
