@@ -316,6 +316,7 @@ def _ladder_run(arguments: argparse.Namespace) -> None:
 
 
 def _search_ladder_run(arguments: argparse.Namespace) -> None:
+    from pipeline import estimates
     from pipeline.records import RecordError
     from pipeline.search_ladder import load_search_ladder, run_search_ladder
     from pipeline.study import ConfigError
@@ -324,6 +325,7 @@ def _search_ladder_run(arguments: argparse.Namespace) -> None:
         raise UsageError(f"--jobs must be at least 1, not {arguments.jobs}")
     try:
         ladder = load_search_ladder(study_config(arguments.config))
+        _afford(lambda: estimates.search_ladder(ladder, jobs=arguments.jobs), arguments, True)
         folder = run_search_ladder(ladder, _out_folder(arguments.out), jobs=arguments.jobs, progress=not arguments.quiet)
     except (ConfigError, RecordError) as error:
         raise UsageError(str(error)) from None
@@ -733,6 +735,7 @@ def _add_ladder_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
     search.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     search.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_cache_option(search)
+    _add_yes_option(search)
     search.set_defaults(run=_search_ladder_run)
     report = actions.add_parser("search-report", help="write the search ladder's report: Markdown, CSV and SVG/PDF/PNG figures")
     report.add_argument("folder", help="the search ladder's folder, e.g. data/search-ladder")

@@ -49,6 +49,7 @@ from pipeline.play import HUMAN
 from pipeline.progress import game_seconds, scalar_game_seconds
 from pipeline.records import RecordError, read_manifest
 from pipeline.runner import Chunk, chunk_listed, missing_caches, plan
+from pipeline.search_ladder import SearchLadder
 from pipeline.study import Pairing, Study
 from pipeline.workers import WORKER_BYTES, check_jobs, memory_bytes
 
@@ -194,6 +195,19 @@ def study(planned: Study, directory: Path, *, jobs: int, remote: bool) -> Estima
     built, computed = _count(len(builds), "rule set"), _count(len(exacts), "exact outcome")
     work = f"study {planned.name}: {played}, the caches of {built} to build, {computed} to compute"
     return Estimate(work, seconds, held, "give it fewer games or use fewer --jobs", remote)
+
+
+def search_ladder(planned: SearchLadder, *, jobs: int) -> Estimate:
+    """``modiar ladder search``: every pairing at its most games (the budget's or the cap's; the
+    stopping rule often ends them sooner), shared by ``jobs`` workers."""
+    specs = tuple({spec for pairing in planned.pairings() for spec in pairing})
+    _check_depths(specs, planned.rules)
+    ready = _table_caches(planned.rules, specs)
+    play = sum(planned.most_games(*pairing) * game_seconds(*pairing, planned.rules) for pairing in planned.pairings())
+    rungs = f"mcts from {min(planned.playouts):,} to {max(planned.playouts):,} playouts"
+    work = f"search ladder {planned.name}: {len(planned.pairings())} pairings of {rungs}"
+    held = max(ready.bytes, jobs * _worker_bytes(specs, planned.rules))
+    return Estimate(work, ready.seconds + play / jobs, held, "give it a smaller playout_budget or fewer rungs")
 
 
 def ladder(planned: Ladder, *, jobs: int) -> Estimate:
