@@ -14,6 +14,7 @@ still; the bars redraw every second, so their elapsed time shows that work goes 
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -30,7 +31,10 @@ from pipeline.study import Pairing
 BATCHED_GAME = 1e-6  # seconds a game engine.play_batch plays takes (any table strategy), its records written
 # Playouts a second of mcts's searches in engine.play_batch (engine.mcts_batch), in the runner's
 # chunks of a few thousand games: mcts(playouts=100) self-play at about 250 games/s on one core.
+# Larger searches go slower a playout (fewer games fit together, deeper trees): mcts(1000) made
+# 112,000 a second, so the rate is taken to fall as the square root of the playouts beyond 100.
 MCTS_BATCHED_PLAYOUTS_PER_SECOND = 400_000
+MCTS_BATCHED_PLAYOUTS = 100
 SCALAR_GAME = 40e-6  # seconds a random game takes through engine.play_game
 # Seconds a strategy adds to a game through engine.play_game against random, measured; alphabeta
 # (depth=2, 4, 6: ~60, 260, 680 us) and mcts (engine.search: its playouts a second and searched
@@ -54,7 +58,8 @@ def game_seconds(south: str, north: str, rules: engine.Rules) -> float:
 def _batched_search_seconds(spec: str) -> float:
     strategy = engine.make_strategy(spec)
     if isinstance(strategy, MctsStrategy):
-        return strategy.playouts * MCTS_MOVES_PER_GAME / MCTS_BATCHED_PLAYOUTS_PER_SECOND
+        slower = math.sqrt(max(strategy.playouts, MCTS_BATCHED_PLAYOUTS) / MCTS_BATCHED_PLAYOUTS)
+        return strategy.playouts * MCTS_MOVES_PER_GAME * slower / MCTS_BATCHED_PLAYOUTS_PER_SECOND
     return 0.0
 
 
