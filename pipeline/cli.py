@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
@@ -301,35 +301,36 @@ def _study_report(arguments: argparse.Namespace) -> None:
 def _ladder_run(arguments: argparse.Namespace) -> None:
     from pipeline import estimates
     from pipeline.ladder import load_ladder, run_ladder
-    from pipeline.records import RecordError
-    from pipeline.study import ConfigError
 
-    if arguments.jobs < 1:
-        raise UsageError(f"--jobs must be at least 1, not {arguments.jobs}")
-    try:
-        ladder = load_ladder(study_config(arguments.config))
-        _afford(lambda: estimates.ladder(ladder, jobs=arguments.jobs), arguments, True)
-        folder = run_ladder(ladder, _out_folder(arguments.out), jobs=arguments.jobs, progress=not arguments.quiet)
-    except (ConfigError, RecordError) as error:
-        raise UsageError(str(error)) from None
+    ladder, folder = _run_ladder_config(arguments, load_ladder, estimates.ladder, run_ladder)
     print(f"ladder {ladder.name}: {len(ladder.pairings())} pairings and {len(ladder.rungs)} exploitabilities in {folder}")
 
 
 def _search_ladder_run(arguments: argparse.Namespace) -> None:
     from pipeline import estimates
-    from pipeline.records import RecordError
     from pipeline.search_ladder import load_search_ladder, run_search_ladder
+
+    ladder, folder = _run_ladder_config(arguments, load_search_ladder, estimates.search_ladder, run_search_ladder)
+    print(f"search ladder {ladder.name}: {len(ladder.pairings())} pairings in {folder}")
+
+
+def _run_ladder_config(
+    arguments: argparse.Namespace, load: Callable[[Path], Any], estimate: Callable[..., Any], run: Callable[..., Path]
+) -> tuple[Any, Path]:
+    """Read a ladder's config (skill or search), print its estimate (refusing what this machine
+    cannot hold) and run it into --out with --jobs workers."""
+    from pipeline.records import RecordError
     from pipeline.study import ConfigError
 
     if arguments.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {arguments.jobs}")
     try:
-        ladder = load_search_ladder(study_config(arguments.config))
-        _afford(lambda: estimates.search_ladder(ladder, jobs=arguments.jobs), arguments, True)
-        folder = run_search_ladder(ladder, _out_folder(arguments.out), jobs=arguments.jobs, progress=not arguments.quiet)
+        planned = load(study_config(arguments.config))
+        _afford(lambda: estimate(planned, jobs=arguments.jobs), arguments, True)
+        folder = run(planned, _out_folder(arguments.out), jobs=arguments.jobs, progress=not arguments.quiet)
     except (ConfigError, RecordError) as error:
         raise UsageError(str(error)) from None
-    print(f"search ladder {ladder.name}: {len(ladder.pairings())} pairings in {folder}")
+    return planned, folder
 
 
 def _search_ladder_report(arguments: argparse.Namespace) -> None:
