@@ -738,19 +738,21 @@ def _add_ladder_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
     _add_cache_option(search)
     _add_yes_option(search)
     search.set_defaults(run=_search_ladder_run)
-    report = actions.add_parser("search-report", help="write the search ladder's report: Markdown, CSV and SVG/PDF/PNG figures")
-    report.add_argument("folder", help="the search ladder's folder, e.g. data/search-ladder")
-    report.add_argument("--out", help="the report's folder (default reports/<its name>/)")
-    report.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    report.set_defaults(run=_search_ladder_report)
+    _add_report_command(actions, "search ladder", _search_ladder_report, "search-report", "search-ladder")
 
 
 def _add_report_command(
-    actions: argparse._SubParsersAction[_Parser], kind: str, run: Callable[[argparse.Namespace], None]
+    actions: argparse._SubParsersAction[_Parser],
+    kind: str,
+    run: Callable[[argparse.Namespace], None],
+    action: str = "report",
+    folder: str | None = None,
 ) -> None:
-    """``modiar KIND report FOLDER [--out OUT] [--quiet]`` for a ladder or an atlas."""
-    report = actions.add_parser("report", help=f"write the {kind}'s report: HTML, Markdown, CSV tables and SVG/PDF/PNG figures")
-    report.add_argument("folder", help=f"the {kind}'s folder, e.g. data/{kind}")
+    """``modiar KIND ACTION FOLDER [--out OUT] [--quiet]`` for a ladder, a search ladder or an
+    atlas: ACTION is ``report``, or ``search-report`` for a search ladder."""
+    pages = "HTML, Markdown" if action == "report" else "Markdown"  # the search ladder's report is one Markdown page
+    report = actions.add_parser(action, help=f"write the {kind}'s report: {pages}, CSV tables and SVG/PDF/PNG figures")
+    report.add_argument("folder", help=f"the {kind}'s folder, e.g. data/{folder or kind}")
     report.add_argument("--out", help=f"the report's folder (default reports/<{kind} name>/)")
     report.add_argument("--quiet", action="store_true", help="print nothing but errors")
     report.set_defaults(run=run)
