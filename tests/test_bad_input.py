@@ -41,6 +41,8 @@ FILES = {
     "atlas.toml": 'name = "small"\n[grid]\nstones_per_pit = [2]\n',
     "deep.toml": "a = " + "[" * 3000 + "]" * 3000 + "\n",
     "mcts-ladder.toml": 'name = "small"\nrungs = ["random", "mcts(playouts=5)"]\n',
+    "search.toml": 'name = "small"\nseed = 1\nplayouts = [1, 2]\n[rules]\nstones_per_pit = 3\n',
+    "bad-search.toml": 'name = "small"\nseed = 1\nplayouts = [1, 2.5]\n',
     "slow.toml": STUDY.replace('"greedy"]', '"mcts(playouts=30000000)"]'),
     "huge-atlas.toml": 'name = "huge"\n[grid]\nply_cap = ['
     + ", ".join(map(str, range(1, 5001)))
@@ -109,6 +111,10 @@ COMMANDS: list[tuple[str, list[str], str]] = [
     ("ladder run/no jobs", ["ladder", "run", "{ladder.toml}", "--jobs", "0"], "--jobs must be at least 1"),
     ("ladder run/out is a file", ["ladder", "run", "{ladder.toml}", "--out", "{file.txt}"], "is not a folder"),
     ("ladder report/missing folder", ["ladder", "report", "{missing}"], "manifest.json not found"),
+    ("ladder search/no jobs", ["ladder", "search", "{search.toml}", "--jobs", "0"], "--jobs must be at least 1"),
+    ("ladder search/fractional playouts", ["ladder", "search", "{bad-search.toml}"], "playouts must be a whole number"),
+    ("ladder search/a ladder config", ["ladder", "search", "{ladder.toml}"], "unknown key 'rungs'"),
+    ("ladder search-report/missing folder", ["ladder", "search-report", "{missing}"], "manifest.json not found"),
     ("ladder report/edited manifest", ["ladder", "report", "{edited_ladder}"], "has no row for greedy v greedy"),
     ("atlas run/missing config", ["atlas", "run", "{missing}"], "No such file or directory"),
     ("atlas run/15000 rule sets", ["atlas", "run", "{huge-atlas.toml}"], "makes more than 10,000 rule sets"),

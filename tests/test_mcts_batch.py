@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_batch import assert_same_columns, assert_same_records, scalar_games, small_tables
 
 import engine
 from engine import Rules
@@ -15,7 +16,6 @@ from engine.mcts_batch import Forest, Streams, _board
 from engine.rng import Rng, game_seeds
 from engine.rules import ROW
 from engine.search import MctsStrategy
-from tests.test_batch import assert_same_columns, assert_same_records, scalar_games, small_tables
 
 # Small rule sets whose scalar mcts games are quick: the first move not forfeited, singletons
 # playable with games into a short cap (playouts cut by it), captures in the opponent's row only,
