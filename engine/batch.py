@@ -201,6 +201,11 @@ def play_batch(
     check_rules(rules)
     seed = check_seed(seed)
     players = (_player(south), _player(north))
+    if _searches_against_a_policy(players):
+        raise ValueError(
+            f"{players[0].spec} vs {players[1].spec} has no batched version: play_batch plays mcts against the engine's "
+            "strategies only; play it with engine.play_game"
+        )
     tables = kept_tables(rules) if tables is None else tables
     if table_rules(tables.rules) != table_rules(rules):
         raise ValueError(f"the tables are those of {tables.rules.name}, not of the rules asked for, {rules.name}")
@@ -228,8 +233,7 @@ def batchable(south: str | Strategy | BatchStrategy, north: str | Strategy | Bat
     check_rules(rules)
     if not (_fits_counters(rules) and _batched(south) and _batched(north)):
         return False
-    searching = [isinstance(s, str | Strategy) and isinstance(make_strategy(s), MctsStrategy) for s in (south, north)]
-    return not any(searching) or not any(isinstance(s, BatchStrategy) for s in (south, north))
+    return not _searches_against_a_policy((_player(south), _player(north)))
 
 
 def concatenate(batches: Sequence[GameBatch]) -> GameBatch:
@@ -347,6 +351,11 @@ def _batched(strategy: str | Strategy | BatchStrategy) -> bool:
     return isinstance(strategy, BatchStrategy) or is_table_strategy(strategy) or isinstance(make_strategy(strategy), MctsStrategy)
 
 
+def _searches_against_a_policy(players: tuple[_Player, _Player]) -> bool:
+    """mcts against a caller's BatchStrategy: engine.mcts_batch plays the engine's strategies only."""
+    return any(player.search is not None for player in players) and any(player.policy is not None for player in players)
+
+
 def _chunk_games(players: tuple[_Player, _Player]) -> int:
     """Games a chunk plays: CHUNK_GAMES, or as many as mcts's trees let fit in TREE_BYTES."""
     searches = [player.search for player in players if player.search is not None]
@@ -359,11 +368,6 @@ def _searched(
     """The players of a chunk: when mcts plays, both scripted with the pits engine.mcts_batch finds."""
     if all(player.search is None for player in players):
         return players
-    if any(player.policy is not None for player in players):
-        raise ValueError(
-            f"{players[0].spec} vs {players[1].spec} has no batched version: play_batch plays mcts against the engine's "
-            "strategies only; play it with engine.play_game"
-        )
     searchers = tuple(
         player.search if player.search is not None else player.table or policy_table(player.spec, rules, tables=tables)
         for player in players
