@@ -164,6 +164,7 @@ def run_search_ladder(ladder: SearchLadder, out: Path | None = None, *, jobs: in
     directory = DATA / ladder.name if out is None else out
     with claim(directory, SEARCH_LADDER, ladder.config()):
         folder = engine.cache_folder()
+        _build_caches(ladder)
         pairings = ladder.pairings()
         # the strongest searches first, so that the workers finish together
         order = sorted(range(len(pairings)), key=lambda i: -_work(ladder, *pairings[i]))
@@ -191,6 +192,15 @@ def run_search_ladder(ladder: SearchLadder, out: Path | None = None, *, jobs: in
             bar.close()
         _write(directory, ladder, [rows[i] for i in range(len(pairings))])
     return directory
+
+
+def _build_caches(ladder: SearchLadder) -> None:
+    """The tables, the solution and the policy tables the workers read (perfect's scores every
+    move), built once here rather than by each worker at once."""
+    tables = kept_tables(ladder.rules)
+    for spec in {"perfect", *ladder.opponents}:
+        if engine.is_table_strategy(spec):
+            policy_table(spec, ladder.rules, tables=tables)
 
 
 def _work(ladder: SearchLadder, south: str, north: str) -> int:
