@@ -55,6 +55,13 @@ def tree_bytes(playouts: int) -> int:
 # For a mask of legal pits (bit p for pit p): the pits in order, then the illegal ones.
 _ORDER = np.array([[p for p in range(ROW) if m >> p & 1] + [p for p in range(ROW) if not m >> p & 1] for m in range(8)])
 _COUNT = np.array([bin(m).count("1") for m in range(8)], dtype=np.int8)
+_K = np.arange(3)[:, None]  # a column of child indices: 3 * node + _K are a node's move ids
+_ORDER_BY_COLUMN = np.ascontiguousarray(_ORDER.T)  # [k, legal]: the k-th pit of the order
+# A new node's children, by its count of legal moves: an illegal one has 1 visit and rewards -inf.
+_NEW_VISITS = (np.arange(3)[:, None] >= np.arange(4)).astype(np.int32)
+_NEW_REWARDS = np.where(_NEW_VISITS == 1, -np.inf, 0.0)
+# _NTH[3 * untried + n]: the child of the n-th set bit (from 0) of a mask of untried children.
+_NTH = np.array([([k for k in range(3) if m >> k & 1] + [0, 0, 0])[n] for m in range(8) for n in range(3)], dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -72,8 +79,11 @@ class Board:
     first_child: np.ndarray  # children,
     first_captured: np.ndarray  # and stones captured
     pick: np.ndarray  # (64,) the pit of a uniform choice: pick[8 * legal + sixth], sixth = (6 * draw) >> 32
-    step: np.ndarray  # (3 * positions,) uint64: child | captured << 32 | the child's legal << 40; an
-    # illegal pit stays in place (the position itself, nothing captured): one gather a move
+    draws: np.ndarray  # (64,) uint64: draws[8 * legal] is 1 where a choice among the legal pits takes a draw
+    step: np.ndarray  # (3 * positions + 3,) uint64, by 3 * position + pit: 3 * child | captured << 32 |
+    # 8 * the child's legal << 40. A position without a move steps (by pit 0, the only one picked)
+    # to the sink, 3 * positions, its rows' difference as the capture; the sink stays put.
+    sink: int
     log: list[float] = field(default_factory=list)  # math.log(n), grown as needed
 
     @classmethod
@@ -82,23 +92,30 @@ class Board:
         own, opponent = row_stones(tables.index)
         memo = positions(rules)
         first = memo.options(memo.start, 0)
-        child = np.where(tables.child >= 0, tables.child, np.arange(tables.size, dtype=np.int32)[:, None])
-        step = child.astype(np.uint64) | legal[child].astype(np.uint64) << np.uint64(40)
-        step |= np.where(tables.child >= 0, tables.captured, 0).astype(np.uint64) << np.uint64(32)
-        del child
+        row_difference = (own.astype(np.int16) - opponent).astype(np.int8)
+        sink = 3 * tables.size
+        moves = tables.child >= 0
+        step = np.where(moves, 3 * tables.child.astype(np.int64), sink).astype(np.uint64)
+        captured = np.where(moves, tables.captured, row_difference[:, None]).astype(np.int8).view(np.uint8)
+        step |= captured.astype(np.uint64) << np.uint64(32)
+        step |= np.where(moves, legal[np.maximum(tables.child, 0)], 0).astype(np.uint64) << np.uint64(43)
+        step = np.concatenate([step.reshape(-1), np.full(3, sink, dtype=np.uint64)])
+        del moves, captured
         return cls(
             rules,
             rules.ply_cap,
             np.ascontiguousarray(tables.child).reshape(-1),
             np.ascontiguousarray(tables.captured).astype(np.int8).reshape(-1),
             legal.astype(np.uint8),
-            (own.astype(np.int16) - opponent).astype(np.int8),
+            row_difference,
             tables.index.rank(memo.start),
             np.array([option.pit for option in first], dtype=np.int64),
             np.array([tables.index.rank(option.child) for option in first], dtype=np.int64),
             np.array([option.captured for option in first], dtype=np.int64),
             _pick_table(),
-            step.reshape(-1),
+            np.where(np.arange(64) % 8 == 0, _COUNT[np.arange(64) // 8 % 8] > 1, 0).astype(np.uint64),
+            step,
+            sink,
         )
 
     def logs(self, most: int) -> np.ndarray:
@@ -158,76 +175,79 @@ class Forest:
         self.board = board
         self.playouts = playouts
         self.nodes = nodes = playouts + 1
-        self.options = np.zeros(games * nodes, dtype=np.int8)
-        self.child_of = np.zeros(3 * games * nodes, dtype=np.int32)
-        self.captured = np.zeros(3 * games * nodes, dtype=np.int8)
-        self.kid = np.zeros(3 * games * nodes, dtype=np.int32)
-        self.visits = np.zeros(3 * games * nodes, dtype=np.int32)
-        self.rewards = np.zeros(3 * games * nodes, dtype=np.float64)
-        self.total = np.zeros(games * nodes, dtype=np.int32)
+        self.size = size = games * nodes
+        self.options = np.zeros(size, dtype=np.int8)
+        # by move id, 3 * node + k
+        self.child_of = np.zeros(3 * size, dtype=np.int32)
+        self.captured = np.zeros(3 * size, dtype=np.int8)
+        self.kid = np.zeros(3 * size, dtype=np.int32)
+        self.visits = np.zeros(3 * size, dtype=np.int32)
+        self.rewards = np.zeros(3 * size, dtype=np.float64)
+        self.total = np.zeros(size, dtype=np.int32)
         self.used = np.zeros(games, dtype=np.int32)
         self.log = board.logs(playouts)
+        self.node_visits, self.node_rewards = self.visits.reshape(size, 3), self.rewards.reshape(size, 3)  # by node
 
     def search(self, streams: Streams, games: np.ndarray, position: np.ndarray, ply: int) -> np.ndarray:
         """The pit (mover's view) each game's mcts plays from ``position`` at ``ply`` (every
         position with at least two legal moves; ``games`` index the streams)."""
         m = len(games)
         slots = np.arange(m, dtype=np.int64)
+        roots = slots * self.nodes
         self.used[:m] = 1
         if ply == 0:
             root_pits = np.broadcast_to(self.board.first_pits, (m, len(self.board.first_pits)))
-            self._grow(slots * self.nodes, position, ply, first=True)
+            self._grow(roots, position, ply, first=True)
         else:
             root_pits = _ORDER[self.board.legal[position]]
-            self._grow(slots * self.nodes, position, ply)
+            self._grow(roots, position, ply)
         for _ in range(self.playouts):
             self._descend(streams, games, slots, ply)
-        visits = self.visits[: 3 * m * self.nodes].reshape(m, self.nodes * 3)[:, :3]
-        valid = np.arange(3) < self.options[slots * self.nodes, None]
-        visits = np.where(valid, visits, -1)
+        visits = np.where(self.options[roots] > _K, self.node_visits.take(roots, axis=0).T, -1).T
         tied = visits == visits.max(axis=1, keepdims=True)
         k = _nth_true(tied, _below(streams.draw(games), tied.sum(axis=1)))
         pits: np.ndarray = root_pits[slots, k]
         return pits
 
     def _grow(self, nodes: np.ndarray, position: np.ndarray, ply: int, first: bool = False) -> None:
-        """Make ``nodes`` (flat ids) the nodes of ``position`` at ``ply``: their options, no visits."""
+        """Make ``nodes`` the nodes of ``position`` at ``ply``: their options, no visits."""
         b = self.board
-        rows = (3 * nodes)[:, None] + np.arange(3)
         if first:
-            count = len(b.first_pits)
-            self.options[nodes] = count
-            child = np.zeros((len(nodes), 3), dtype=np.int64)
-            captured = np.zeros((len(nodes), 3), dtype=np.int64)
-            child[:, :count], captured[:, :count] = b.first_child, b.first_captured
+            count = np.full(len(nodes), len(b.first_pits), dtype=np.int8)
+            child = np.zeros((3, len(nodes)), dtype=np.int64)
+            captured = np.zeros((3, len(nodes)), dtype=np.int64)
+            child[: len(b.first_pits)], captured[: len(b.first_pits)] = b.first_child[:, None], b.first_captured[:, None]
         else:
             legal = b.legal[position] if ply < b.cap else np.zeros(len(nodes), dtype=np.uint8)
-            self.options[nodes] = _COUNT[legal]
-            moves = 3 * position[:, None] + _ORDER[legal]
+            count = _COUNT[legal]
+            moves = 3 * position + _ORDER_BY_COLUMN[:, legal]
             child, captured = b.child[moves], b.captured[moves]
-        self.child_of[rows] = child
-        self.captured[rows] = captured
-        legal = np.arange(3) < self.options[nodes][:, None]
-        self.kid[rows] = 0
-        self.visits[rows] = ~legal
-        self.rewards[rows] = np.where(legal, 0.0, -np.inf)
+        self.options[nodes] = count
+        moves = 3 * nodes + _K  # (3, nodes): move ids by child
+        self.child_of[moves] = child
+        self.captured[moves] = captured
+        self.kid[moves] = 0
+        self.visits[moves] = _NEW_VISITS[:, count]
+        self.rewards[moves] = _NEW_REWARDS[:, count]
         self.total[nodes] = 0
 
     def _descend(self, streams: Streams, games: np.ndarray, slots: np.ndarray, root_ply: int) -> None:
         """One playout of every tree: select, expand, play out, back up (engine.search._descend).
-        The games still selecting carry their score difference (for the root's mover) and sign."""
+        Every game still selecting is at the same depth, so the sign of the mover (+1 for the
+        root's) is one number; each carries its score difference for the root's mover."""
         b = self.board
         outcome = np.zeros(len(slots), dtype=np.int64)  # each game's final difference, by slot
-        path: list[tuple[np.ndarray, np.ndarray]] = []  # (slots, flat move ids) per level
+        path: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (slots, move ids, nodes) per level
         at = slots
-        node = slots * self.nodes  # flat ids
+        node = slots * self.nodes
         difference = np.zeros(len(slots), dtype=np.int64)
-        sign = np.ones(len(slots), dtype=np.int64)
-        leaves: list[tuple[np.ndarray, ...]] = []
+        sign = 1
+        leaves: list[tuple[np.ndarray, ...]] = []  # (slots, child, difference, ply) of each level's new leaves
+        signs: list[int] = []  # and the mover's sign there
         ply = root_ply
         while len(at):
             move = 3 * node + self._select(streams, games[at], node)
-            path.append((at, move))
+            path.append((at, move, node))
             difference += sign * self.captured[move]
             sign = -sign
             ply += 1
@@ -240,85 +260,93 @@ class Forest:
                 self.kid[grown_move] = fresh
                 child = self.child_of[grown_move].astype(np.int64)
                 self._grow(grown_at * self.nodes + fresh, child, ply)
-                leaves.append((grown_at, child, difference[new], sign[new], np.full(len(child), ply, dtype=np.int64)))
+                leaves.append((grown_at, child, difference[new], np.full(len(child), ply, dtype=np.int64)))
+                signs.append(sign)
                 old = ~new
-                at, move, kid, difference, sign = at[old], move[old], kid[old], difference[old], sign[old]
+                at, move, kid, difference = at[old], move[old], kid[old], difference[old]
             node = at * self.nodes + kid
             over = self.options[node] == 0
             if over.any():
-                outcome[at[over]] = difference[over] + sign[over] * b.row_difference[self.child_of[move[over]]]
+                outcome[at[over]] = difference[over] + sign * b.row_difference[self.child_of[move[over]]]
                 going = ~over
-                at, node, difference, sign = at[going], node[going], difference[going], sign[going]
+                at, node, difference = at[going], node[going], difference[going]
         if leaves:
-            at, child, difference, sign, plies = (np.concatenate(column) for column in zip(*leaves, strict=True))
-            outcome[at] = difference + sign * self._playout(streams, games[at], child, plies)
+            at, child, difference, plies = (np.concatenate(column) for column in zip(*leaves, strict=True))
+            sign_of = np.repeat(signs, [len(leaf[0]) for leaf in leaves])
+            outcome[at] = difference + sign_of * self._playout(streams, games[at], child, plies)
         reward = np.where(outcome > 0, 1.0, np.where(outcome == 0, 0.5, 0.0))
-        for level, (at, move) in enumerate(path):
+        rewards = (reward, 1.0 - reward)  # for the root's mover, for the other
+        for level, (at, move, node) in enumerate(path):
             self.visits[move] += 1
-            self.total[move // 3] += 1
-            self.rewards[move] += reward[at] if level % 2 == 0 else 1.0 - reward[at]
+            self.total[node] += 1
+            self.rewards[move] += rewards[level % 2][at]
 
     def _select(self, streams: Streams, games: np.ndarray, node: np.ndarray) -> np.ndarray:
         """The child index each node picks: an untried one (uniformly, one draw when several),
         else the first of the largest UCB1 bounds (computed for every node, used where none is
         untried)."""
-        rows = (3 * node)[:, None] + np.arange(3)
-        visits = self.visits[rows]
-        untried = visits == 0
-        n_untried = untried.sum(axis=1)
+        visits = self.node_visits.take(node, axis=0).T  # (3, nodes), as the other arrays here
+        untried = (visits == 0).view(np.uint8)
+        code = untried[0] | untried[1] << 1 | untried[2] << 2  # bit k: child k untried
+        n_untried = _COUNT[code]
         nth = np.zeros(len(node), dtype=np.int64)
         several = np.flatnonzero(n_untried > 1)
         if len(several):
             nth[several] = _below(streams.draw(games[several]), n_untried[several])
         with np.errstate(divide="ignore", invalid="ignore"):
-            bounds = self.rewards[rows] / visits + UCT_EXPLORATION * np.sqrt(self.log[self.total[node]][:, None] / visits)
-        pick: np.ndarray = np.where(n_untried > 0, _nth_true(untried, nth), np.argmax(bounds, axis=1))
+            bounds = self.node_rewards.take(node, axis=0).T / visits + UCT_EXPLORATION * np.sqrt(
+                self.log[self.total[node]] / visits
+            )
+        best = np.where(bounds[2] > np.maximum(bounds[0], bounds[1]), 2, bounds[1] > bounds[0])  # the first largest
+        pick: np.ndarray = np.where(code > 0, _NTH[3 * code + nth], best)
         return pick
 
     def _playout(self, streams: Streams, games: np.ndarray, position: np.ndarray, ply: np.ndarray) -> np.ndarray:
         """Uniformly random moves to the end from each position: the score difference still to
-        come for its mover (engine.search._playout). A game that has ended stays where it is
-        (no legal pit: the step tables keep it in place, and it takes no draw) until a third of
-        the games have, when they are dropped."""
+        come for its mover (engine.search._playout). Every game moves at once, so the mover's
+        sign is one number. A game at its end takes one more step (Board.step): to the sink, its
+        rows' difference counted as a capture; at the ply cap it is sent there by hand. Sunk
+        games take no draws and are dropped once a third of the games are."""
         b = self.board
         result = np.zeros(len(games), dtype=np.int64)
         at = np.arange(len(games))
-        state, count = streams.state[games], streams.count[games]
+        base = streams.state[games] + np.uint64(GAMMA)  # a draw's word: mix64(base + (count // 2) * GAMMA)
+        count = streams.count[games].astype(np.uint64)
         difference = np.zeros(len(games), dtype=np.int16)
-        sign = np.ones(len(games), dtype=np.int8)
-        position = position.astype(np.int32)
+        here = 3 * position.astype(np.int32)  # 3 x the position: its first move's entry of Board.step
+        legal8 = b.legal[position].astype(np.uint64) << np.uint64(3)
         limit = b.cap - ply  # moves before the cap
-        done = np.zeros(len(games), dtype=bool)
         lowest, moves = int(limit.min()), 0
-        legal = b.legal[position]
         while True:
             if moves >= lowest:
-                legal[limit <= moves] = 0
-            ending = (legal == 0) & ~done
-            if ending.any():
-                result[at[ending]] = difference[ending] + sign[ending] * b.row_difference[position[ending]]
-                done |= ending
-                finished = int(np.count_nonzero(done))
-                if 3 * finished >= len(done):
-                    streams.count[games[at[done]]] = count[done]
-                    if finished == len(done):
-                        return result
-                    going = ~done
-                    at, state, count, difference, sign = at[going], state[going], count[going], difference[going], sign[going]
-                    position, limit, legal = position[going], limit[going], legal[going]
-                    done = np.zeros(len(at), dtype=bool)
-                    lowest = int(limit.min())
-            word = _mix64(state + ((count >> 1) + 1).astype(np.uint64) * np.uint64(GAMMA))
+                capped = (limit == moves) & (here != b.sink)
+                if capped.any():
+                    difference[capped] += (-1) ** moves * b.row_difference[here[capped] // 3]
+                    here[capped], legal8[capped] = b.sink, 0
+            sunk = here == b.sink
+            finished = int(np.count_nonzero(sunk))
+            if 3 * finished >= len(here):
+                result[at[sunk]] = difference[sunk]
+                streams.count[games[at[sunk]]] = count[sunk]
+                if finished == len(here):
+                    return result
+                going = ~sunk
+                at, base, count, difference = at[going], base[going], count[going], difference[going]
+                here, limit, legal8 = here[going], limit[going], legal8[going]
+                lowest = int(limit.min())
+            word = _mix64(base + (count >> np.uint64(1)) * np.uint64(GAMMA))
             # the draw is the high half of the word at an even count, the low half at an odd one
-            word <<= ((count & 1) << 5).astype(np.uint64)
+            word <<= (count & np.uint64(1)) << np.uint64(5)
             sixth = ((word >> np.uint64(32)) * np.uint64(6)) >> np.uint64(32)
-            count += _COUNT[legal] > 1
-            sixth |= legal.astype(np.uint64) << np.uint64(3)
-            step = b.step[3 * position + b.pick[sixth]]
-            difference += sign * ((step >> np.uint64(32)) & np.uint64(255)).astype(np.int8)
-            sign = -sign
-            position = step.astype(np.int32)  # the low 32 bits
-            legal = (step >> np.uint64(40)).astype(np.uint8)
+            count += b.draws[legal8]
+            step = b.step[here + b.pick[sixth + legal8]]
+            captured = (step >> np.uint64(32)).astype(np.uint8).view(np.int8)
+            if moves % 2:
+                difference -= captured
+            else:
+                difference += captured
+            here = step.astype(np.int32)  # the low 32 bits
+            legal8 = step >> np.uint64(40)
             moves += 1
 
 
