@@ -50,11 +50,11 @@ def test_the_shipped_studies_are_valid():
     default = load_study(STUDIES / "default.toml")
     pairings = {(p.south, p.north): p.games for p in default.pairings()}
     assert pairings[("random", "random")] == 1_000_000 and pairings[("greedy", "random")] == 100_000
-    assert pairings[("perfect", "mcts(playouts=100)")] == 2000 and pairings[("heuristic", "alphabeta(depth=4)")] == 100_000
+    assert pairings[("perfect", "mcts(playouts=100)")] == 20_000 and pairings[("heuristic", "alphabeta(depth=4)")] == 100_000
     # Issue 10: every pairing without mcts gets at least 100,000 games, the skill dial included.
     assert all(games >= 100_000 for (south, north), games in pairings.items() if "mcts" not in south + north)
     assert {"perfect(epsilon=0.1)", "perfect(temperature=1.0)"} <= set(default.strategies)
-    assert len(pairings) == len(default.strategies) ** 2 and default.total_games() == 8_230_000
+    assert len(pairings) == len(default.strategies) ** 2 and default.total_games() == 8_500_000
 
 
 def test_games_table_caps_expensive_strategies_and_sets_pairings():
@@ -194,6 +194,24 @@ def test_a_pairing_plays_the_same_games_whatever_else_the_study_holds(tmp_path):
 def test_chunks_take_whole_seed_blocks_and_cut_small_pairings_for_the_workers():
     assert chunk_size(1_000_000, 1 << 18) == 2 * SEED_BLOCK
     assert chunk_size(500, 1 << 18) == 63 and chunk_size(500, 10) == 10 and chunk_size(3, 100) == 1
+
+
+def test_pairings_with_mcts_are_cut_into_fewer_larger_chunks_for_its_lockstep_searches():
+    assert chunk_size(20_000, 1 << 18, searches=True) == 5000 and chunk_size(20_000, 1 << 18) == 2500
+    assert chunk_size(2000, 1 << 18, searches=True) == 1000 and chunk_size(2000, 600, searches=True) == 600
+    assert chunk_size(1_000_000, 1 << 18, searches=True) == chunk_size(1_000_000, 1 << 18) == 2 * SEED_BLOCK
+    chunks = [chunk for chunk in plan(load_study(STUDIES / "default.toml")) if "mcts" in chunk.pairing.south]
+    assert {len(chunk) for chunk in chunks} == {5000} and len(chunks) == 4 * len(load_study(STUDIES / "default.toml").strategies)
+
+
+def test_a_folder_whose_chunks_were_cut_otherwise_is_refused_not_misread(tmp_path, monkeypatch):
+    config = {"strategies": ["mcts(playouts=2)"], "games_per_seat": 40}
+    monkeypatch.setattr("pipeline.runner.SEARCH_CHUNK", 1)  # an older cut: 8 chunks of 5 games
+    run_study(study(**config), tmp_path, progress=False, stop_after=1)
+    monkeypatch.undo()  # this version's: 2 chunks of 20
+    with pytest.raises(RecordError, match="holds chunk p000-c00000 of 5 games, cut by another version of modiar"):
+        run_study(study(**config), tmp_path, progress=False)
+    assert len(games(tmp_path)) == 5  # nothing written is lost
 
 
 def test_same_games_whatever_the_chunk_size_and_the_jobs(tmp_path):
