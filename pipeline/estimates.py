@@ -49,7 +49,7 @@ from pipeline.play import HUMAN
 from pipeline.progress import game_seconds, scalar_game_seconds
 from pipeline.records import RecordError, read_manifest
 from pipeline.runner import Chunk, chunk_listed, missing_caches, plan
-from pipeline.search_ladder import SearchLadder
+from pipeline.search_ladder import SearchLadder, is_cached
 from pipeline.study import Pairing, Study
 from pipeline.workers import WORKER_BYTES, check_jobs, memory_bytes
 
@@ -198,14 +198,15 @@ def study(planned: Study, directory: Path, *, jobs: int, remote: bool) -> Estima
 
 
 def search_ladder(planned: SearchLadder, *, jobs: int) -> Estimate:
-    """``modiar ladder search``: every pairing at its most games (the budget's or the cap's; the
-    stopping rule often ends them sooner), shared by ``jobs`` workers."""
+    """``modiar ladder search``: every pairing not in the cache folder at its most games (the
+    budget's or the cap's; the stopping rule often ends them sooner), shared by ``jobs`` workers."""
     specs = tuple({spec for pairing in planned.pairings() for spec in pairing})
     _check_depths(specs, planned.rules)
     ready = _table_caches(planned.rules, specs)
-    play = sum(planned.most_games(*pairing) * game_seconds(*pairing, planned.rules) for pairing in planned.pairings())
+    pairings = [pairing for pairing in planned.pairings() if not is_cached(planned, *pairing)]
+    play = sum(planned.most_games(*pairing) * game_seconds(*pairing, planned.rules) for pairing in pairings)
     rungs = f"mcts from {min(planned.playouts):,} to {max(planned.playouts):,} playouts"
-    work = f"search ladder {planned.name}: {len(planned.pairings())} pairings of {rungs}"
+    work = f"search ladder {planned.name}: {len(pairings)} of {len(planned.pairings())} pairings of {rungs} to play"
     held = max(ready.bytes, jobs * _worker_bytes(specs, planned.rules))
     return Estimate(work, ready.seconds + play / jobs, held, "give it a smaller playout_budget or fewer rungs")
 

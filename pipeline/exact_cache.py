@@ -63,7 +63,7 @@ def exact_folder() -> Path | None:
 def exact_path(south: str, north: str, rules: engine.Rules, folder: Path) -> Path:
     """Where the exact outcome of ``south`` against ``north`` (canonical specs) is kept in ``folder``."""
     key = hashlib.sha256(f"{rules.name}\n{south}\n{north}".encode()).hexdigest()[:12]
-    return folder / f"{rules.name}-{_slug(south)}-{_slug(north)}-{key}-engine{engine.ENGINE_VERSION}.json"
+    return folder / f"{rules.name}-{slug(south)}-{slug(north)}-{key}-engine{engine.ENGINE_VERSION}.json"
 
 
 def cached_exact_outcome(
@@ -73,7 +73,7 @@ def cached_exact_outcome(
     else computed (``progress`` is engine.exact_outcome's) and cached."""
     south, north = engine.canonical_spec(south), engine.canonical_spec(north)
     folder = exact_folder()
-    return _cached(
+    return cached_result(
         None if folder is None else exact_path(south, north, rules, folder),
         _of(south, north, rules),
         "exact outcome",
@@ -94,7 +94,7 @@ def read_cached(south: str, north: str, rules: engine.Rules) -> ExactOutcome | N
 def exploit_path(strategy: str, rules: engine.Rules, folder: Path) -> Path:
     """Where the exploitability of ``strategy`` (a canonical spec) is kept in ``folder``."""
     key = hashlib.sha256(f"{rules.name}\nexploit\n{strategy}".encode()).hexdigest()[:12]
-    return folder / f"{rules.name}-exploit-{_slug(strategy)}-{key}-engine{engine.ENGINE_VERSION}.json"
+    return folder / f"{rules.name}-exploit-{slug(strategy)}-{key}-engine{engine.ENGINE_VERSION}.json"
 
 
 def cached_exploitability(strategy: str, rules: engine.Rules) -> Exploitability:
@@ -102,7 +102,7 @@ def cached_exploitability(strategy: str, rules: engine.Rules) -> Exploitability:
     else computed (5-40 s under RULES.md) and cached."""
     strategy = engine.canonical_spec(strategy)
     folder = exact_folder()
-    return _cached(
+    return cached_result(
         None if folder is None else exploit_path(strategy, rules, folder),
         _exploit_of(strategy, rules),
         "exploitability",
@@ -167,7 +167,7 @@ def worker_bytes(rules: engine.Rules) -> int:
     return max(1, round(EXACT_WORKER_BYTES * scale))
 
 
-def _cached(
+def cached_result(
     path: Path | None,
     of: dict[str, str],
     kind: str,
@@ -253,5 +253,5 @@ def _decode(payload: dict[str, Any], rules: engine.Rules) -> ExactOutcome:
     )
 
 
-def _slug(spec: str) -> str:
+def slug(spec: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", spec.lower()).strip("-")

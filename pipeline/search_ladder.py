@@ -30,11 +30,16 @@ plies left). Exact per position; only the positions are sampled.
 
     data/<name>/search_ladder.parquet    one row per pairing, rung by rung
     data/<name>/manifest.json            the config, the versions, each file's bytes and SHA-256
+
+Each pairing's row is also kept in the engine's cache folder (``search/``) as soon as it is
+played, so that a run stopped halfway starts again where it stood.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import math
 import sys
 from dataclasses import dataclass
@@ -53,6 +58,7 @@ from engine.policy import policy_table
 from engine.replay import replay
 from engine.scoring import WINNERS
 from engine.tables import kept_tables
+from pipeline.exact_cache import cached_result, slug
 from pipeline.paths import DATA
 from pipeline.progress import Ticker
 from pipeline.records import RecordError, file_sha256, parquet_bytes, sha256, versions
@@ -66,6 +72,7 @@ from pipeline.workers import exit_with_parent
 KEYS = ("name", "seed", "playouts", "opponents", "half_width", "round_games", "playout_budget", "rules")
 REQUIRED = ("name", "seed", "playouts")
 ROWS = "search_ladder.parquet"
+CACHE_FOLDER = "search"  # in the engine's cache folder: each pairing's row once played
 COLUMNS = (
     "south", "north", "playouts", "games", "stopped", "south_wins", "draws", "north_wins",
     "first_player_score", "first_player_low", "first_player_high", "mean_plies",
@@ -222,7 +229,38 @@ def read_rows(directory: Path) -> pa.Table:
 def _pairing_task(i: int, ladder: SearchLadder, south: str, north: str, cache: Path | None) -> tuple[int, dict[str, Any]]:
     exit_with_parent()
     engine.set_cache_folder(cache)
-    return i, play_pairing(ladder, south, north)
+    return i, cached_pairing(ladder, south, north)
+
+
+def cached_pairing(ladder: SearchLadder, south: str, north: str) -> dict[str, Any]:
+    """play_pairing's row, kept in the cache folder's ``search/`` once played: a run stopped
+    halfway, or another ladder with the same seed, rules and stopping rule, plays it no more."""
+    path, of = _pairing_cache(ladder, south, north)
+    return cached_result(path, of, "search ladder pairing", lambda: play_pairing(ladder, south, north), dict, dict)
+
+
+def is_cached(ladder: SearchLadder, south: str, north: str) -> bool:
+    """Whether the pairing's row is in the cache folder (its estimate counts it as free)."""
+    path, _ = _pairing_cache(ladder, south, north)
+    return path is not None and path.is_file()
+
+
+def _pairing_cache(ladder: SearchLadder, south: str, north: str) -> tuple[Path | None, dict[str, str]]:
+    """Where the pairing's row is kept (None without a cache folder) and what it is the row of."""
+    of = {
+        "rules": ladder.rules.name,
+        "south": south,
+        "north": north,
+        "seed": str(ladder.seed),
+        "stopping": f"half_width {ladder.half_width!r}, round_games {ladder.round_games}, playout_budget {ladder.playout_budget}",
+        "engine": engine.ENGINE_VERSION,
+    }
+    folder = engine.cache_folder()
+    if folder is None:
+        return None, of
+    key = hashlib.sha256(json.dumps(of, sort_keys=True).encode()).hexdigest()[:12]
+    name = f"{ladder.rules.name}-{slug(south)}-{slug(north)}-{key}-engine{engine.ENGINE_VERSION}.json"
+    return folder / CACHE_FOLDER / name, of
 
 
 def play_pairing(ladder: SearchLadder, south: str, north: str) -> dict[str, Any]:

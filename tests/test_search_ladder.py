@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
@@ -10,7 +12,16 @@ import engine
 from engine import Rules
 from engine.rules import ROW
 from engine.search import solution
-from pipeline.search_ladder import ROWS, SearchLadder, parse_search_ladder, play_pairing, run_search_ladder, strength_of
+from pipeline import estimates
+from pipeline.search_ladder import (
+    CACHE_FOLDER,
+    ROWS,
+    SearchLadder,
+    parse_search_ladder,
+    play_pairing,
+    run_search_ladder,
+    strength_of,
+)
 from pipeline.search_ladder_report import build_search_ladder_report
 from pipeline.study import ConfigError
 
@@ -64,8 +75,9 @@ def test_a_pairing_stops_at_the_width_asked_for_or_at_its_budget():
     assert wide["stopped"] == "budget" and wide["games"] == 1200 // 4
 
 
-def test_the_same_config_gives_the_same_bytes_for_any_number_of_workers(tmp_path):
+def test_the_same_config_gives_the_same_bytes_for_any_number_of_workers(tmp_path, cache):
     one = run_search_ladder(ladder(), tmp_path / "one", jobs=1)
+    shutil.rmtree(cache / CACHE_FOLDER)  # played again, not read back
     two = run_search_ladder(ladder(), tmp_path / "two", jobs=2)
     assert (one / ROWS).read_bytes() == (two / ROWS).read_bytes()
     rows = pq.read_table(one / ROWS).to_pylist()
@@ -76,6 +88,23 @@ def test_the_same_config_gives_the_same_bytes_for_any_number_of_workers(tmp_path
     ]
     report = build_search_ladder_report(one, tmp_path / "report", progress=False)
     assert (report / "search_ladder.svg").exists() and "| 4 |" in (report / "index.md").read_text()
+
+
+def test_a_pairing_played_once_is_read_back_not_played_again(tmp_path, cache, monkeypatch):
+    before = estimates.search_ladder(ladder(playouts=[1]), jobs=1)
+    first = run_search_ladder(ladder(playouts=[1]), tmp_path / "first", jobs=1)
+    assert len(list((cache / CACHE_FOLDER).glob("*.json"))) == 5  # self-play, two opponents in two seats
+    after = estimates.search_ladder(ladder(playouts=[1]), jobs=1)
+    assert "5 of 5 pairings" in before.work and "0 of 5 pairings" in after.work and after.seconds < before.seconds
+
+    def unexpected(*args):
+        raise AssertionError("played again")
+
+    monkeypatch.setattr("pipeline.search_ladder.play_pairing", unexpected)
+    again = run_search_ladder(ladder(playouts=[1]), tmp_path / "again", jobs=1)
+    assert (first / ROWS).read_bytes() == (again / ROWS).read_bytes()
+    with pytest.raises(AssertionError, match="played again"):  # another stopping rule is another row
+        run_search_ladder(ladder(playouts=[1], round_games=100), tmp_path / "other", jobs=1)
 
 
 @pytest.mark.parametrize(
