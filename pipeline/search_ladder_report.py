@@ -1,4 +1,5 @@
-"""The search ladder's report: figures against playouts, a CSV of the rows, and a page of text.
+"""The search ladder's report: reports/<name>/index.html (one file, figures inline) beside
+report.md, the CSV tables (every pairing, every rung) and the figure as SVG, PDF and PNG.
 
 Beside mcts's rungs, the exact table strategies the cache folder holds (pipeline.exact_cache:
 the skill ladder's and the default study's pairings) are drawn on the same axes as horizontal
@@ -8,6 +9,8 @@ reader sees where a search of a given budget sits among the exact players.
 
 from __future__ import annotations
 
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,8 @@ import engine
 from pipeline import figures as plot
 from pipeline.exact_cache import read_cached
 from pipeline.paths import REPORTS
+from pipeline.report.render import check_out, publish_pages, staging
+from pipeline.report.sections import Section, Table
 from pipeline.runfolder import SEARCH_LADDER
 from pipeline.runfolder import read_manifest as read_run_manifest
 from pipeline.search_ladder import read_rows
@@ -136,7 +141,11 @@ def ladder_figure(rungs: pl.DataFrame, opponents: list[str], references: dict[st
 
 
 def build_search_ladder_report(directory: Path, out: Path | None = None, *, progress: bool = True) -> Path:
-    """Write the report of the search ladder in ``directory`` into ``out`` (default reports/<name>/)."""
+    """Write the report of the search ladder in ``directory`` (its HTML, Markdown, CSV tables and
+    figures) into ``out`` (default reports/<name>/); returns the folder. Raises RecordError for a
+    folder that is not a sound search ladder or an ``out`` that is not a new or empty folder or a
+    report of ours."""
+    started = time.perf_counter()
     manifest = read_run_manifest(directory, SEARCH_LADDER)
     rows = pl.from_arrow(read_rows(directory))
     assert isinstance(rows, pl.DataFrame)
@@ -144,31 +153,29 @@ def build_search_ladder_report(directory: Path, out: Path | None = None, *, prog
     config = manifest["config"]
     opponents = list(config["opponents"])
     rules = parse_rules(config["rules"])
-    folder = REPORTS / name if out is None else out
-    folder.mkdir(parents=True, exist_ok=True)
+    out = check_out(directory, out if out is not None else REPORTS / name)
     rungs = rungs_table(rows, opponents)
     references = exact_references(rules)
-    rows.write_csv(folder / "pairings.csv")
-    rungs.write_csv(folder / "rungs.csv")
-    plot.save(ladder_figure(rungs, opponents, references), folder, "search_ladder")
-    (folder / "index.md").write_text(_text(name, rows, rungs, opponents, references, config))
-    if progress:
-        print(f"search ladder report of {name}: {folder / 'index.md'}")
-    return folder
-
-
-def _text(
-    name: str,
-    rows: pl.DataFrame,
-    rungs: pl.DataFrame,
-    opponents: list[str],
-    references: dict[str, tuple[float, float]],
-    config: dict[str, Any],
-) -> str:
     playouts = rungs["playouts"].to_list()
-    lines = [
-        f"# Search ladder {name}: mcts from {min(playouts)} to {max(playouts)} playouts a move",
-        "",
+    with staging(out) as folder:
+        plot.save(ladder_figure(rungs, opponents, references), folder / "figures", "search_ladder")
+        publish_pages(
+            folder,
+            out,
+            f"Search ladder {name}: mcts from {min(playouts):,} to {max(playouts):,} playouts a move",
+            _method(rows, config),
+            _sections(rungs, opponents, references),
+            {"pairings": rows, "rungs": rungs},
+        )
+    if progress:
+        print(
+            f"report of the search ladder {name} in {time.perf_counter() - started:.1f} s: {out / 'index.html'}", file=sys.stderr
+        )
+    return out
+
+
+def _method(rows: pl.DataFrame, config: dict[str, Any]) -> list[str]:
+    return [
         f"Sampled games (engine.play_batch, mcts searched in lockstep), {rows['games'].sum():,} in all. Each pairing played "
         f"rounds of {config['round_games']:,} games until its first-player score's 95% interval was at most "
         f"±{config['half_width']:.3f} (a fixed-width sequential interval, Chow and Robbins 1965), or until games x playouts "
@@ -176,27 +183,51 @@ def _text(
         "by that budget and have wider intervals. First-player intervals: Clopper-Pearson on the decisive games with Wilson "
         "on their share (pipeline.stats.first_player); scores against an opponent: the mean of the two seats, each with its "
         "Wilson interval. Perfect moves and the loss in stones are the strong solution's, exact per position, over every "
-        "move mcts chose after the first in the rung's own games.",
-        "",
-        "![the search ladder](search_ladder.svg)",
-        "",
-        "| playouts | self-play games | first player's score | mean plies | "
-        + " | ".join(f"score v {opponent}" for opponent in opponents)
-        + " | perfect moves | mean loss (stones) |",
-        "|" + "---|" * (6 + len(opponents)),
+        "move mcts chose after the first in the rung's own games."
     ]
+
+
+def _sections(rungs: pl.DataFrame, opponents: list[str], references: dict[str, tuple[float, float]]) -> list[Section]:
+    header = ["playouts", "self-play games", "first player's score", "mean plies"]
+    header += [f"score v {opponent}" for opponent in opponents] + ["perfect moves", "mean loss (stones)"]
+    table = []
     for row in rungs.iter_rows(named=True):
-        scores = " | ".join(
-            f"{row[f'score_v_{o}']:.3f} [{row[f'score_v_{o}_low']:.3f}, {row[f'score_v_{o}_high']:.3f}]" for o in opponents
+        cells = [
+            f"{row['playouts']:,}",
+            f"{row['self_play_games']:,}",
+            _interval(row, "first_player"),
+            f"{row['mean_plies']:.1f}",
+        ]
+        cells += [_interval(row, f"score_v_{opponent}") for opponent in opponents]
+        cells += [f"{row['perfect_move_share']:.3f}", f"{row['mean_loss_stones']:.3f}"]
+        table.append(cells)
+    sections = [
+        Section(
+            "mcts against its playouts",
+            [
+                "Each rung's first-player score in self-play, its game length, its score against each opponent (both seats) "
+                "and the strength of its moves, with 95% intervals."
+            ],
+            tables=[Table("Every rung, sampled", header, table, name="rungs")],
+            figures=[("search_ladder", "mcts against its playouts, the exact players as horizontal lines.")],
         )
-        lines.append(
-            f"| {row['playouts']:,} | {row['self_play_games']:,} | {row['first_player_score']:.3f} "
-            f"[{row['first_player_low']:.3f}, {row['first_player_high']:.3f}] | {row['mean_plies']:.1f} | {scores} | "
-            f"{row['perfect_move_share']:.3f} | {row['mean_loss_stones']:.3f} |"
-        )
+    ]
     if references:
-        lines += ["", "The exact players on the same axes (exact outcomes from the cache folder):", "",
-                  "| strategy | score v perfect, both seats | first player's score in self-play |", "|---|---|---|"]  # fmt: skip
-        lines += [f"| {spec} | {score:.4f} | {first:.4f} |" for spec, (score, first) in references.items()]
-    lines += ["", "Every pairing's row is in pairings.csv, every rung's in rungs.csv.", ""]
-    return "\n".join(lines)
+        exact = [[spec, f"{score:.4f}", f"{first:.4f}"] for spec, (score, first) in references.items()]
+        sections.append(
+            Section(
+                "The exact players on the same axes",
+                ["Exact outcomes from the cache folder (the skill ladder's and the default study's pairings)."],
+                tables=[
+                    Table(
+                        "Exact players", ["strategy", "score v perfect, both seats", "first player's score in self-play"], exact
+                    )
+                ],
+            )
+        )
+    return sections
+
+
+def _interval(row: dict[str, Any], column: str) -> str:
+    score = row["first_player_score"] if column == "first_player" else row[column]
+    return f"{score:.3f} [{row[f'{column}_low']:.3f}, {row[f'{column}_high']:.3f}]"

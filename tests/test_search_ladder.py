@@ -13,6 +13,7 @@ from engine import Rules
 from engine.rules import ROW
 from engine.search import solution
 from pipeline import estimates
+from pipeline.records import RecordError
 from pipeline.search_ladder import (
     CACHE_FOLDER,
     ROWS,
@@ -87,7 +88,10 @@ def test_the_same_config_gives_the_same_bytes_for_any_number_of_workers(tmp_path
         ("perfect", "mcts(playouts=1)"),
     ]
     report = build_search_ladder_report(one, tmp_path / "report", progress=False)
-    assert (report / "search_ladder.svg").exists() and "| 4 |" in (report / "index.md").read_text()
+    assert (report / "figures" / "search_ladder.svg").exists() and (report / "tables" / "rungs.csv").exists()
+    assert "Search ladder tiny" in (report / "index.html").read_text() and "| 4 | " in (report / "report.md").read_text()
+    with pytest.raises(RecordError, match="choose an --out outside it"):  # the records are never written over
+        build_search_ladder_report(one, one, progress=False)
 
 
 def test_a_pairing_played_once_is_read_back_not_played_again(tmp_path, cache, monkeypatch):
