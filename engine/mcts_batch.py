@@ -151,10 +151,13 @@ class Streams:
 
 
 def _mix64(z: np.ndarray) -> np.ndarray:
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(MIX1)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(MIX2)
-    mixed: np.ndarray = z ^ (z >> np.uint64(31))
-    return mixed
+    """SplitMix64's finaliser (engine.rng), in place: ``z`` is a fresh array of the caller's."""
+    z ^= z >> np.uint64(30)
+    z *= np.uint64(MIX1)
+    z ^= z >> np.uint64(27)
+    z *= np.uint64(MIX2)
+    z ^= z >> np.uint64(31)
+    return z
 
 
 def _below(draws: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -337,7 +340,9 @@ class Forest:
             word = _mix64(base + (count >> np.uint64(1)) * np.uint64(GAMMA))
             # the draw is the high half of the word at an even count, the low half at an odd one
             word <<= (count & np.uint64(1)) << np.uint64(5)
-            sixth = ((word >> np.uint64(32)) * np.uint64(6)) >> np.uint64(32)
+            word >>= np.uint64(32)
+            word *= np.uint64(6)
+            sixth = word >> np.uint64(32)
             count += b.draws[legal8]
             step = b.step[here + b.pick[sixth + legal8]]
             captured = (step >> np.uint64(32)).astype(np.uint8).view(np.int8)
