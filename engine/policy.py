@@ -70,7 +70,7 @@ from engine.rules import ROW, Rules, check_rules
 from engine.search import AlphaBetaStrategy, HeuristicStrategy, PerfectStrategy, solution
 from engine.solver import ValueLog, per_position, sweep_values
 from engine.strategies import GreedyStrategy, RandomStrategy
-from engine.strategy_base import Strategy
+from engine.strategy_base import EngineStrategy, Strategy
 from engine.tables import CONFIGURED, PositionTables, kept_tables, load_tables, table_rules
 from engine.version import ENGINE_VERSION
 
@@ -337,7 +337,11 @@ class NearCap:
 def is_table_strategy(strategy: str | Strategy) -> bool:
     """Whether ``strategy`` (a spec or the engine's object) has a policy table: every strategy of
     the engine but mcts. An unknown spec raises UnknownStrategyError."""
-    return isinstance(make_strategy(strategy), _TABLE_TYPES)
+    return _has_table(make_strategy(strategy))
+
+
+def _has_table(strategy: Strategy) -> bool:
+    return isinstance(strategy, EngineStrategy) and not strategy.searches
 
 
 def policy_table(
@@ -389,7 +393,7 @@ def policy_path(strategy: str | Strategy, rules: Rules, cache: Path) -> Path:
 def values_spec(strategy: str | Strategy) -> str:
     """The spec of a table strategy without its rule: the family of values its table holds."""
     resolved = make_strategy(strategy)
-    if not isinstance(resolved, _TABLE_TYPES):
+    if not _has_table(resolved):
         raise NotATableStrategyError(
             f"strategy {resolved.spec!r} has no policy table: its choice depends on more than the position and one draw"
         )
@@ -480,10 +484,11 @@ def _values_of(strategy: Strategy, rules: Rules, tables: PositionTables) -> _Val
         return _Heuristic(tables)
     if isinstance(strategy, AlphaBetaStrategy):
         return _Solved(f"alphabeta(depth={strategy.depth})", strategy.depth, strategy.depth - 1, tables, rules)
-    return _Solved("perfect", max(1, rules.ply_cap // 2), rules.ply_cap, tables, rules)
+    if isinstance(strategy, PerfectStrategy):
+        return _Solved("perfect", max(1, rules.ply_cap // 2), rules.ply_cap, tables, rules)
+    raise NotATableStrategyError(f"strategy {strategy.spec!r} has no values for a policy table")
 
 
-_TABLE_TYPES = (RandomStrategy, GreedyStrategy, HeuristicStrategy, AlphaBetaStrategy, PerfectStrategy)
 # The position tables last asked about, and their policy tables by spec and rule set: the tables
 # of another rule set replace them, so that a process going through rule sets holds one at a time.
 _LOADED: dict[str, tuple[PositionTables, dict[tuple[str, Rules], PolicyTable]]] = {}

@@ -14,9 +14,9 @@ from inspect import signature
 
 from engine.search import AlphaBetaStrategy, HeuristicStrategy, MctsStrategy, PerfectStrategy
 from engine.strategies import GreedyStrategy, RandomStrategy
-from engine.strategy_base import Strategy
+from engine.strategy_base import EngineStrategy, Strategy
 
-REGISTRY: dict[str, Callable[..., Strategy]] = {
+REGISTRY: dict[str, Callable[..., EngineStrategy]] = {
     "random": RandomStrategy,
     "greedy": GreedyStrategy,
     "heuristic": HeuristicStrategy,
@@ -44,6 +44,15 @@ def make_strategy(spec: str | Strategy) -> Strategy:
     if not isinstance(spec, Strategy):
         raise TypeError(f"spec must be a strategy spec string such as 'random', or have .spec and .choose(), not {spec!r}")
     return spec
+
+
+def engine_strategy(spec: str) -> EngineStrategy:
+    """The engine's strategy a spec string names, with what it says about itself (its needs,
+    its cost, its family: engine.strategy_base.EngineStrategy); UnknownStrategyError as
+    make_strategy."""
+    strategy = make_strategy(spec)
+    assert isinstance(strategy, EngineStrategy)  # every registered strategy is one
+    return strategy
 
 
 def canonical_spec(spec: str) -> str:

@@ -24,7 +24,7 @@ from engine.rng import Rng
 from engine.rules import MAX_PLY_CAP, ROW, Rules
 from engine.scoring import row_difference
 from engine.solver import Solution, solve
-from engine.strategy_base import Position
+from engine.strategy_base import EngineStrategy, Position
 
 INFINITY = 1_000  # beyond any score: a board holds at most 63 stones
 UCT_EXPLORATION = math.sqrt(2)  # the c of UCB1 (Kocsis and Szepesvari 2006) for rewards in [0, 1]
@@ -36,16 +36,27 @@ MCTS_PLAYOUTS_PER_SECOND = 3_500
 MCTS_MOVES_PER_GAME = 8
 MAX_PLAYOUTS = MCTS_PLAYOUTS_PER_SECOND * 86_400 // MCTS_MOVES_PER_GAME
 MCTS_PLAYOUT_BYTES = 300  # a scalar search's tree, per playout (pipeline.estimates measured it)
+# Playouts a second of mcts's searches in engine.play_batch (engine.mcts_batch), in the runner's
+# chunks of thousands of games: mcts(playouts=100) self-play at about 250 games/s on one core.
+# Larger searches go slower a playout (fewer games fit together, deeper trees): mcts(1000) made
+# 112,000 a second, so the rate is taken to fall as the square root of the playouts beyond 100.
+MCTS_BATCHED_PLAYOUTS_PER_SECOND = 400_000
+MCTS_BATCHED_PLAYOUTS = 100
+# alphabeta's cost a game grows 1.8-fold a ply where measured; beyond this depth the fit is no
+# longer a measure (and 1.8 ** 10_000 overflows a float): every deeper search counts as this deep.
+FITTED_DEPTH = 60
 # A search never needs more plies than the longest game (engine.rules.MAX_PLY_CAP): deeper is
 # the same search. A spec is made without a rule set, so this is its bound; pipeline.estimates
 # refuses a depth beyond the ply cap of the rule set it plays under.
 MAX_DEPTH = MAX_PLY_CAP
 
 
-class HeuristicStrategy:
+class HeuristicStrategy(EngineStrategy):
     """One ply deep: the capture now minus the largest capture the opponent can answer with;
     among equals, the move that leaves the most stones on the mover's own row (they count
     for the mover at the end); remaining ties uniformly at random."""
+
+    scalar_seconds = 30e-6  # measured against random through engine.play_game
 
     def __init__(self) -> None:
         self.spec = "heuristic"
@@ -56,11 +67,8 @@ class HeuristicStrategy:
         scores = [_heuristic_score(option, memo, last) for option in position.options]
         return _pick_best(position, scores, rng)
 
-    def __repr__(self) -> str:
-        return f"<strategy {self.spec}>"
 
-
-class AlphaBetaStrategy:
+class AlphaBetaStrategy(EngineStrategy):
     """Negamax with alpha-beta pruning to ``depth`` plies, on the score difference.
 
     At the depth horizon a position that goes on is estimated as if the game stopped there:
@@ -74,16 +82,16 @@ class AlphaBetaStrategy:
     def __init__(self, depth: int = 6) -> None:
         self.depth = _whole_number("depth", depth, MAX_DEPTH)
         self.spec = f"alphabeta(depth={self.depth})"
+        self.family = "alphabeta(depth=d)"
+        # measured through engine.play_game against random: depth 2, 4, 6 ~60, 260, 680 us
+        self.scalar_seconds = 25e-6 * 1.8 ** min(self.depth, FITTED_DEPTH)
 
     def choose(self, position: Position, rng: Rng) -> int:
         scores = alphabeta_scores(position, self.depth)
         return _pick_best(position, scores, rng)
 
-    def __repr__(self) -> str:
-        return f"<strategy {self.spec}>"
 
-
-class MctsStrategy:
+class MctsStrategy(EngineStrategy):
     """UCT (Kocsis and Szepesvari 2006): ``playouts`` descents of a tree grown one node per
     playout, each ended by uniformly random moves to the end of the game or the cap.
 
@@ -102,6 +110,11 @@ class MctsStrategy:
             )
         self.playouts = _whole_number("playouts", playouts, MAX_PLAYOUTS)
         self.spec = f"mcts(playouts={self.playouts})"
+        self.searches = True
+        self.scalar_seconds = self.playouts * MCTS_MOVES_PER_GAME / MCTS_PLAYOUTS_PER_SECOND
+        # engine.mcts_batch's playouts a second fall as the square root of the playouts beyond 100
+        slower = math.sqrt(max(self.playouts, MCTS_BATCHED_PLAYOUTS) / MCTS_BATCHED_PLAYOUTS)
+        self.batched_seconds = self.playouts * MCTS_MOVES_PER_GAME * slower / MCTS_BATCHED_PLAYOUTS_PER_SECOND
 
     def choose(self, position: Position, rng: Rng) -> int:
         if len(position.options) == 1:
@@ -112,11 +125,8 @@ class MctsStrategy:
             _descend(root, memo, position.rules.ply_cap, rng)
         return _pick_best(position, root.visits, rng)
 
-    def __repr__(self) -> str:
-        return f"<strategy {self.spec}>"
 
-
-class PerfectStrategy:
+class PerfectStrategy(EngineStrategy):
     """A best move of the strong solution (``engine.solve``), ties uniformly at random. The
     solution of a rule set is loaded (or built) on the first move played under it.
 
@@ -139,10 +149,14 @@ class PerfectStrategy:
         self.temperature = None if temperature is None else _number("temperature", temperature, "above 0", lambda t: t > 0)
         self.rule: Rule = ARGMAX
         self.spec = "perfect"
+        self.needs_solution = True
+        self.scalar_seconds = 90e-6  # a lookup of the solution, the skill dials' too
         if self.epsilon is not None:
             self.rule, self.spec = Epsilon(self.epsilon), f"perfect(epsilon={self.epsilon!r})"
+            self.wide, self.family = bool(self.epsilon), "perfect(epsilon=e)"
         elif self.temperature is not None:
             self.rule, self.spec = Softmax(self.temperature), f"perfect(temperature={self.temperature!r})"
+            self.wide, self.family = True, "perfect(temperature=T)"
 
     def choose(self, position: Position, rng: Rng) -> int:
         solved = solution(position.rules)
@@ -151,9 +165,6 @@ class PerfectStrategy:
         values = solved.move_values(position.board, position.mover, position.ply)
         key = key_of({option.pit: value for option, value in zip(position.options, values, strict=True)})
         return pit_of(self.rule.cuts(key), rng.next_u32()) + ROW * position.mover
-
-    def __repr__(self) -> str:
-        return f"<strategy {self.spec}>"
 
 
 @lru_cache(maxsize=4)

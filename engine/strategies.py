@@ -17,6 +17,7 @@ class RandomStrategy(TableStrategy):
 
     spec = "random"
     uniform = True
+    wide = True
 
     def pick(self, options: tuple[Option, ...], draw: int) -> int:
         return (draw * len(options)) >> 32

@@ -41,7 +41,34 @@ class Strategy(Protocol):
     def choose(self, position: Position, rng: Rng) -> int: ...
 
 
-class TableStrategy:
+class EngineStrategy:
+    """What the engine's own strategies say about themselves, so that no other module has to
+    know them by class or by name: the runner, the progress bars and estimates, the exact code
+    and the reports ask these (a caller's strategy, meeting only ``Strategy``, has none).
+
+    ``needs_solution``: it reads the strong solution (engine.solve); ``searches``: it searches
+    as it plays and has no policy table (engine.policy); ``wide``: it may play every legal move,
+    so its pairings reach every position; ``family``: its group on the ladder's figures (None:
+    its own spec); ``scalar_seconds``: about what it adds to a game of engine.play_game on one
+    core; ``batched_seconds``: the same in engine.play_batch (a table lookup: nothing)."""
+
+    spec: str
+    needs_solution = False
+    searches = False
+    wide = False
+    family: str | None = None
+    scalar_seconds = 0.0
+    batched_seconds = 0.0
+
+    def choose(self, position: Position, rng: Rng) -> int:
+        """An absolute pit among ``position.moves``."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<strategy {self.spec}>"
+
+
+class TableStrategy(EngineStrategy):
     """A strategy that picks among the options of a turn with exactly one random draw."""
 
     spec = "table"
@@ -54,6 +81,3 @@ class TableStrategy:
     def choose(self, position: Position, rng: Rng) -> int:
         index = self.pick(position.options, rng.next_u32())
         return position.options[index].pit + ROW * position.mover
-
-    def __repr__(self) -> str:
-        return f"<strategy {self.spec}>"

@@ -28,6 +28,7 @@ from typing import NamedTuple
 import engine
 from engine.mcts_batch import TREE_BYTES
 from engine.policy import is_table_strategy, policies_folder, policy_path
+from engine.registry import engine_strategy
 from engine.search import MCTS_PLAYOUT_BYTES, AlphaBetaStrategy, MctsStrategy, PerfectStrategy
 from engine.solver import solution_path, solutions_folder
 from engine.tables import cache_path, table_rules, tables_folder
@@ -373,8 +374,8 @@ def _worker_bytes(specs: Iterable[str], rules: engine.Rules) -> int:
 def _search_bytes(specs: Iterable[str], rules: engine.Rules, *, batched: bool = False) -> int:
     """A loaded solution for perfect, and the tree of the largest mcts search (``batched``: the
     trees and tables of engine.play_batch's searches)."""
-    strategies = [engine.make_strategy(spec) for spec in specs]
-    solution = any(isinstance(strategy, PerfectStrategy) for strategy in strategies)
+    strategies = [engine_strategy(spec) for spec in specs]
+    solution = any(strategy.needs_solution for strategy in strategies)
     playouts = max((strategy.playouts for strategy in strategies if isinstance(strategy, MctsStrategy)), default=0)
     if batched and playouts:
         search = TREE_BYTES + MCTS_BOARD_BYTES_PER_POSITION * positions_of(rules)

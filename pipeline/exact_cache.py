@@ -35,8 +35,7 @@ import engine
 from engine.exact import ExactOutcome
 from engine.exploit import Exploitability
 from engine.integrity import DamagedFileError, read_json, write_json
-from engine.search import PerfectStrategy
-from engine.strategies import RandomStrategy
+from engine.registry import engine_strategy
 from pipeline.workers import memory_bytes
 
 log = logging.getLogger(__name__)
@@ -125,9 +124,7 @@ def read_cached_exploitability(strategy: str, rules: engine.Rules) -> Exploitabi
 def exact_seconds(south: str, north: str) -> float:
     """About how long the exact outcome of a pairing takes under RULES.md on one core (to hand
     out the longest first, to estimate a run and the time left on its bar)."""
-    if all(isinstance(engine.make_strategy(spec), PerfectStrategy) for spec in (south, north)) and (
-        _is_dial(south) or _is_dial(north)
-    ):
+    if all(engine_strategy(spec).needs_solution for spec in (south, north)) and (_is_dial(south) or _is_dial(north)):
         return _CYCLING_PAIR
     wide = is_wide(south) + is_wide(north)
     return _WIDE_PAIR if wide == 2 else _WIDE_ONE if wide else _NARROW
@@ -136,7 +133,7 @@ def exact_seconds(south: str, north: str) -> float:
 def _is_dial(spec: str) -> bool:
     """One of perfect's skill dials: against perfect or another dial its games cycle for
     hundreds of plies (perfect's never-settling positions, left only by the dial's errors)."""
-    return isinstance(engine.make_strategy(spec), PerfectStrategy) and is_wide(spec)
+    return engine_strategy(spec).needs_solution and is_wide(spec)
 
 
 def exploit_seconds(strategy: str) -> float:
@@ -147,10 +144,7 @@ def exploit_seconds(strategy: str) -> float:
 def is_wide(spec: str) -> bool:
     """Whether a strategy may play every legal move (random, and perfect's skill dials): its
     pairings reach every position."""
-    strategy = engine.make_strategy(spec)
-    if isinstance(strategy, RandomStrategy):
-        return True
-    return isinstance(strategy, PerfectStrategy) and bool(strategy.epsilon or strategy.temperature)
+    return engine_strategy(spec).wide
 
 
 def exact_jobs(jobs: int, rule_sets: Iterable[engine.Rules] = (engine.Rules(),)) -> int:

@@ -22,6 +22,7 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from engine.registry import engine_strategy
 from pipeline import figures as plot
 from pipeline.exact_cache import is_wide
 from pipeline.ladder import EXPLOITABILITY, OUTCOMES, checked_files, read_manifest
@@ -32,11 +33,6 @@ from pipeline.report.sections import Section, Table
 from pipeline.turns import END_EVENTS, TURN_EVENTS
 
 GAME_EVENTS = (*TURN_EVENTS, *END_EVENTS)
-FAMILIES = (
-    ("alphabeta", "alphabeta(depth=d)"),
-    ("perfect(temperature", "perfect(temperature=T)"),
-    ("perfect(epsilon", "perfect(epsilon=e)"),
-)
 
 
 def ladder_tables(directory: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -96,7 +92,7 @@ def listed_strategies(directory: Path) -> tuple[list[str], list[str]]:
 
 def family(spec: str) -> str:
     """The family of a rung, for the figures' groups: alphabeta, perfect's two dials, or the spec."""
-    return next((name for prefix, name in FAMILIES if spec.startswith(prefix)), spec)
+    return engine_strategy(spec).family or spec
 
 
 def _check_rows(

@@ -14,7 +14,6 @@ still; the bars redraw every second, so their elapsed time shows that work goes 
 
 from __future__ import annotations
 
-import math
 import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -25,25 +24,12 @@ from tqdm import tqdm
 
 import engine
 from engine.batch import batchable
-from engine.search import MCTS_MOVES_PER_GAME, MCTS_PLAYOUTS_PER_SECOND, AlphaBetaStrategy, MctsStrategy, PerfectStrategy
+from engine.registry import engine_strategy
 from pipeline.study import Pairing
 
 BATCHED_GAME = 1e-6  # seconds a game engine.play_batch plays takes (any table strategy), its records written
-# Playouts a second of mcts's searches in engine.play_batch (engine.mcts_batch), in the runner's
-# chunks of a few thousand games: mcts(playouts=100) self-play at about 250 games/s on one core.
-# Larger searches go slower a playout (fewer games fit together, deeper trees): mcts(1000) made
-# 112,000 a second, so the rate is taken to fall as the square root of the playouts beyond 100.
-MCTS_BATCHED_PLAYOUTS_PER_SECOND = 400_000
-MCTS_BATCHED_PLAYOUTS = 100
 SCALAR_GAME = 40e-6  # seconds a random game takes through engine.play_game
-# Seconds a strategy adds to a game through engine.play_game against random, measured; alphabeta
-# (depth=2, 4, 6: ~60, 260, 680 us) and mcts (engine.search: its playouts a second and searched
-# moves a game) are functions of their parameter.
-STRATEGY_SECONDS = {"random": 0.0, "greedy": 0.0, "heuristic": 30e-6, "perfect": 90e-6}
-# alphabeta's cost grows 1.8-fold a ply where measured; beyond this depth the fit is no longer a
-# measure (and 1.8 ** 10_000 overflows a float): every deeper search counts as this deep.
-FITTED_DEPTH = 60
-UNKNOWN_STRATEGY = 100e-6  # a strategy not named here
+# What each strategy adds to a game is its own figure (engine.strategy_base.EngineStrategy).
 TICK = 1.0  # seconds between redraws of a bar that has not moved
 
 
@@ -51,21 +37,13 @@ TICK = 1.0  # seconds between redraws of a bar that has not moved
 def game_seconds(south: str, north: str, rules: engine.Rules) -> float:
     """Roughly how many seconds one game of the pairing takes on one core."""
     if batchable(south, north, rules):
-        return BATCHED_GAME + _batched_search_seconds(south) + _batched_search_seconds(north)
+        return BATCHED_GAME + engine_strategy(south).batched_seconds + engine_strategy(north).batched_seconds
     return scalar_game_seconds(south, north)
-
-
-def _batched_search_seconds(spec: str) -> float:
-    strategy = engine.make_strategy(spec)
-    if isinstance(strategy, MctsStrategy):
-        slower = math.sqrt(max(strategy.playouts, MCTS_BATCHED_PLAYOUTS) / MCTS_BATCHED_PLAYOUTS)
-        return strategy.playouts * MCTS_MOVES_PER_GAME * slower / MCTS_BATCHED_PLAYOUTS_PER_SECOND
-    return 0.0
 
 
 def scalar_game_seconds(south: str, north: str) -> float:
     """Roughly how many seconds one game of the pairing takes through engine.play_game, on one core."""
-    return SCALAR_GAME + _strategy_seconds(south) + _strategy_seconds(north)
+    return SCALAR_GAME + engine_strategy(south).scalar_seconds + engine_strategy(north).scalar_seconds
 
 
 class Chunk(Protocol):
@@ -168,14 +146,3 @@ class Ticker:
             if self.before is not None:
                 self.before()
             bar.refresh()
-
-
-def _strategy_seconds(spec: str) -> float:
-    strategy = engine.make_strategy(spec)  # the engine's reading of the spec, parameters included
-    if isinstance(strategy, AlphaBetaStrategy):
-        return 25e-6 * 1.8 ** min(strategy.depth, FITTED_DEPTH)
-    if isinstance(strategy, MctsStrategy):
-        return strategy.playouts * MCTS_MOVES_PER_GAME / MCTS_PLAYOUTS_PER_SECOND
-    if isinstance(strategy, PerfectStrategy):  # the skill dial looks up the same solution
-        return STRATEGY_SECONDS["perfect"]
-    return STRATEGY_SECONDS.get(strategy.spec, UNKNOWN_STRATEGY)

@@ -39,7 +39,6 @@ import hashlib
 import time
 import warnings
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +49,8 @@ import engine
 from engine.batch import GameBatch, batchable, concatenate
 from engine.cache import temporary_files, write_atomic
 from engine.policy import is_table_strategy, policies_folder, policy_path, policy_table
+from engine.registry import engine_strategy
 from engine.rng import game_seeds
-from engine.search import MctsStrategy, PerfectStrategy
 from engine.solver import solution_path, solutions_folder
 from engine.tables import cache_path, load_tables, table_rules, tables_folder
 from pipeline.exact_cache import cached_exact_outcome, exact_jobs, exact_seconds, read_cached
@@ -171,12 +170,8 @@ def chunk_size(games: int, most: int, *, searches: bool = False) -> int:
 
 
 def _chunk_size(study: Study, pairing: Pairing) -> int:
-    return chunk_size(pairing.games, study.chunk_games, searches=_is_mcts(pairing.south) or _is_mcts(pairing.north))
-
-
-@cache  # a study plans up to 100,000 chunks from a few dozen specs
-def _is_mcts(spec: str) -> bool:
-    return isinstance(engine.make_strategy(spec), MctsStrategy)
+    searches = engine_strategy(pairing.south).searches or engine_strategy(pairing.north).searches
+    return chunk_size(pairing.games, study.chunk_games, searches=searches)
 
 
 def chunk_seeds(seed: int, chunk: Chunk) -> np.ndarray:
@@ -243,7 +238,7 @@ def _cached(rules: engine.Rules, strategies: tuple[str, ...]) -> bool:
 
 
 def _needs_solution(spec: str) -> bool:
-    return isinstance(engine.make_strategy(spec), PerfectStrategy)
+    return engine_strategy(spec).needs_solution
 
 
 def _keep_caches_loaded() -> None:

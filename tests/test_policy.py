@@ -680,3 +680,39 @@ def test_near_the_cap_classes_followed_ply_by_ply_are_those_of_classes_at(spec):
         assert near(prefix, plies_left) is not None  # the second chain's call: remembered
         keys = np.array(table.keys, dtype=object)
         np.testing.assert_array_equal(keys[followed], keys[table.classes_at(prefix, plies_left)], err_msg=str(plies_left))
+
+
+# ---------------------------------------------------------------------------------------------
+# What a strategy says about itself
+
+
+@pytest.mark.parametrize(
+    ("spec", "solution", "searches", "wide", "family"),
+    [
+        ("random", False, False, True, None),
+        ("greedy", False, False, False, None),
+        ("heuristic", False, False, False, None),
+        ("alphabeta(depth=4)", False, False, False, "alphabeta(depth=d)"),
+        ("mcts(playouts=100)", False, True, False, None),
+        ("perfect", True, False, False, None),
+        ("perfect(epsilon=0.1)", True, False, True, "perfect(epsilon=e)"),
+        ("perfect(epsilon=0.0)", True, False, False, "perfect(epsilon=e)"),  # plays perfect's games
+        ("perfect(temperature=1.0)", True, False, True, "perfect(temperature=T)"),
+    ],
+)
+def test_each_strategy_says_what_the_pipeline_asks_of_it(spec, solution, searches, wide, family):
+    strategy = engine.registry.engine_strategy(spec)
+    assert (strategy.needs_solution, strategy.searches, strategy.wide, strategy.family) == (solution, searches, wide, family)
+    assert is_table_strategy(spec) is not searches
+    assert strategy.scalar_seconds >= 0 and (strategy.batched_seconds > 0) is searches
+
+
+def test_a_strategy_without_values_has_no_policy_table_rather_than_perfects():
+    class Leftmost(engine.strategy_base.EngineStrategy):  # no vectorised values: engine.policy cannot build its table
+        spec = "leftmost"
+
+        def choose(self, position, rng):
+            return position.moves[0]
+
+    with pytest.raises(NotATableStrategyError, match="'leftmost' has no values for a policy table"):
+        policy_table(Leftmost(), Rules(stones_per_pit=2), cache=None)
