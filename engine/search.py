@@ -57,6 +57,7 @@ class HeuristicStrategy(EngineStrategy):
     for the mover at the end); remaining ties uniformly at random."""
 
     scalar_seconds = 30e-6  # measured against random through engine.play_game
+    words = "looks one reply ahead: its capture now minus the largest capture the opponent can answer with"
 
     def __init__(self) -> None:
         self.spec = "heuristic"
@@ -83,6 +84,7 @@ class AlphaBetaStrategy(EngineStrategy):
         self.depth = _whole_number("depth", depth, MAX_DEPTH)
         self.spec = f"alphabeta(depth={self.depth})"
         self.family = "alphabeta(depth=d)"
+        self.words = f"searches {self.depth} plies ahead (negamax with alpha-beta pruning) on the difference in stones"
         # measured through engine.play_game against random: depth 2, 4, 6 ~60, 260, 680 us
         self.scalar_seconds = 25e-6 * 1.8 ** min(self.depth, FITTED_DEPTH)
 
@@ -111,6 +113,7 @@ class MctsStrategy(EngineStrategy):
         self.playouts = _whole_number("playouts", playouts, MAX_PLAYOUTS)
         self.spec = f"mcts(playouts={self.playouts})"
         self.searches = True
+        self.words = f"Monte Carlo tree search (UCT) with {self.playouts} random playouts a move"
         self.scalar_seconds = self.playouts * MCTS_MOVES_PER_GAME / MCTS_PLAYOUTS_PER_SECOND
         # engine.mcts_batch's playouts a second fall as the square root of the playouts beyond 100
         slower = math.sqrt(max(self.playouts, MCTS_BATCHED_PLAYOUTS) / MCTS_BATCHED_PLAYOUTS)
@@ -150,13 +153,20 @@ class PerfectStrategy(EngineStrategy):
         self.rule: Rule = ARGMAX
         self.spec = "perfect"
         self.needs_solution = True
+        self.words = "plays a best move of the strong solution (exact perfect play), ties broken at random"
         self.scalar_seconds = 90e-6  # a lookup of the solution, the skill dials' too
         if self.epsilon is not None:
             self.rule, self.spec = Epsilon(self.epsilon), f"perfect(epsilon={self.epsilon!r})"
             self.wide, self.family = bool(self.epsilon), "perfect(epsilon=e)"
+            self.words = f"plays a uniformly random move with probability {self.epsilon!r} and a perfect move otherwise"
         elif self.temperature is not None:
             self.rule, self.spec = Softmax(self.temperature), f"perfect(temperature={self.temperature!r})"
             self.wide, self.family = True, "perfect(temperature=T)"
+            self.words = (
+                f"plays each move with probability proportional to exp(value / {self.temperature!r}), its value being the "
+                "stones it is worth under perfect play: a move one stone worse than the best is "
+                f"{math.exp(1 / self.temperature):.2g} times less likely"
+            )
 
     def choose(self, position: Position, rng: Rng) -> int:
         solved = solution(position.rules)

@@ -18,6 +18,7 @@ class RandomStrategy(TableStrategy):
     spec = "random"
     uniform = True
     wide = True
+    words = "plays a legal move chosen uniformly at random"
 
     def pick(self, options: tuple[Option, ...], draw: int) -> int:
         return (draw * len(options)) >> 32
@@ -27,6 +28,7 @@ class GreedyStrategy(TableStrategy):
     """The largest immediate capture; ties broken uniformly at random."""
 
     spec = "greedy"
+    words = "plays the move with the largest immediate capture, ties broken at random"
 
     def pick(self, options: tuple[Option, ...], draw: int) -> int:
         best = max(option.captured for option in options)

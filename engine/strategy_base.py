@@ -50,7 +50,8 @@ class EngineStrategy:
     as it plays and has no policy table (engine.policy); ``wide``: it may play every legal move,
     so its pairings reach every position; ``family``: its group on the ladder's figures (None:
     its own spec); ``scalar_seconds``: about what it adds to a game of engine.play_game on one
-    core; ``batched_seconds``: the same in engine.play_batch (a table lookup: nothing)."""
+    core; ``batched_seconds``: the same in engine.play_batch (a table lookup: nothing);
+    ``words``: what it does, in plain words, for the reports."""
 
     spec: str
     needs_solution = False
@@ -59,6 +60,7 @@ class EngineStrategy:
     family: str | None = None
     scalar_seconds = 0.0
     batched_seconds = 0.0
+    words = ""
 
     def choose(self, position: Position, rng: Rng) -> int:
         """An absolute pit among ``position.moves``."""

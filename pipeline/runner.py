@@ -539,14 +539,15 @@ def chunk_listed(manifest: Manifest, chunk: Chunk) -> bool:
 
 
 def _check_cut(directory: Path, manifest: Manifest, study: Study) -> None:
-    """Refuses a folder whose chunks were cut otherwise (by an older modiar): read with this
-    plan's, they would count games twice or miss some."""
-    planned = {chunk.name: len(chunk) for chunk in plan(study)}
-    stray = next((name for name, entry in manifest["chunks"].items() if planned.get(name) != entry["rows"]), None)
+    """Refuses a folder holding a chunk this plan does not have (cut otherwise, by an older
+    modiar): read beside this plan's chunks, its games would count twice. A planned chunk of
+    another size is only not done, and is played again."""
+    planned = {chunk.name for chunk in plan(study)}
+    stray = next((name for name in manifest["chunks"] if name not in planned), None)
     if stray is not None:
         raise RecordError(
-            f"{directory} holds chunk {stray} of {manifest['chunks'][stray]['rows']:,} games, cut by another version of "
-            "modiar; run into a new folder with --out"
+            f"{directory} holds chunk {stray} of {manifest['chunks'][stray]['rows']:,} games, which this version of "
+            "modiar does not cut; run into a new folder with --out"
         )
 
 

@@ -1,14 +1,11 @@
 """The report's fixed words: the game in brief, each strategy and each rule event in plain words.
 
-The facts are RULES.md's (the repository's rules page) and the strategies' own docstrings
-(engine.strategies, engine.search); a report names every event by what it means, never by
+The facts are RULES.md's (the repository's rules page); each strategy's words are its own
+(engine.strategy_base.EngineStrategy.words); a report names every event by what it means, never by
 its column name alone.
 """
 
 from __future__ import annotations
-
-import math
-import re
 
 import engine
 
@@ -30,22 +27,6 @@ GAME = (
     "its own row to those it captured, and the larger total wins (21 to 21 is a draw). A game still "
     "going after 400 moves (plies) is stopped there and scored the same way.",
 )
-
-# What each strategy does, by the name before its parameters (engine.strategies, engine.search).
-STRATEGIES = {
-    "random": "plays a legal move chosen uniformly at random",
-    "greedy": "plays the move with the largest immediate capture, ties broken at random",
-    "heuristic": "looks one reply ahead: its capture now minus the largest capture the opponent can answer with",
-    "alphabeta": "searches {depth} plies ahead (negamax with alpha-beta pruning) on the difference in stones",
-    "mcts": "Monte Carlo tree search (UCT) with {playouts} random playouts a move",
-    "perfect": "plays a best move of the strong solution (exact perfect play), ties broken at random",
-    "perfect(epsilon)": "plays a uniformly random move with probability {epsilon} and a perfect move otherwise",
-    "perfect(temperature)": (
-        "plays each move with probability proportional to exp(value / {temperature}), its value being the "
-        "stones it is worth under perfect play: a move one stone worse than the best is "
-        "{ratio} times less likely"
-    ),
-}
 
 # Every rule event in words (RULES.md: Rule events), for the glossary and the tables.
 EVENTS = {
@@ -83,23 +64,14 @@ SHORT = {
     "empty_row_end": "ends: empty row",
 }
 
-_PARAMETERS = re.compile(r"^(\w+)(?:\((.*)\))?$")
-
 
 def describe(spec: str) -> str:
-    """What the strategy of a spec string does, in words (its name if we have none)."""
-    match = _PARAMETERS.match(engine.canonical_spec(spec))
-    if match is None:
+    """What the strategy of a spec string does, in words (engine.strategy_base.EngineStrategy.words;
+    the spec itself for one the engine does not know)."""
+    try:
+        return engine.registry.engine_strategy(spec).words or spec
+    except engine.UnknownStrategyError:
         return spec
-    name, arguments = match.group(1), match.group(2) or ""
-    values = dict(part.split("=", 1) for part in arguments.split(",") if "=" in part)
-    key = f"{name}({next(iter(values))})" if name == "perfect" and values else name
-    words = STRATEGIES.get(key)
-    if words is None:
-        return spec
-    if "temperature" in values:
-        values["ratio"] = f"{math.exp(1 / float(values['temperature'])):.2g}"
-    return words.format(**{"depth": "?", "playouts": "?", **values})
 
 
 def event(name: str) -> str:
