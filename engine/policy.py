@@ -341,7 +341,7 @@ def is_table_strategy(strategy: str | Strategy) -> bool:
 
 
 def _has_table(strategy: Strategy) -> bool:
-    return isinstance(strategy, EngineStrategy) and not strategy.searches
+    return isinstance(strategy, EngineStrategy) and strategy.has_policy_table
 
 
 def policy_table(

@@ -56,6 +56,7 @@ class HeuristicStrategy(EngineStrategy):
     among equals, the move that leaves the most stones on the mover's own row (they count
     for the mover at the end); remaining ties uniformly at random."""
 
+    has_policy_table = True
     scalar_seconds = 30e-6  # measured against random through engine.play_game
     words = "looks one reply ahead: its capture now minus the largest capture the opponent can answer with"
 
@@ -83,7 +84,7 @@ class AlphaBetaStrategy(EngineStrategy):
     def __init__(self, depth: int = 6) -> None:
         self.depth = _whole_number("depth", depth, MAX_DEPTH)
         self.spec = f"alphabeta(depth={self.depth})"
-        self.family = "alphabeta(depth=d)"
+        self.family, self.has_policy_table = "alphabeta(depth=d)", True
         self.words = f"searches {self.depth} plies ahead (negamax with alpha-beta pruning) on the difference in stones"
         # measured through engine.play_game against random: depth 2, 4, 6 ~60, 260, 680 us
         self.scalar_seconds = 25e-6 * 1.8 ** min(self.depth, FITTED_DEPTH)
@@ -152,7 +153,7 @@ class PerfectStrategy(EngineStrategy):
         self.temperature = None if temperature is None else _number("temperature", temperature, "above 0", lambda t: t > 0)
         self.rule: Rule = ARGMAX
         self.spec = "perfect"
-        self.needs_solution = True
+        self.needs_solution = self.has_policy_table = True
         self.words = "plays a best move of the strong solution (exact perfect play), ties broken at random"
         self.scalar_seconds = 90e-6  # a lookup of the solution, the skill dials' too
         if self.epsilon is not None:

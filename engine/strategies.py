@@ -17,6 +17,7 @@ class RandomStrategy(TableStrategy):
 
     spec = "random"
     uniform = True
+    has_policy_table = True
     wide = True
     words = "plays a legal move chosen uniformly at random"
 
@@ -28,6 +29,7 @@ class GreedyStrategy(TableStrategy):
     """The largest immediate capture; ties broken uniformly at random."""
 
     spec = "greedy"
+    has_policy_table = True
     words = "plays the move with the largest immediate capture, ties broken at random"
 
     def pick(self, options: tuple[Option, ...], draw: int) -> int:

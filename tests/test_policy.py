@@ -703,13 +703,14 @@ def test_near_the_cap_classes_followed_ply_by_ply_are_those_of_classes_at(spec):
 def test_each_strategy_says_what_the_pipeline_asks_of_it(spec, solution, searches, wide, family):
     strategy = engine.registry.engine_strategy(spec)
     assert (strategy.needs_solution, strategy.searches, strategy.wide, strategy.family) == (solution, searches, wide, family)
-    assert is_table_strategy(spec) is not searches
+    assert is_table_strategy(spec) is strategy.has_policy_table is not searches
     assert strategy.scalar_seconds >= 0 and (strategy.batched_seconds > 0) is searches
 
 
 def test_a_strategy_without_values_has_no_policy_table_rather_than_perfects():
-    class Leftmost(engine.strategy_base.EngineStrategy):  # no vectorised values: engine.policy cannot build its table
+    class Leftmost(engine.strategy_base.EngineStrategy):  # says it has a table, yet no values for it
         spec = "leftmost"
+        has_policy_table = True
 
         def choose(self, position, rng):
             return position.moves[0]
