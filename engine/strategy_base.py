@@ -47,12 +47,12 @@ class EngineStrategy:
     and the reports ask these (a caller's strategy, meeting only ``Strategy``, has none).
 
     ``needs_solution``: it reads the strong solution (engine.solve); ``has_policy_table``:
-    engine.policy builds its table (its values for every position: the engine's strategies but
-    mcts, which ``searches`` as it plays; a caller's subclass has none); ``wide``: it may play every legal move,
-    so its pairings reach every position; ``family``: its group on the ladder's figures (None:
-    its own spec); ``scalar_seconds``: about what it adds to a game of engine.play_game on one
-    core; ``batched_seconds``: the same in engine.play_batch (a table lookup: nothing);
-    ``words``: what it does, in plain words, for the reports."""
+    engine.policy builds its table (its values for every position: the engine's strategies
+    but mcts, which ``searches`` as it plays; a caller's subclass has none); ``wide``: it may
+    play every legal move, so its pairings reach every position; ``family``: its group on the
+    ladder's figures (None: its own spec); ``scalar_seconds``: about what it adds to a game of
+    engine.play_game on one core; ``batched_seconds``: the same in engine.play_batch (a table
+    lookup: nothing); ``words``: what it does, in plain words, for the reports."""
 
     spec: str
     needs_solution = False
