@@ -56,41 +56,30 @@ import re
 import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from engine.cache import cache_folder
 from engine.choice import ARGMAX, Rule, pack_keys
-from engine.index import row_stones
 from engine.integrity import DamagedFileError, read_arrays, write_arrays
 from engine.positions import positions
 from engine.registry import make_strategy
 from engine.rules import ROW, Rules, check_rules
-from engine.search import AlphaBetaStrategy, HeuristicStrategy, PerfectStrategy, solution
-from engine.solver import ValueLog, per_position, sweep_values
-from engine.strategies import GreedyStrategy, RandomStrategy
-from engine.strategy_base import EngineStrategy, Strategy
+from engine.search import solution
+from engine.solver import ValueLog, per_position
+from engine.strategy_base import EngineStrategy, PolicyValues, Strategy
 from engine.tables import CONFIGURED, PositionTables, kept_tables, load_tables, table_rules
+from engine.values import Solved
 from engine.version import ENGINE_VERSION
 
 log = logging.getLogger(__name__)
 BLOCK = 1 << 20  # positions keyed at a time, so that the temporaries stay small
-HEURISTIC_WEIGHT = 128  # above any row: a board holds at most 63 stones
 CLASS_TYPES = (np.uint16, np.uint32)  # far[] takes the first that numbers every class and VARIES
 
 
 class NotATableStrategyError(ValueError):
     """A strategy whose choice is no function of the position: it has no policy table."""
-
-
-class _Values(Protocol):
-    """The value of each move of a set of positions with so many plies left."""
-
-    spec: str  # the family's name in cache files: the strategy spec without its rule
-    far_from: int
-
-    def q(self, captured: np.ndarray, child: np.ndarray, plies_left: int) -> np.ndarray: ...
 
 
 @dataclass(eq=False)
@@ -112,7 +101,7 @@ class PolicyTable(PolicyArrays):
     spec: str
     rules: Rules
     tables: PositionTables
-    values: _Values
+    values: PolicyValues
     rule: Rule
     cuts1: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     cuts2: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
@@ -133,7 +122,7 @@ class PolicyTable(PolicyArrays):
         """For ``perfect``'s values, each position's least plies left k (>= 1) such that its
         class with any k' plies left, k <= k' < far_from, is its far class (positions marked
         VARIES aside); None for the other values (made on first use, from the solution's log)."""
-        if self._settled is None and isinstance(self.values, _Solved) and not self.values.swept:
+        if self._settled is None and isinstance(self.values, Solved) and not self.values.swept:
             self._settled = self.values.settled_from()
         return self._settled
 
@@ -238,7 +227,7 @@ class NearCap:
     def __init__(self, table: PolicyTable) -> None:
         self.table = table
         self.asked: tuple[int, np.ndarray, np.ndarray] | None = None
-        self.solved = isinstance(table.values, _Solved) and not table.values.swept
+        self.solved = isinstance(table.values, Solved) and not table.values.swept
         self.j = -1  # the children's plies left the cursors stand at
         empty = np.empty(0, dtype=np.int64)
         self.at, self.classes = empty, empty  # the positions followed, and their classes
@@ -363,7 +352,8 @@ def policy_table(
         tables = load_tables(table_rules(rules), None) if cache is None else kept_tables(rules)
     if table_rules(tables.rules) != table_rules(rules):
         raise ValueError(f"the tables are those of {tables.rules.name}, not of the rules asked for, {rules.name}")
-    rule = resolved.rule if isinstance(resolved, PerfectStrategy) else ARGMAX
+    assert isinstance(resolved, EngineStrategy)  # values_spec refused any other
+    rule = resolved.rule if resolved.rule is not None else ARGMAX
     kept, memo = _LOADED.get("tables", (None, {}))
     if kept is not tables:  # keep the tables of one rule set, as engine.play_batch does
         memo = {}
@@ -397,96 +387,15 @@ def values_spec(strategy: str | Strategy) -> str:
         raise NotATableStrategyError(
             f"strategy {resolved.spec!r} has no policy table: its choice depends on more than the position and one draw"
         )
-    return "perfect" if isinstance(resolved, PerfectStrategy) else resolved.spec
+    assert isinstance(resolved, EngineStrategy)  # _has_table
+    return resolved.values_spec()
 
 
-# ---------------------------------------------------------------------------------------------
-# The values of each strategy
-
-
-class _Zero:
-    spec, far_from = "random", 1
-
-    def q(self, captured: np.ndarray, child: np.ndarray, plies_left: int) -> np.ndarray:
-        return np.zeros(captured.shape, dtype=np.int64)
-
-
-class _Captures:
-    spec, far_from = "greedy", 1
-
-    def q(self, captured: np.ndarray, child: np.ndarray, plies_left: int) -> np.ndarray:
-        return captured
-
-
-class _Heuristic:
-    """engine.search.HeuristicStrategy's score as one number: the capture now minus the largest
-    capture the opponent can answer with (none at the last ply), then the mover's row after the move."""
-
-    spec, far_from = "heuristic", 2
-
-    def __init__(self, tables: PositionTables) -> None:
-        self.reply = tables.captured.max(axis=1).astype(np.int64)  # an illegal pit captures 0
-        self.rows_after = row_stones(tables.index)[1].astype(np.int64)  # the child's opponent row: the mover's
-
-    def q(self, captured: np.ndarray, child: np.ndarray, plies_left: int) -> np.ndarray:
-        reply = self.reply[child] if plies_left > 1 else 0  # child -1 (no move) is masked by the key
-        q: np.ndarray = HEURISTIC_WEIGHT * (captured - reply) + self.rows_after[child]
-        return q
-
-
-class _Solved:
-    """capture - V_j(child), j = min(plies left - 1, ``top``): alphabeta's values from its sweeps
-    (``sweeps``, made on first use unless a cache file brought them), perfect's from the solution."""
-
-    def __init__(self, spec: str, far_from: int, top: int, tables: PositionTables, rules: Rules) -> None:
-        self.spec, self.far_from, self.top = spec, far_from, top
-        self.tables, self.rules = tables, rules
-        self.sweeps: ValueLog | None = None
-        self.held: dict[int, np.ndarray] = {}  # V_j of every position, for a pass over all of them
-
-    @property
-    def swept(self) -> bool:
-        return self.spec != "perfect"
-
-    def q(self, captured: np.ndarray, child: np.ndarray, plies_left: int) -> np.ndarray:
-        j = min(plies_left - 1, self.top)
-        held = self.held.get(j)
-        values = held[child] if held is not None else self.values_of(np.maximum(child, 0), j)
-        return captured - values.astype(np.int64)
-
-    def settled_from(self) -> np.ndarray:
-        """For perfect's values (not swept): each position's least plies left k >= 1 such that no
-        child's value changes between k - 1 plies left and the far class's (PolicyTable.settled);
-        one pass over the solution's log, int16."""
-        solved = solution(self.rules)
-        far = min(max(self.far_from, self.rules.ply_cap - 1) - 1, self.top)  # the j of the far class
-        plies = np.where(solved.change_plies <= far, solved.change_plies, 0).astype(np.int16)
-        last = per_position(np.maximum, plies, solved.offsets, 0)  # each position's last change up to there
-        last = np.append(last, np.int16(0))  # child -1: no move
-        child = self.tables.child
-        settled: np.ndarray = np.maximum(np.maximum(last[child[:, 0]], last[child[:, 1]]), last[child[:, 2]]) + 1
-        return settled
-
-    def values_of(self, indices: np.ndarray, j: int) -> np.ndarray:
-        if not self.swept:
-            return solution(self.rules).values_of(indices, j)
-        if self.sweeps is None:
-            self.sweeps = sweep_values(self.tables, self.top)
-        return self.sweeps.values_of(indices, j)
-
-
-def _values_of(strategy: Strategy, rules: Rules, tables: PositionTables) -> _Values:
-    if isinstance(strategy, RandomStrategy):
-        return _Zero()
-    if isinstance(strategy, GreedyStrategy):
-        return _Captures()
-    if isinstance(strategy, HeuristicStrategy):
-        return _Heuristic(tables)
-    if isinstance(strategy, AlphaBetaStrategy):
-        return _Solved(f"alphabeta(depth={strategy.depth})", strategy.depth, strategy.depth - 1, tables, rules)
-    if isinstance(strategy, PerfectStrategy):
-        return _Solved("perfect", max(1, rules.ply_cap // 2), rules.ply_cap, tables, rules)
-    raise NotATableStrategyError(f"strategy {strategy.spec!r} has no values for a policy table")
+def _values_of(strategy: Strategy, rules: Rules, tables: PositionTables) -> PolicyValues:
+    values = strategy.policy_values(tables, rules) if isinstance(strategy, EngineStrategy) else None
+    if values is None:
+        raise NotATableStrategyError(f"strategy {strategy.spec!r} has no values for a policy table")
+    return values
 
 
 # The position tables last asked about, and their policy tables by spec and rule set: the tables
@@ -502,7 +411,7 @@ ARRAYS = tuple(field.name for field in fields(PolicyArrays))
 LOG_ARRAYS = ("offsets", "change_plies", "change_values", "final")
 
 
-def _load_or_build(values: _Values, rules: Rules, tables: PositionTables, cache: Path | None) -> PolicyArrays:
+def _load_or_build(values: PolicyValues, rules: Rules, tables: PositionTables, cache: Path | None) -> PolicyArrays:
     cache = policies_folder() if cache is CONFIGURED else cache
     path = None if cache is None else policy_path(values.spec, rules, cache)  # values.spec is values_spec(strategy)
     found = None if path is None else _read(path, tables, values, rules)
@@ -518,12 +427,12 @@ def _load_or_build(values: _Values, rules: Rules, tables: PositionTables, cache:
     return built
 
 
-def _build(values: _Values, rules: Rules, tables: PositionTables) -> PolicyArrays:
+def _build(values: PolicyValues, rules: Rules, tables: PositionTables) -> PolicyArrays:
     """far[] at far_from plies left (perfect: at cap - 1, with the positions that vary marked),
     block by block, so that no array of a key per position is ever made."""
     far_from = min(values.far_from, rules.ply_cap)
     plies_left = max(far_from, rules.ply_cap - 1)
-    if isinstance(values, _Solved):
+    if isinstance(values, Solved):
         j = min(plies_left - 1, values.top)
         values.held = {j: np.append(values.values_of(np.arange(tables.size), j), np.int8(0))}
     numbering = _Numbering()
@@ -532,7 +441,7 @@ def _build(values: _Values, rules: Rules, tables: PositionTables) -> PolicyArray
         block = slice(start, min(start + BLOCK, tables.size))
         child = tables.child[block]
         far[block] = numbering(pack_keys(child >= 0, values.q(tables.captured[block].astype(np.int64), child, plies_left)))
-    if isinstance(values, _Solved):
+    if isinstance(values, Solved):
         values.held = {}
     varying = _varying(values, rules, tables, far_from)
     varying_classes = np.empty((len(varying), max(0, rules.ply_cap - far_from)), dtype=np.uint32)
@@ -548,7 +457,7 @@ def _build(values: _Values, rules: Rules, tables: PositionTables) -> PolicyArray
     return PolicyArrays(far, far_from, varying, varying_classes.astype(class_type), numbering.keys, first)
 
 
-def _first_key(values: _Values, rules: Rules, tables: PositionTables) -> np.ndarray:
+def _first_key(values: PolicyValues, rules: Rules, tables: PositionTables) -> np.ndarray:
     """The key of the first move, from the moves of ply 0 (engine.positions): their captures may
     be forfeited, so they are not the start's row of the tables."""
     memo = positions(rules)
@@ -576,11 +485,11 @@ class _Numbering:
         return numbers[inverse.reshape(-1)]
 
 
-def _varying(values: _Values, rules: Rules, tables: PositionTables, far_from: int) -> np.ndarray:
+def _varying(values: PolicyValues, rules: Rules, tables: PositionTables, far_from: int) -> np.ndarray:
     """The positions whose class may change between far_from and cap - 1 plies left: for
     perfect, those with a move to a position whose value changes between far_from - 1 and
     cap - 2 plies left. Other strategies' classes do not change there."""
-    if not isinstance(values, _Solved) or values.top < rules.ply_cap or far_from >= rules.ply_cap - 1:
+    if not isinstance(values, Solved) or values.top < rules.ply_cap or far_from >= rules.ply_cap - 1:
         return np.empty(0, dtype=np.int64)
     solved = solution(rules)
     changing = (solved.change_plies > far_from - 1) & (solved.change_plies <= rules.ply_cap - 2)
@@ -595,7 +504,7 @@ def identity(values_spec: str, rules: Rules) -> dict[str, str]:
     return {"kind": "policy table", "values": values_spec, "rules": rules.name, "engine": ENGINE_VERSION}
 
 
-def _read(path: Path, tables: PositionTables, values: _Values, rules: Rules) -> PolicyArrays | None:
+def _read(path: Path, tables: PositionTables, values: PolicyValues, rules: Rules) -> PolicyArrays | None:
     try:
         arrays = read_arrays(path, identity(values.spec, rules), ARRAYS)
     except DamagedFileError as error:
@@ -606,7 +515,7 @@ def _read(path: Path, tables: PositionTables, values: _Values, rules: Rules) -> 
     if len(arrays["far"]) != tables.size:  # sealed, so only a bug of ours could do this
         log.warning("%s holds a table of another size than its rule set's; building it again", path)
         return None
-    if isinstance(values, _Solved) and values.swept and set(LOG_ARRAYS) <= set(arrays):
+    if isinstance(values, Solved) and values.swept and set(LOG_ARRAYS) <= set(arrays):
         values.sweeps = ValueLog(values.top, tables.index.total, *(arrays[name] for name in LOG_ARRAYS))
     return PolicyArrays(
         arrays["far"],
@@ -618,12 +527,12 @@ def _read(path: Path, tables: PositionTables, values: _Values, rules: Rules) -> 
     )
 
 
-def _write(path: Path, built: PolicyArrays, values: _Values, rules: Rules) -> None:
+def _write(path: Path, built: PolicyArrays, values: PolicyValues, rules: Rules) -> None:
     arrays = {
         name: np.asarray(value, dtype=np.int64) if name == "keys" else np.asarray(value)
         for name, value in _fields_of(built).items()
     }
-    if isinstance(values, _Solved) and values.swept and values.sweeps is not None:
+    if isinstance(values, Solved) and values.swept and values.sweeps is not None:
         arrays.update({name: getattr(values.sweeps, name) for name in LOG_ARRAYS})
     write_arrays(path, arrays, identity(values.spec, rules))
 

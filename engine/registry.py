@@ -9,21 +9,15 @@ way records store it. This module sits above every strategy class (``engine.stra
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from inspect import signature
 
-from engine.search import AlphaBetaStrategy, HeuristicStrategy, MctsStrategy, PerfectStrategy
-from engine.strategies import GreedyStrategy, RandomStrategy
-from engine.strategy_base import EngineStrategy, Strategy
+from engine import search, strategies
+from engine.strategy_base import REGISTERED, EngineStrategy, Strategy
 
-REGISTRY: dict[str, Callable[..., EngineStrategy]] = {
-    "random": RandomStrategy,
-    "greedy": GreedyStrategy,
-    "heuristic": HeuristicStrategy,
-    "alphabeta": AlphaBetaStrategy,
-    "mcts": MctsStrategy,
-    "perfect": PerfectStrategy,
-}
+# Every strategy by name: the engine's own (engine.strategies, engine.search) register
+# themselves as their modules load, and so does any subclass of EngineStrategy made with a name.
+BUILT_IN = (strategies, search)
+REGISTRY: dict[str, type[EngineStrategy]] = REGISTERED
 
 _SPEC = re.compile(r"^\s*([a-z_][a-z0-9_]*)\s*(?:\((.*)\))?\s*$")
 

@@ -25,6 +25,8 @@ from engine.rules import MAX_PLY_CAP, ROW, Rules
 from engine.scoring import row_difference
 from engine.solver import Solution, solve
 from engine.strategy_base import EngineStrategy, Position
+from engine.tables import PositionTables
+from engine.values import Heuristic, Solved
 
 INFINITY = 1_000  # beyond any score: a board holds at most 63 stones
 UCT_EXPLORATION = math.sqrt(2)  # the c of UCB1 (Kocsis and Szepesvari 2006) for rewards in [0, 1]
@@ -51,7 +53,7 @@ FITTED_DEPTH = 60
 MAX_DEPTH = MAX_PLY_CAP
 
 
-class HeuristicStrategy(EngineStrategy):
+class HeuristicStrategy(EngineStrategy, name="heuristic"):
     """One ply deep: the capture now minus the largest capture the opponent can answer with;
     among equals, the move that leaves the most stones on the mover's own row (they count
     for the mover at the end); remaining ties uniformly at random."""
@@ -69,8 +71,11 @@ class HeuristicStrategy(EngineStrategy):
         scores = [_heuristic_score(option, memo, last) for option in position.options]
         return _pick_best(position, scores, rng)
 
+    def policy_values(self, tables: PositionTables, rules: Rules) -> Heuristic:
+        return Heuristic(tables)
 
-class AlphaBetaStrategy(EngineStrategy):
+
+class AlphaBetaStrategy(EngineStrategy, name="alphabeta"):
     """Negamax with alpha-beta pruning to ``depth`` plies, on the score difference.
 
     At the depth horizon a position that goes on is estimated as if the game stopped there:
@@ -93,8 +98,11 @@ class AlphaBetaStrategy(EngineStrategy):
         scores = alphabeta_scores(position, self.depth)
         return _pick_best(position, scores, rng)
 
+    def policy_values(self, tables: PositionTables, rules: Rules) -> Solved:
+        return Solved(f"alphabeta(depth={self.depth})", self.depth, self.depth - 1, tables, rules)
 
-class MctsStrategy(EngineStrategy):
+
+class MctsStrategy(EngineStrategy, name="mcts"):
     """UCT (Kocsis and Szepesvari 2006): ``playouts`` descents of a tree grown one node per
     playout, each ended by uniformly random moves to the end of the game or the cap.
 
@@ -130,7 +138,7 @@ class MctsStrategy(EngineStrategy):
         return _pick_best(position, root.visits, rng)
 
 
-class PerfectStrategy(EngineStrategy):
+class PerfectStrategy(EngineStrategy, name="perfect"):
     """A best move of the strong solution (``engine.solve``), ties uniformly at random. The
     solution of a rule set is loaded (or built) on the first move played under it.
 
@@ -176,6 +184,12 @@ class PerfectStrategy(EngineStrategy):
         values = solved.move_values(position.board, position.mover, position.ply)
         key = key_of({option.pit: value for option, value in zip(position.options, values, strict=True)})
         return pit_of(self.rule.cuts(key), rng.next_u32()) + ROW * position.mover
+
+    def policy_values(self, tables: PositionTables, rules: Rules) -> Solved:
+        return Solved("perfect", max(1, rules.ply_cap // 2), rules.ply_cap, tables, rules, solution)
+
+    def values_spec(self) -> str:
+        return "perfect"  # the dials choose among the same values by another rule
 
 
 @lru_cache(maxsize=4)

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from engine.moves import Option
 from engine.rng import choice_index
+from engine.rules import Rules
 from engine.strategy_base import TableStrategy
+from engine.tables import PositionTables
+from engine.values import Captures, Zero
 
 
-class RandomStrategy(TableStrategy):
+class RandomStrategy(TableStrategy, name="random"):
     """Uniformly random among the legal moves."""
 
     spec = "random"
@@ -24,8 +27,11 @@ class RandomStrategy(TableStrategy):
     def pick(self, options: tuple[Option, ...], draw: int) -> int:
         return (draw * len(options)) >> 32
 
+    def policy_values(self, tables: PositionTables, rules: Rules) -> Zero:
+        return Zero()
 
-class GreedyStrategy(TableStrategy):
+
+class GreedyStrategy(TableStrategy, name="greedy"):
     """The largest immediate capture; ties broken uniformly at random."""
 
     spec = "greedy"
@@ -36,3 +42,6 @@ class GreedyStrategy(TableStrategy):
         best = max(option.captured for option in options)
         tied = [index for index, option in enumerate(options) if option.captured == best]
         return tied[choice_index(draw, len(tied))]
+
+    def policy_values(self, tables: PositionTables, rules: Rules) -> Captures:
+        return Captures()

@@ -15,7 +15,9 @@ stream, so that the checked API (``engine.api``), the strategies (``engine.strat
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+import numpy as np
 
 from engine.board import Board
 from engine.moves import Option
@@ -32,6 +34,15 @@ class Position(NamedTuple):
     rules: Rules
     moves: tuple[int, ...]  # absolute pits, ascending
     options: tuple[Option, ...]  # the same moves in the mover's view (engine.positions)
+
+
+class PolicyValues(Protocol):
+    """The value of each move of a set of positions with so many plies left (engine.values)."""
+
+    spec: str  # the family's name in cache files: the strategy spec without its rule
+    far_from: int
+
+    def q(self, captured: np.ndarray, child: np.ndarray, plies_left: int) -> np.ndarray: ...
 
 
 @runtime_checkable
@@ -52,7 +63,12 @@ class EngineStrategy:
     play every legal move, so its pairings reach every position; ``family``: its group on the
     ladder's figures (None: its own spec); ``scalar_seconds``: about what it adds to a game of
     engine.play_game on one core; ``batched_seconds``: the same in engine.play_batch (a table
-    lookup: nothing); ``words``: what it does, in plain words, for the reports."""
+    lookup: nothing); ``words``: what it does, in plain words, for the reports.
+
+    A strategy with a policy table gives its values (``policy_values``: engine.values) and the
+    name of their family (``values_spec``: the dials of perfect share perfect's). A subclass
+    made with ``name="..."`` is registered under that name (engine.registry): a strategy is
+    its class and nothing else."""
 
     spec: str
     needs_solution = False
@@ -63,13 +79,34 @@ class EngineStrategy:
     scalar_seconds = 0.0
     batched_seconds = 0.0
     words = ""
+    rule: Any = None  # how it chooses among its values (engine.choice.Rule); None: a best one, ties at random
+
+    def __init_subclass__(cls, name: str = "", **rest: object) -> None:
+        super().__init_subclass__(**rest)
+        if name:
+            if name in REGISTERED:
+                raise ValueError(f"a strategy named {name!r} is registered already: {REGISTERED[name].__name__}")
+            REGISTERED[name] = cls
 
     def choose(self, position: Position, rng: Rng) -> int:
         """An absolute pit among ``position.moves``."""
         raise NotImplementedError
 
+    def policy_values(self, tables: Any, rules: Rules) -> PolicyValues | None:
+        """The values its policy table folds, from the rule set's position tables
+        (engine.tables.PositionTables, which this module stands below); None: it has none."""
+        return None
+
+    def values_spec(self) -> str:
+        return self.spec
+
     def __repr__(self) -> str:
         return f"<strategy {self.spec}>"
+
+
+# Every strategy made by name, by the name before its parameters (filled by EngineStrategy's
+# subclasses as they are defined; engine.registry reads it).
+REGISTERED: dict[str, type[EngineStrategy]] = {}
 
 
 class TableStrategy(EngineStrategy):
