@@ -39,10 +39,12 @@ MCTS_MOVES_PER_GAME = 8
 MAX_PLAYOUTS = MCTS_PLAYOUTS_PER_SECOND * 86_400 // MCTS_MOVES_PER_GAME
 MCTS_PLAYOUT_BYTES = 300  # a scalar search's tree, per playout (pipeline.estimates measured it)
 # Playouts a second of mcts's searches in engine.play_batch (engine.mcts_batch), in the runner's
-# chunks of thousands of games: mcts(playouts=100) self-play at about 250 games/s on one core.
-# Larger searches go slower a playout (fewer games fit together, deeper trees): mcts(1000) made
-# 112,000 a second, so the rate is taken to fall as the square root of the playouts beyond 100.
-MCTS_BATCHED_PLAYOUTS_PER_SECOND = 400_000
+# chunks of 5,000 games: the default study's 300,000 mcts(playouts=100) games (self-play and
+# against the table strategies) took about 4 min on 2 cores (2026-12-02), 500,000 a second in
+# this model of 8 searched moves a game. Larger searches go slower a playout (fewer games fit
+# together, deeper trees): mcts(1000) made 112,000 a second (first version), so the rate is
+# taken to fall as the square root of the playouts beyond 100.
+MCTS_BATCHED_PLAYOUTS_PER_SECOND = 500_000
 MCTS_BATCHED_PLAYOUTS = 100
 # alphabeta's cost a game grows 1.8-fold a ply where measured; beyond this depth the fit is no
 # longer a measure (and 1.8 ** 10_000 overflows a float): every deeper search counts as this deep.
