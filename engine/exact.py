@@ -215,6 +215,8 @@ class _Run:
         self.flag_bits = np.array([FLAGS[name] for name in POSITION_FLAGS])
         self.near = [NearCap(player) for player in players]  # shared by the chains by margin and by position
         self.set_aside = {MARGIN: 0.0, POSITION: 0.0}  # mass set aside by engine.exact_tail, by chain
+        if all(_plays_every_unsettled_move(player, tables) for player in players):
+            self.deepen()  # the first graph already holds every move deepening adds: no second one
 
     def deepen(self) -> bool:
         """Once, when mass is still in play at steady_until: for perfect's values (whose
@@ -361,6 +363,19 @@ class _Run:
         rows = self.own_row[states.position].astype(np.int64) - self.other_row[states.position]
         final = states.margin + (rows if ply % 2 == 0 else -rows)  # at even plies South is the mover
         self.margin_mass += np.bincount(final + self.rules.total_stones, weights=states.total, minlength=len(self.margin_mass))
+
+
+def _plays_every_unsettled_move(player: PolicyTable, tables: PositionTables) -> bool:
+    """Whether ``player``'s far classes give every legal move a chance at the positions that
+    _Run.deepen would mark as varying (perfect's dials, whose every move has a chance): then the
+    graph of the states reachable is the same deepened or not, and deepening at once spares
+    finding it a second time."""
+    floor = player.sparse_floor()
+    if floor == player.far_from:
+        return True  # deepening changes nothing of this player's
+    at = np.flatnonzero(player.unsettled(floor) & (player.far != player.varies))
+    legal = tables.child[at] >= 0
+    return bool((player.chances(player.far[at].astype(np.int64)) > 0)[legal].all())
 
 
 def _select(states: _States, rows: np.ndarray, *, columns: bool = True) -> _States:

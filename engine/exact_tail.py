@@ -62,6 +62,7 @@ THINNING_BELOW = 1e-4
 THINNING_PLIES = 8
 THINNING_KEEPS = 0.35
 THINNING_SHRINKS = 0.8
+THINNING_WAIT_MOST = 16  # the most plies between two choices (the wait doubles after a choice that kept nothing)
 MARGIN, POSITION = "margin", "position"
 
 
@@ -176,7 +177,8 @@ class Tail:
         if ply >= self.due:
             x, masses = self._choose_all(ply, x, masses)
             kept_any = any(part is not None for part in self.kept.values())
-            self.wait = THINNING_PLIES if kept_any else 2 * self.wait  # random play keeps too many states to gain
+            # random play keeps too many states to gain: wait longer, up to THINNING_WAIT_MOST
+            self.wait = THINNING_PLIES if kept_any else min(2 * self.wait, THINNING_WAIT_MOST)
             self.due = ply + self.wait
         allowed = self.budget * min(1.0, (ply + 1) / self.run.rules.ply_cap)
         for chain in self.chains:
