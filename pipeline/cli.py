@@ -11,8 +11,7 @@ import logging
 import math
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -458,6 +457,7 @@ def _exact(arguments: argparse.Namespace) -> None:
 
     from engine.tables import kept_tables
     from pipeline import estimates
+    from pipeline.exact_progress import ExactLine
 
     rules = rules_from(arguments)
     south, north = (_table_strategy(spec) for spec in (arguments.south, arguments.north))
@@ -467,8 +467,12 @@ def _exact(arguments: argparse.Namespace) -> None:
     for spec in (south, north):
         engine.policy_table(spec, rules)
     ready = time.perf_counter()
-    with _elapsed(f"exact outcome of {south} against {north}", disable=arguments.quiet):
-        outcome = engine.exact_outcome(south, north, rules=rules)
+    estimate = estimates.exact(south, north, rules).seconds
+    line = ExactLine(f"exact outcome of {south} against {north}", estimate, disable=arguments.quiet)
+    try:
+        outcome = engine.exact_outcome(south, north, rules=rules, progress=line)
+    finally:
+        line.close()
     seconds = {"tables": ready - started, "propagation": time.perf_counter() - ready}
     print(json.dumps(_exact_record(outcome, seconds)) if arguments.json else _exact_text(outcome, seconds))
 
@@ -574,23 +578,6 @@ def _margin_mean(outcome: engine.ExactOutcome) -> float:
 
 def _ply_text(value: float | int | None) -> str:
     return "beyond" if value is None else str(value)
-
-
-@contextmanager
-def _elapsed(description: str, *, disable: bool) -> Iterator[None]:
-    """A line on stderr whose elapsed time keeps moving while a step with no progress of its own
-    runs (pipeline.progress redraws it every second); cleared when the step ends."""
-    from tqdm import tqdm
-
-    from pipeline.progress import Ticker
-
-    bar = tqdm(desc=description, bar_format="{desc} [{elapsed}]", file=sys.stderr, leave=False, disable=disable)
-    ticker = Ticker(bar)
-    try:
-        yield
-    finally:
-        ticker.stop()
-        bar.close()
 
 
 def _afford(estimate: Callable[[], Estimate], arguments: argparse.Namespace, announce: bool = False) -> None:

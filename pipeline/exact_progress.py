@@ -82,6 +82,19 @@ class _Running:
     stage: str = BUILDING
     history: list[tuple[float, int, float]] = field(default_factory=list)
 
+    def take(self, now: float, progress: engine.ExactProgress) -> None:
+        """Take in a report made at ``now``: where the pairing is, and its rate once propagating."""
+        self.ply, self.cap, self.stage, self.in_play = progress.ply, progress.cap, progress.stage, progress.in_play
+        if self.stage != BUILDING and (not self.history or self.history[-1][1] != self.ply):
+            self.history.append((now, self.ply, math.log10(max(self.in_play, 1e-300))))
+            del self.history[:-200]
+
+    def words(self) -> str:
+        """Where the pairing is, as a bar names it."""
+        if self.stage == BUILDING:
+            return f"{self.name}: finding the states from ply {self.ply}"
+        return f"{self.name}: ply {self.ply}, {self.in_play:.1e} in play"
+
     def seconds_left(self, tolerance: float = TOLERANCE) -> float | None:
         """The seconds still to go from measured rates, None before two plies were seen."""
         recent = [entry for entry in self.history if entry[0] >= self.history[-1][0] - HISTORY] if self.history else []
@@ -169,10 +182,7 @@ class ExactBar:
         """The bar's postfix: the pairings running, their ply and mass in play, and the time left."""
         parts = []
         for running in sorted(self.running.values(), key=lambda r: r.started)[:SHOWN]:
-            if running.stage == BUILDING:
-                parts.append(f"{running.name}: finding the states from ply {running.ply}")
-            else:
-                parts.append(f"{running.name}: ply {running.ply}, {running.in_play:.1e} in play")
+            parts.append(running.words())
         if len(self.running) > SHOWN:
             parts.append(f"{len(self.running) - SHOWN} more")
         if self.waiting:
@@ -192,12 +202,36 @@ class ExactBar:
             if name not in self.waiting:
                 continue
             running = self.running.setdefault(name, _Running(name, report["started"]))
-            running.ply, running.cap, running.stage = report["ply"], report["cap"], report["stage"]
-            running.in_play = report["in_play"]
-            if running.stage != BUILDING and (not running.history or running.history[-1][1] != running.ply):
-                running.history.append((report["now"], running.ply, math.log10(max(running.in_play, 1e-300))))
-                del running.history[:-200]
+            running.take(report["now"], engine.ExactProgress(report["ply"], report["cap"], report["in_play"], report["stage"]))
         self.bar.set_postfix_str(self.describe(), refresh=False)
+
+
+class ExactLine:
+    """The progress line of one exact outcome computed in this process (``modiar exact``): what
+    engine.exact_outcome is given as ``progress``. It names the ply and the mass in play and
+    says the time left, from the measured rates once two plies were seen, before that from
+    ``estimate`` (seconds, this machine's estimate of the whole) less the time spent; redrawn
+    every second while the propagation runs."""
+
+    def __init__(self, name: str, estimate: float, *, disable: bool) -> None:
+        self.running = _Running(name, time.time())
+        self.estimate = estimate
+        self.bar = tqdm(bar_format="{desc} [{elapsed}]", desc=name, file=sys.stderr, leave=False, disable=disable)
+        self.ticker = Ticker(self.bar, before=self._describe)
+
+    def __call__(self, progress: engine.ExactProgress) -> None:
+        self.running.take(time.time(), progress)
+
+    def seconds_left(self) -> float:
+        left = self.running.seconds_left()
+        return max(0.0, self.estimate - (time.time() - self.running.started)) if left is None else left
+
+    def close(self) -> None:
+        self.ticker.stop()
+        self.bar.close()
+
+    def _describe(self) -> None:
+        self.bar.set_description_str(f"{self.running.words()}; about {_left(self.seconds_left())} left", refresh=False)
 
 
 def _left(seconds: float) -> str:

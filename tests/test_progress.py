@@ -10,7 +10,7 @@ import pytest
 import engine
 from engine import ExactProgress, Rules
 from engine.exact import BUILDING, PROPAGATING
-from pipeline.exact_progress import ExactBar, Reporter, _Running
+from pipeline.exact_progress import ExactBar, ExactLine, Reporter, _Running
 from pipeline.progress import CachesBar, GamesBar, game_seconds
 from pipeline.runner import plan
 from pipeline.study import parse_study
@@ -89,6 +89,22 @@ def test_a_running_pairing_is_named_with_its_ply_and_mass_in_play(capsys):
     bar.close()
     assert not bar.folder.exists()  # the reports' folder goes with the bar
     assert "exact outcomes: 1/2 pairings" in capsys.readouterr().err
+
+
+def test_modiar_exacts_line_names_the_ply_and_mass_and_the_time_left(capsys):
+    """``modiar exact`` computes in its own process: its line says where the propagation is and
+    the time left, from the estimate until two plies were seen, then from the measured rates."""
+    line = ExactLine("exact outcome of random against random", 40.0, disable=False)
+    line.running.started -= 10  # ten seconds in, still finding the states
+    line(ExactProgress(1, 400, 1.0, BUILDING))
+    line._describe()
+    assert line.bar.desc == "exact outcome of random against random: finding the states from ply 1; about 30 s left"
+    for ply in range(30, 51):  # a decade every 10 plies at 0.1 s a ply: 100 plies, 10 s, to the tolerance
+        line.running.take(0.1 * ply, ExactProgress(ply, 400, 10.0 ** (-ply / 10), PROPAGATING))
+    line._describe()
+    assert line.bar.desc == "exact outcome of random against random: ply 50, 1.0e-05 in play; about 10 s left"
+    line.close()
+    assert line.ticker.thread is not None and not line.ticker.thread.is_alive()
 
 
 def test_the_time_left_follows_the_measured_rates():
