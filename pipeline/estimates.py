@@ -319,6 +319,12 @@ def _tables(rules: engine.Rules) -> _Cost:
     return _Cost(TABLE_SECONDS_PER_POSITION * positions, BASE_BYTES + TABLE_BYTES_PER_POSITION * positions)
 
 
+def caches_seconds(rules: engine.Rules, specs: tuple[str, ...]) -> float:
+    """About how long building what the cache folder lacks of the caches of ``rules`` and the
+    strategies ``specs`` takes on one core (the caches bar's estimate)."""
+    return _table_caches(rules, specs).seconds
+
+
 def _table_caches(rules: engine.Rules, specs: tuple[str, ...]) -> _Cost:
     """The tables, the solution (for perfect) and the policy tables of the table strategies among ``specs``."""
     steps = [_tables(rules), _solution_if_perfect(specs, rules)]

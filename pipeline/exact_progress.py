@@ -36,7 +36,7 @@ from tqdm import tqdm
 
 import engine
 from engine.exact import BUILDING, TOLERANCE
-from pipeline.progress import Ticker
+from pipeline.progress import Ticker, time_left
 
 REPORT_EVERY = 0.5  # seconds between a worker's reports
 HISTORY = 20.0  # seconds of a pairing's reports its rates are measured over
@@ -186,7 +186,7 @@ class ExactBar:
         if len(self.running) > SHOWN:
             parts.append(f"{len(self.running) - SHOWN} more")
         if self.waiting:
-            parts.append(f"about {_left(self.seconds_left())} left")
+            parts.append(f"about {time_left(self.seconds_left())} left")
         return "; ".join(parts)
 
     def _read(self) -> None:
@@ -231,11 +231,4 @@ class ExactLine:
         self.bar.close()
 
     def _describe(self) -> None:
-        self.bar.set_description_str(f"{self.running.words()}; about {_left(self.seconds_left())} left", refresh=False)
-
-
-def _left(seconds: float) -> str:
-    """``40 s``, ``12 min``, ``1.5 h``: the time left, as a bar says it."""
-    if seconds < 90:
-        return f"{max(seconds, 1):.0f} s"
-    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+        self.bar.set_description_str(f"{self.running.words()}; about {time_left(self.seconds_left())} left", refresh=False)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable, Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from typing import Protocol
 
@@ -96,10 +97,18 @@ class GamesBar:
 
 class CachesBar:
     """The bar of the rule sets whose caches (pipeline.runner.build_caches) are being built; it names the ones
-    in progress, taken to be the first ``jobs`` not yet built, as the workers take them in order."""
+    in progress, taken to be the first ``jobs`` not yet built, as the workers take them in order,
+    and, given each one's estimate in ``seconds`` (pipeline.estimates.caches_seconds), the time
+    left: the estimates of those not built, at this machine's pace once one is built (its
+    seconds over its estimate), over the workers, less the time since the last one was built."""
 
-    def __init__(self, rule_sets: Iterable[engine.Rules], jobs: int, *, disable: bool) -> None:
+    def __init__(
+        self, rule_sets: Iterable[engine.Rules], jobs: int, *, disable: bool, seconds: Mapping[str, float] | None = None
+    ) -> None:
         self.waiting, self.jobs = [rules.name for rules in rule_sets], max(1, jobs)
+        self.seconds = dict(seconds or {})
+        self.started = self.last = time.time()
+        self.done_estimate = 0.0
         self.bar = tqdm(
             total=len(self.waiting),
             desc="tables, solutions and policies",
@@ -108,11 +117,13 @@ class CachesBar:
             disable=disable,
             postfix=self._building(),
         )
-        self.ticker = Ticker(self.bar)
+        self.ticker = Ticker(self.bar, before=self._redraw)
 
     def built(self, name: str) -> None:
         if name in self.waiting:
             self.waiting.remove(name)
+            self.done_estimate += self.seconds.get(name, 0.0)
+        self.last = time.time()
         self.bar.set_postfix_str(self._building(), refresh=False)
         self.bar.update()
 
@@ -120,9 +131,31 @@ class CachesBar:
         self.ticker.stop()
         self.bar.close()
 
+    def seconds_left(self, now: float | None = None) -> float | None:
+        """The time left (see the class), None without estimates."""
+        estimates = [self.seconds[name] for name in self.waiting if name in self.seconds]
+        if not estimates:
+            return None
+        now = time.time() if now is None else now
+        pace = (self.last - self.started) / self.done_estimate if self.done_estimate > 0 else 1.0
+        return max(0.0, sum(estimates) * pace / min(self.jobs, len(estimates)) - (now - self.last))
+
     def _building(self) -> str:
         building = ", ".join(self.waiting[: self.jobs])
-        return f"building {building}" if building else ""
+        if not building:
+            return ""
+        left = self.seconds_left()
+        return f"building {building}" + ("" if left is None else f"; about {time_left(left)} left")
+
+    def _redraw(self) -> None:
+        self.bar.set_postfix_str(self._building(), refresh=False)
+
+
+def time_left(seconds: float) -> str:
+    """``40 s``, ``12 min``, ``1.5 h``: the time left, as a bar says it."""
+    if seconds < 90:
+        return f"{max(seconds, 1):.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
 
 
 class Ticker:

@@ -452,7 +452,10 @@ def _build_missing_caches(chunks: list[Chunk], jobs: int, progress: bool) -> Non
 def _build_caches(missing: dict[engine.Rules, tuple[str, ...]], jobs: int, progress: bool) -> None:
     if not missing:
         return
-    bar = CachesBar(missing, jobs, disable=not progress)
+    from pipeline.estimates import caches_seconds  # pipeline.estimates reads the runner's plan
+
+    seconds = {rules.name: caches_seconds(rules, strategies) for rules, strategies in missing.items()}
+    bar = CachesBar(missing, jobs, disable=not progress, seconds=seconds)
     try:
         for name in Parallel(n_jobs=jobs, return_as="generator_unordered")(
             delayed(build_caches)(rules, strategies, engine.cache_folder()) for rules, strategies in missing.items()

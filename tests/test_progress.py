@@ -63,6 +63,24 @@ def test_the_caches_bar_names_the_rule_sets_in_progress(capsys):
     assert bar.ticker.thread is not None and not bar.ticker.thread.is_alive()
 
 
+def test_the_caches_bar_says_the_time_left_from_the_estimates_at_the_measured_pace():
+    """Three rule sets estimated at 60, 30 and 30 s on two workers: 60 s before any is built;
+    the first built in 30 s (half its estimate) leaves the other two at that pace, 15 s each
+    on two workers, less the time since."""
+    rule_sets = [Rules(), Rules(stones_per_pit=5), Rules(stones_per_pit=4)]
+    seconds = {"modiar": 60.0, "modiar-stones5": 30.0, "modiar-stones4": 30.0}
+    bar = CachesBar(rule_sets, jobs=2, disable=True, seconds=seconds)
+    assert bar.seconds_left(now=bar.started) == pytest.approx(60.0)
+    assert bar._building() == "building modiar, modiar-stones5; about 60 s left"
+    bar.started -= 30.0  # modiar took 30 s
+    bar.built("modiar")
+    assert bar.seconds_left(now=bar.last) == pytest.approx(15.0, abs=0.1)
+    assert bar.seconds_left(now=bar.last + 5) == pytest.approx(10.0, abs=0.1)
+    assert bar.seconds_left(now=bar.last + 100) == 0.0
+    bar.close()
+    assert CachesBar(rule_sets, jobs=2, disable=True).seconds_left() is None  # no estimates, no time left said
+
+
 def test_quiet_bars_start_no_thread():
     bar = GamesBar([], "quiet", disable=True)
     bar.close()
