@@ -151,6 +151,54 @@ class CachesBar:
         self.bar.set_postfix_str(self._building(), refresh=False)
 
 
+class StepsBar:
+    """The bar of steps run one after another (a report's), each with its estimate in seconds:
+    it names the step running and says the time left, the estimates of the steps not done at
+    this machine's pace (the seconds of the steps done over their estimates), less the time
+    spent in the one running; redrawn every second."""
+
+    def __init__(self, desc: str, steps: Sequence[tuple[str, float]], *, disable: bool) -> None:
+        self.steps = list(steps)
+        self.index = -1
+        self.started = self.step_started = time.time()
+        self.done_estimate = 0.0
+        self.bar = tqdm(
+            total=len(self.steps),
+            desc=desc,
+            bar_format="{desc}: {n_fmt}/{total_fmt} steps [{elapsed}{postfix}]",
+            file=sys.stderr,
+            disable=disable,
+            leave=False,
+        )
+        self.ticker = Ticker(self.bar, before=self._redraw)
+
+    def step(self, name: str) -> None:
+        """Step ``name`` starts (the one before it, if any, is done)."""
+        now = time.time()
+        if self.index >= 0:
+            self.done_estimate += self.steps[self.index][1]
+            self.bar.update()
+        self.index = next(k for k, (step, _) in enumerate(self.steps) if step == name)
+        self.step_started = now
+        self._redraw()
+        self.bar.refresh()
+
+    def seconds_left(self, now: float | None = None) -> float:
+        now = time.time() if now is None else now
+        pace = (self.step_started - self.started) / self.done_estimate if self.done_estimate > 0 else 1.0
+        left = sum(seconds for _, seconds in self.steps[max(self.index, 0) :]) * pace
+        return max(0.0, left - (now - self.step_started))
+
+    def close(self) -> None:
+        self.ticker.stop()
+        self.bar.close()
+
+    def _redraw(self) -> None:
+        if self.index >= 0:
+            words = f"{self.steps[self.index][0]}; about {time_left(self.seconds_left())} left"
+            self.bar.set_postfix_str(words, refresh=False)
+
+
 def time_left(seconds: float) -> str:
     """``40 s``, ``12 min``, ``1.5 h``: the time left, as a bar says it."""
     if seconds < 90:

@@ -11,7 +11,7 @@ import engine
 from engine import ExactProgress, Rules
 from engine.exact import BUILDING, PROPAGATING
 from pipeline.exact_progress import ExactBar, ExactLine, Reporter, _Running
-from pipeline.progress import CachesBar, GamesBar, game_seconds
+from pipeline.progress import CachesBar, GamesBar, StepsBar, game_seconds
 from pipeline.runner import plan
 from pipeline.study import parse_study
 
@@ -79,6 +79,22 @@ def test_the_caches_bar_says_the_time_left_from_the_estimates_at_the_measured_pa
     assert bar.seconds_left(now=bar.last + 100) == 0.0
     bar.close()
     assert CachesBar(rule_sets, jobs=2, disable=True).seconds_left() is None  # no estimates, no time left said
+
+
+def test_a_steps_bar_names_the_step_running_and_the_time_left(capsys):
+    """Steps estimated at 10, 20 and 30 s: 60 s left at the start; the first done in 5 s (half
+    its estimate) leaves the other two at that pace, 25 s, less the time spent in the second."""
+    bar = StepsBar("report of default", [("a", 10.0), ("b", 20.0), ("c", 30.0)], disable=False)
+    bar.step("a")
+    assert bar.seconds_left(now=bar.step_started) == pytest.approx(60.0)
+    assert bar.bar.postfix == "a; about 60 s left"
+    bar.started -= 5.0  # step a took 5 s
+    bar.step("b")
+    assert bar.seconds_left(now=bar.step_started) == pytest.approx(25.0, abs=0.1)
+    assert bar.seconds_left(now=bar.step_started + 4) == pytest.approx(21.0, abs=0.1)
+    bar.close()
+    assert re.search(r"report of default: 1/3 steps \[\d\d:\d\d, b; about 2\d s left\]", capsys.readouterr().err)
+    assert bar.ticker.thread is not None and not bar.ticker.thread.is_alive()
 
 
 def test_quiet_bars_start_no_thread():

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from engine.version import ENGINE_VERSION
 from pipeline.paths import REPORTS, ROOT
+from pipeline.progress import StepsBar
 from pipeline.records import RecordError, read_manifest, scan_exact, scan_games
 from pipeline.report.figures import figure, figure_names
 from pipeline.report.render import MARKER, check_out, markdown, page, publish, staging
@@ -72,19 +73,38 @@ def build_report(directory: str | Path, out: str | Path | None = None, *, progre
     rebuilt_with = footer(directory, None if out is None else Path(out))
     out = check_out(directory, out if out is not None else _default_out(manifest["study"]))
     started = time.perf_counter()
-    with staging(out) as folder:
-        data = compute(games, manifest, exact=scan_exact(directory) if "exact" in manifest else None)
-        _say(progress, f"tables computed in {time.perf_counter() - started:.1f} s")
-        report = compose(
-            manifest,
-            data,
-            warning=incomplete_warning(directory, manifest, verified=True),
-            exact_pending=exact_pending(directory, manifest),
-        )
-        report.footer = rebuilt_with
-        publish(folder, out, report)
+    played = sum(entry["rows"] for entry in manifest["chunks"].values())
+    bar = StepsBar(f"report of {manifest['study']}", report_steps(played), disable=not progress)
+    try:
+        with staging(out) as folder:
+            bar.step(COMPUTING)
+            data = compute(games, manifest, exact=scan_exact(directory) if "exact" in manifest else None)
+            bar.step(COMPOSING)
+            report = compose(
+                manifest,
+                data,
+                warning=incomplete_warning(directory, manifest, verified=True),
+                exact_pending=exact_pending(directory, manifest),
+            )
+            report.footer = rebuilt_with
+            bar.step(PUBLISHING)
+            publish(folder, out, report)
+    finally:
+        bar.close()
     _say(progress, f"report of {manifest['study']} in {time.perf_counter() - started:.1f} s: {out / 'index.html'}")
     return out
+
+
+# A report's steps, and each one's seconds on the development machine: a fixed part and a part a
+# game played (the tables replay every game's plies), from the default study's report
+# (8.5 million games): TODO.
+COMPUTING, COMPOSING, PUBLISHING = "computing the tables", "composing the sections", "drawing the figures and writing the pages"
+STEP_SECONDS = {COMPUTING: (2.0, 5e-6), COMPOSING: (1.0, 0.0), PUBLISHING: (10.0, 0.0)}
+
+
+def report_steps(games: int) -> list[tuple[str, float]]:
+    """The steps of the report of a study of ``games`` games, each with its estimate in seconds."""
+    return [(step, fixed + per_game * games) for step, (fixed, per_game) in STEP_SECONDS.items()]
 
 
 def footer(directory: Path, out: Path | None = None) -> list[str]:
