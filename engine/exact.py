@@ -25,7 +25,9 @@ left only the moves of positions not yet settled at k (engine.policy.PolicyTable
 by it, they are a prefix of the varying moves) are corrected by their chance at k minus the far
 one (engine.exact._Moves.corrected), their classes followed child by child down the
 solution's log (engine.policy.NearCap). The graph is found again, with every legal move of
-the unsettled positions, if mass is left at far_from (most games have ended by then). The
+the unsettled positions, if mass is left at far_from (most games have ended by then); when
+both players already give each of those moves a chance (perfect's dials), the first graph
+holds them all and is made deep from the start instead (_plays_every_unsettled_move). The
 last plies of the other strategies (at most a few: alphabeta's depth) merge the children of
 the states in play (engine.exact._Merger).
 Random play reaches 8.25 million (position, margin) states and 2.08 million positions at each

@@ -5,7 +5,7 @@ reachable, the others holding less than 1e-22 each, yet every ply of engine.exac
 reads them all. Once the mass in play is below THINNING_BELOW, the Tail of a _Steady follows,
 for each chain (by margin and by position) and parity, the most mass each state held over the
 last plies of that parity. Every THINNING_PLIES plies (twice as long after a choice that kept
-too many to gain) it keeps only the states that held most, leaving out states that together
+too many to gain, up to THINNING_WAIT_MOST) it keeps only the states that held most, leaving out states that together
 held at most half of one ply's budget (below), and numbers them afresh: the products of the
 next plies (Kept: the far matrices cut to the kept states' rows and columns) are over them only.
 
