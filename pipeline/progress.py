@@ -60,9 +60,13 @@ class Chunk(Protocol):
 
 
 class GamesBar:
-    """The bar of a run's chunks: it moves by each finished chunk's estimated seconds."""
+    """The bar of a run's chunks: it moves by each finished chunk's estimated seconds, counts the
+    games, and says the time left. That is the work left at the measured pace (the seconds so
+    far over the estimated work done), blended, until a tenth of the work is done, with the
+    estimate itself shared by ``jobs`` workers: the first chunks to finish are cheap ones and
+    carry the workers' start, so the measured pace alone swings by hours in the first seconds."""
 
-    def __init__(self, chunks: Sequence[Chunk], name: str, *, disable: bool) -> None:
+    def __init__(self, chunks: Sequence[Chunk], name: str, *, disable: bool, jobs: int = 1) -> None:
         # In whole microseconds: a float total would end a little off the sum of its parts.
         self.work = {
             chunk.name: max(
@@ -70,20 +74,23 @@ class GamesBar:
             )
             for chunk in chunks
         }
+        self.jobs = max(1, jobs)
         self.played, self.total = 0, sum(len(chunk) for chunk in chunks)
+        self.work_total, self.work_done = sum(self.work.values()), 0
+        self.started = time.time()
         self.bar = tqdm(
-            total=sum(self.work.values()),
+            total=self.work_total,
             desc=name,
-            bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}{postfix}]",
-            smoothing=0,  # the rate of the whole run so far: chunks arrive in uneven lumps
+            bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}{postfix}]",
             file=sys.stderr,
             disable=disable,
             postfix=self._games(),
         )
-        self.ticker = Ticker(self.bar)
+        self.ticker = Ticker(self.bar, before=self._redraw)
 
     def done(self, chunk: str, games: int) -> None:
         self.played += games
+        self.work_done += self.work[chunk]
         self.bar.set_postfix_str(self._games(), refresh=False)
         self.bar.update(self.work[chunk])
 
@@ -91,8 +98,26 @@ class GamesBar:
         self.ticker.stop()
         self.bar.close()
 
+    def seconds_left(self, now: float | None = None) -> float:
+        """The time left (see the class)."""
+        spent = (time.time() if now is None else now) - self.started
+        total, done = self.work_total, self.work_done
+        estimated = max(0.0, total / 1e6 / self.jobs - spent)
+        if done <= 0:
+            return estimated
+        measured = (total - done) * spent / done
+        weight = min(1.0, done / (BLEND_SHARE * total))
+        return weight * measured + (1 - weight) * estimated
+
     def _games(self) -> str:
-        return f"{self.played:,} of {self.total:,} games"
+        games = f"{self.played:,} of {self.total:,} games"
+        return games if self.played == self.total else f"{games}; about {time_left(self.seconds_left())} left"
+
+    def _redraw(self) -> None:
+        self.bar.set_postfix_str(self._games(), refresh=False)
+
+
+BLEND_SHARE = 0.1  # the share of a run's work done from which its time left is the measured pace alone
 
 
 class CachesBar:

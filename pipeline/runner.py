@@ -329,7 +329,7 @@ def _run_locked(run: _Run) -> None:
         clear_litter(directory, STUDY)  # temporary files of a run killed mid-write: never part of the records
         write_manifest(directory, manifest)  # only once the workers are there: a failed start leaves nothing
         _build_missing_caches(chunks, run.jobs, run.progress)
-        bar = GamesBar(chunks, study.name, disable=not run.progress)
+        bar = GamesBar(chunks, study.name, disable=not run.progress, jobs=run.jobs)
         results = Parallel(n_jobs=run.jobs, return_as="generator_unordered")(
             delayed(play_chunk)(study, chunk, batched=run.batched, cache=engine.cache_folder()) for chunk in chunks
         )

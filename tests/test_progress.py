@@ -48,8 +48,26 @@ def test_the_games_bar_moves_by_work_and_counts_games(capsys):
     games = sum(map(len, chunks))
     assert bar.bar.n == bar.bar.total
     last = capsys.readouterr().err.split("\r")[-1]
-    assert last.startswith("bars: 100%|██████████| [") and last.rstrip().endswith(f"<00:00, {games:,} of {games:,} games]")
+    assert last.startswith("bars: 100%|██████████| [") and last.rstrip().endswith(f", {games:,} of {games:,} games]")
     assert bar.ticker.thread is not None and not bar.ticker.thread.is_alive()
+
+
+def test_the_games_bars_time_left_starts_from_the_estimate_and_goes_over_to_the_measured_pace():
+    """Work estimated at 400 s on two workers: 200 s left at the start, less the time spent;
+    once a tenth of the work is done the measured pace alone (here a tenth in 10 s: 90 s left),
+    and between the two a blend (a twentieth in 10 s: the halfway point of 190 and 190 s)."""
+    study = parse_study({"name": "bars", "seed": 1, "games_per_seat": 300, "strategies": ["random", "mcts(playouts=100)"]})
+    bar = GamesBar(plan(study), study.name, disable=True, jobs=2)
+    bar.work_total = 400_000_000  # 400 s of estimated work, in microseconds
+    assert bar.seconds_left(now=bar.started) == pytest.approx(200.0)
+    assert bar.seconds_left(now=bar.started + 30) == pytest.approx(170.0)
+    bar.work_done = 40_000_000  # a tenth done in 10 s
+    assert bar.seconds_left(now=bar.started + 10) == pytest.approx(90.0)
+    bar.work_done = 20_000_000  # a twentieth done in 10 s: measured 190 s, estimated 190 s
+    assert bar.seconds_left(now=bar.started + 10) == pytest.approx(190.0)
+    bar.work_done = 20_000_000  # a twentieth in 40 s: measured 760 s, estimated 160 s, half each
+    assert bar.seconds_left(now=bar.started + 40) == pytest.approx(460.0)
+    bar.close()
 
 
 def test_the_caches_bar_names_the_rule_sets_in_progress(capsys):
