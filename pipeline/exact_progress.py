@@ -36,7 +36,7 @@ from tqdm import tqdm
 
 import engine
 from engine.exact import BUILDING, TOLERANCE
-from pipeline.progress import Ticker, time_left
+from pipeline.progress import Ticker, measured_pace, time_left
 
 REPORT_EVERY = 0.5  # seconds between a worker's reports
 HISTORY = 20.0  # seconds of a pairing's reports its rates are measured over
@@ -162,7 +162,7 @@ class ExactBar:
 
     def pace(self) -> float:
         """This machine's seconds per estimated second, from the pairings done (1 before any)."""
-        return self.done_seconds / self.done_estimate if self.done_estimate > 0 else 1.0
+        return measured_pace(self.done_seconds, self.done_estimate)
 
     def seconds_left(self) -> float:
         """The time left: the running pairings' from their rates, the waiting ones' from their

@@ -162,7 +162,7 @@ class CachesBar:
         if not estimates:
             return None
         now = time.time() if now is None else now
-        pace = (self.last - self.started) / self.done_estimate if self.done_estimate > 0 else 1.0
+        pace = measured_pace(self.last - self.started, self.done_estimate)
         return max(0.0, sum(estimates) * pace / min(self.jobs, len(estimates)) - (now - self.last))
 
     def _building(self) -> str:
@@ -210,7 +210,7 @@ class StepsBar:
 
     def seconds_left(self, now: float | None = None) -> float:
         now = time.time() if now is None else now
-        pace = (self.step_started - self.started) / self.done_estimate if self.done_estimate > 0 else 1.0
+        pace = measured_pace(self.step_started - self.started, self.done_estimate)
         left = sum(seconds for _, seconds in self.steps[max(self.index, 0) :]) * pace
         return max(0.0, left - (now - self.step_started))
 
@@ -222,6 +222,12 @@ class StepsBar:
         if self.index >= 0:
             words = f"{self.steps[self.index][0]}; about {time_left(self.seconds_left())} left"
             self.bar.set_postfix_str(words, refresh=False)
+
+
+def measured_pace(seconds: float, estimated: float) -> float:
+    """This machine's seconds per estimated second: ``seconds`` spent on work estimated at
+    ``estimated`` seconds (1 before any is done)."""
+    return seconds / estimated if estimated > 0 else 1.0
 
 
 def time_left(seconds: float) -> str:
