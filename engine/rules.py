@@ -1,12 +1,21 @@
-"""The rule set: every rule of RULES.md as a field, the default being RULES.md itself."""
+"""The rule set: every rule of RULES.md as a field, the default being RULES.md itself.
+
+Each field is declared once, in ``Rules``: its type and default, and (``_field``) its kind
+(the values it takes, one parser and one printer of its text), the token that names it in a
+rule set's name, its words for the reports and its short label. ``RULE_FIELDS`` lists them;
+``Rules.name``, ``Rules.from_name``, the command line's ``--rule FIELD=VALUE``, a study's
+``[rules]`` table, the atlas's grid and the reports' words all read these declarations, so a
+new field is one line here plus the rule itself (engine.moves, engine.tables) and RULES.md.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 PITS = 6
 ROW = 3
@@ -16,6 +25,116 @@ PIT_LIMIT = (1 << PIT_BITS) - 1  # a pit of the board code holds at most 63 ston
 CAPTURE_ROWS = ("either", "opponent", "own")
 GRAND_SLAM = ("prohibited", "allowed", "no_capture")
 MAX_PLY_CAP = 10_000  # keeps every per-game event counter within 16 bits (engine.events)
+
+
+class _Kind:
+    """The values a rule field takes: ``check`` a value of a rule set, ``parse`` its text (a
+    rule set name's token after the prefix, or the VALUE of ``--rule FIELD=VALUE``) and print
+    it (``text``), so that ``parse(text(value)) == value``; ``takes`` says in words what parses."""
+
+    takes = ""
+
+    def check(self, rules: Rules, name: str, value: Any) -> None:
+        raise NotImplementedError
+
+    def parse(self, text: str) -> Any:
+        raise NotImplementedError
+
+    def text(self, value: Any) -> str:
+        return str(value)
+
+    def normal(self, value: Any) -> Any:
+        """The value as a field holds it (a list of counts becomes a tuple)."""
+        return value
+
+
+@dataclass(frozen=True)
+class _Whole(_Kind):
+    low: int
+    high: Callable[[Rules], int]
+    takes = "a whole number"
+
+    def check(self, rules: Rules, name: str, value: Any) -> None:
+        high = self.high(rules)
+        if not isinstance(value, int) or isinstance(value, bool) or not self.low <= value <= high:
+            raise ValueError(f"Rules.{name} must be a whole number from {self.low} to {high}, not {value!r}")
+
+    def parse(self, text: str) -> int:
+        return int(text)
+
+
+class _Switch(_Kind):
+    takes = "on or off"
+    WORDS: ClassVar[dict[str, bool]] = {"on": True, "true": True, "yes": True, "off": False, "false": False, "no": False}
+
+    def check(self, rules: Rules, name: str, value: Any) -> None:
+        if not isinstance(value, bool):
+            raise ValueError(f"Rules.{name} must be True or False, not {value!r}")
+
+    def parse(self, text: str) -> bool:
+        try:
+            return self.WORDS[text.lower()]
+        except KeyError:
+            raise ValueError(f"{text!r} is not on or off") from None
+
+    def text(self, value: Any) -> str:
+        return "on" if value else "off"
+
+
+@dataclass(frozen=True)
+class _Choice(_Kind):
+    choices: tuple[str, ...]
+
+    @property
+    def takes(self) -> str:  # type: ignore[override]
+        return "one of " + ", ".join(self.choices)
+
+    def check(self, rules: Rules, name: str, value: Any) -> None:
+        if value not in self.choices:
+            raise ValueError(f"Rules.{name} must be one of {', '.join(self.choices)}, not {value!r}")
+
+    def parse(self, text: str) -> str:
+        for choice in self.choices:
+            if text in (choice, self.text(choice)):
+                return choice
+        raise ValueError(f"{text!r} is not {self.takes}")
+
+    def text(self, value: Any) -> str:
+        return str(value).replace("_", "")
+
+
+class _Counts(_Kind):
+    takes = "whole numbers such as 2,4,6"
+
+    def check(self, rules: Rules, name: str, value: Any) -> None:
+        if not isinstance(value, tuple) or not value:
+            raise ValueError(f"Rules.{name} must be a non-empty tuple of stone counts, not {value!r}")
+        for count in value:
+            if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= rules.total_stones:
+                raise ValueError(
+                    f"Rules.{name} holds {count!r}: each count must be a whole number "
+                    f"from 1 to the {rules.total_stones} stones in play"
+                )
+        if list(value) != sorted(set(value)):
+            raise ValueError(f"Rules.{name} must list distinct counts in ascending order, not {value!r}")
+
+    def parse(self, text: str) -> tuple[int, ...]:
+        return tuple(int(count) for count in re.split(r"[.,\s]+", text.strip()))
+
+    def text(self, value: Any) -> str:
+        return ".".join(str(count) for count in value)
+
+    def normal(self, value: Any) -> Any:
+        return tuple(sorted(value)) if isinstance(value, set | frozenset | list) else value
+
+
+def _field(default: Any, kind: _Kind, prefix: str, words: str, label: str) -> Any:
+    """A field of Rules with its declaration (RuleField) beside its default."""
+    return dataclasses.field(default=default, metadata={"rule": (kind, prefix, words, label)})
+
+
+def _stones(rules: Rules) -> int:
+    return rules.total_stones
 
 
 @dataclass(frozen=True)
@@ -35,21 +154,22 @@ class Rules:
       ply_cap             the game ends after this many moves (400)
     """
 
-    stones_per_pit: int = 7
-    min_stones_to_play: int = 2
-    sow_origin: bool = True
-    capture_counts: tuple[int, ...] = (2, 4, 6)
-    capture_rows: str = "either"
-    first_move_forfeit: bool = True
-    feeding: bool = True
-    grand_slam: str = "prohibited"
-    ply_cap: int = 400
+    # default, kind, token prefix in a name, words in the reports, short label ("{}": the value)
+    stones_per_pit: int = _field(7, _Whole(1, lambda _: PIT_LIMIT // PITS), "stones", "stones per pit", "{} stones")
+    min_stones_to_play: int = _field(2, _Whole(1, _stones), "min", "stones needed to play a pit", "min {}")
+    sow_origin: bool = _field(True, _Switch(), "origin", "first stone back into the origin pit", "origin {}")
+    capture_counts: tuple[int, ...] = _field((2, 4, 6), _Counts(), "captures", "counts captured", "captures {}")
+    capture_rows: str = _field("either", _Choice(CAPTURE_ROWS), "rows", "rows captured from", "rows {}")
+    first_move_forfeit: bool = _field(True, _Switch(), "forfeit", "first move captures nothing", "forfeit {}")
+    feeding: bool = _field(True, _Switch(), "feeding", "compulsory feeding", "feeding {}")
+    grand_slam: str = _field("prohibited", _Choice(GRAND_SLAM), "slam", "grand slam", "slam {}")
+    ply_cap: int = _field(400, _Whole(1, lambda _: MAX_PLY_CAP), "cap", "ply cap", "cap {}")
 
     def __post_init__(self) -> None:
-        counts = self.capture_counts
-        if isinstance(counts, (set, frozenset, list)):
-            object.__setattr__(self, "capture_counts", tuple(sorted(counts)))
-        _validate(self)
+        for field in RULE_FIELDS:
+            object.__setattr__(self, field.name, field.kind.normal(getattr(self, field.name)))
+        for field in RULE_FIELDS:
+            field.kind.check(self, field.name, getattr(self, field.name))
         # Rules key the per-rule-set caches, looked up once per game: hash the fields once.
         object.__setattr__(self, "_hash", hash(dataclasses.astuple(self)))
 
@@ -67,7 +187,7 @@ class Rules:
     @property
     def name(self) -> str:
         """Stable short name: ``modiar`` for RULES.md, plus one token per changed field."""
-        tokens = [_token(field.name, getattr(self, field.name)) for field in _changed_fields(self)]
+        tokens = [field.token(getattr(self, field.name)) for field in RULE_FIELDS if getattr(self, field.name) != field.default]
         return "-".join(["modiar", *tokens])
 
     @classmethod
@@ -79,14 +199,68 @@ class Rules:
         if head != "modiar":
             raise ValueError(f"rule set name {name!r} does not start with 'modiar'")
         fields: dict[str, Any] = {}
-        for field, value in (_parse_token(token, name) for token in tokens):
-            if field in fields:
-                raise ValueError(f"rule set name {name!r} gives {field} twice ({_PREFIX[field]}...); give each field once")
-            fields[field] = value
+        for token in tokens:
+            field = _field_of_token(token, name)
+            if field.name in fields:
+                raise ValueError(f"rule set name {name!r} gives {field.name} twice ({field.prefix}...); give each field once")
+            text = token[len(field.prefix) :]
+            try:
+                fields[field.name] = field.parse(text)
+            except ValueError:
+                raise ValueError(f"rule set name {name!r} has a bad value {text!r} for {field.name}") from None
         return cls(**fields)
 
     def replace(self, **changes: Any) -> Rules:
         return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class RuleField:
+    """One field of Rules as declared there: its name and default, its kind, the prefix of its
+    token in a rule set's name, its words in the reports and its short label."""
+
+    name: str
+    default: Any
+    kind: _Kind
+    prefix: str
+    words: str
+    label_format: str
+
+    def parse(self, text: str) -> Any:
+        """The value a text spells (``Rules.from_name``'s token after the prefix, or ``--rule``'s
+        VALUE); ValueError if it spells none (a value it spells may still be refused by Rules)."""
+        return self.kind.parse(text)
+
+    def token(self, value: Any) -> str:
+        """The value's token in a rule set's name, e.g. ``feedingoff``, ``captures2.4``."""
+        return self.prefix + self.kind.text(value)
+
+    def label(self, value: Any) -> str:
+        """The value in a few words: "feeding off", "slam no capture", "4 stones"."""
+        words = ("on" if value else "off") if isinstance(value, bool) else str(value).replace("_", " ")
+        return self.label_format.format(words)
+
+    @property
+    def takes(self) -> str:
+        """What its text may be, in words: "on or off", "a whole number"."""
+        return self.kind.takes
+
+    @staticmethod
+    def plain(value: Any) -> Any:
+        """The value in JSON and TOML types: a list for a tuple of counts."""
+        return list(value) if isinstance(value, tuple) else value
+
+
+RULE_FIELDS = tuple(RuleField(f.name, f.default, *f.metadata["rule"]) for f in dataclasses.fields(Rules))
+RULE_FIELD = {field.name: field for field in RULE_FIELDS}
+
+
+def _field_of_token(token: str, name: str) -> RuleField:
+    """The field a token of a rule set's name gives (the longest prefix it starts with)."""
+    for field in sorted(RULE_FIELDS, key=lambda field: -len(field.prefix)):
+        if token.startswith(field.prefix):
+            return field
+    raise ValueError(f"rule set name {name!r} has an unknown part {token!r}")
 
 
 def check_rules(rules: object) -> None:
@@ -111,98 +285,9 @@ def _refusing_unknown_fields(init: Callable[..., None]) -> Callable[..., None]:
 
 
 def _check_field_names(fields: dict[str, Any]) -> None:
-    names = [field.name for field in dataclasses.fields(Rules)]
-    unknown = [name for name in fields if name not in names]
+    unknown = [name for name in fields if name not in RULE_FIELD]
     if unknown:
-        raise TypeError(f"Rules has no field {unknown[0]!r}; its fields are {', '.join(names)}")
-
-
-def _validate(rules: Rules) -> None:
-    _require_int(rules, "stones_per_pit", 1, PIT_LIMIT // PITS)
-    _require_int(rules, "min_stones_to_play", 1, rules.total_stones)
-    _require_int(rules, "ply_cap", 1, MAX_PLY_CAP)
-    for name in ("sow_origin", "first_move_forfeit", "feeding"):
-        if not isinstance(getattr(rules, name), bool):
-            raise ValueError(f"Rules.{name} must be True or False, not {getattr(rules, name)!r}")
-    counts = rules.capture_counts
-    if not isinstance(counts, tuple) or not counts:
-        raise ValueError(f"Rules.capture_counts must be a non-empty tuple of stone counts, not {counts!r}")
-    for count in counts:
-        if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= rules.total_stones:
-            raise ValueError(
-                f"Rules.capture_counts holds {count!r}: each count must be a whole number "
-                f"from 1 to the {rules.total_stones} stones in play"
-            )
-    if list(counts) != sorted(set(counts)):
-        raise ValueError(f"Rules.capture_counts must list distinct counts in ascending order, not {counts!r}")
-    _require_choice(rules, "capture_rows", CAPTURE_ROWS)
-    _require_choice(rules, "grand_slam", GRAND_SLAM)
-
-
-def _require_int(rules: Rules, name: str, low: int, high: int) -> None:
-    value = getattr(rules, name)
-    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-        raise ValueError(f"Rules.{name} must be a whole number from {low} to {high}, not {value!r}")
-
-
-def _require_choice(rules: Rules, name: str, choices: tuple[str, ...]) -> None:
-    value = getattr(rules, name)
-    if value not in choices:
-        raise ValueError(f"Rules.{name} must be one of {', '.join(choices)}, not {value!r}")
-
-
-# Name tokens: a short prefix per field, followed by the field's value.
-_PREFIX = {
-    "stones_per_pit": "stones",
-    "min_stones_to_play": "min",
-    "sow_origin": "origin",
-    "capture_counts": "captures",
-    "capture_rows": "rows",
-    "first_move_forfeit": "forfeit",
-    "feeding": "feeding",
-    "grand_slam": "slam",
-    "ply_cap": "cap",
-}
-_FIELD_OF_PREFIX = {prefix: field for field, prefix in _PREFIX.items()}
-
-
-def _changed_fields(rules: Rules) -> list[dataclasses.Field[object]]:
-    default = _DEFAULT
-    return [f for f in dataclasses.fields(rules) if getattr(rules, f.name) != getattr(default, f.name)]
-
-
-def _token(field: str, value: object) -> str:
-    if isinstance(value, bool):
-        text = "on" if value else "off"
-    elif isinstance(value, tuple):
-        text = ".".join(str(count) for count in value)
-    else:
-        text = str(value).replace("_", "")
-    return f"{_PREFIX[field]}{text}"
-
-
-def _parse_token(token: str, name: str) -> tuple[str, object]:
-    for prefix, field in _FIELD_OF_PREFIX.items():
-        if token.startswith(prefix):
-            text = token[len(prefix) :]
-            return field, _parse_value(field, text, name)
-    raise ValueError(f"rule set name {name!r} has an unknown part {token!r}")
-
-
-def _parse_value(field: str, text: str, name: str) -> object:
-    try:
-        if field in ("sow_origin", "first_move_forfeit", "feeding"):
-            return {"on": True, "off": False}[text]
-        if field == "capture_counts":
-            return tuple(int(count) for count in text.split("."))
-        if field == "grand_slam":
-            return {"prohibited": "prohibited", "allowed": "allowed", "nocapture": "no_capture"}[text]
-        if field == "capture_rows":
-            return text
-        return int(text)
-    except (KeyError, ValueError):
-        raise ValueError(f"rule set name {name!r} has a bad value {text!r} for {field}") from None
+        raise TypeError(f"Rules has no field {unknown[0]!r}; its fields are {', '.join(RULE_FIELD)}")
 
 
 Rules.__init__ = _refusing_unknown_fields(Rules.__init__)  # type: ignore[method-assign]
-_DEFAULT = Rules()

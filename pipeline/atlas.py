@@ -36,7 +36,6 @@ number of workers, the backend, or how many runs it took. A task whose estimated
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import logging
@@ -54,6 +53,7 @@ from tqdm import tqdm
 import engine
 from engine.cache import write_atomic
 from engine.integrity import DamagedFileError, read_json, write_json
+from engine.rules import RULE_FIELD, RuleField
 from pipeline.analyse import Analysis, analyse, estimated_bytes, positions_of, schema
 from pipeline.paths import DATA, MANIFEST
 from pipeline.progress import Ticker
@@ -69,7 +69,7 @@ KEYS = ("name", "grid", "grids", "parts")
 REQUIRED = ("name", "grid")
 ATLAS = "atlas.parquet"
 ROWS = "rows"
-FIELDS = tuple(field.name for field in dataclasses.fields(engine.Rules))
+FIELDS = tuple(RULE_FIELD)  # the rule fields a grid may vary, in their declared order
 # The most rule sets an atlas may hold: at about 3 minutes a 7-stone rule set (README, one rule
 # set of the atlas: 185 s) on 2 workers, 10,000 would take ten days; listing and checking them, about 1.5 s.
 MAX_RULE_SETS = 10_000
@@ -209,16 +209,15 @@ def _check_combinations(grid: dict[str, tuple[Any, ...]], where: str) -> None:
 
 def _toml(value: Any) -> str:
     """A value as the config spells it: true, 3, "either", [2, 4, 6]."""
-    return json.dumps(list(value) if isinstance(value, tuple) else value)
+    return json.dumps(RuleField.plain(value))
 
 
 def _example(key: str) -> str:
-    value = getattr(engine.Rules(), key)
-    return json.dumps(list(value) if isinstance(value, tuple) else value)
+    return _toml(RULE_FIELD[key].default)
 
 
 def _plain_grid(grid: dict[str, tuple[Any, ...]]) -> dict[str, list[Any]]:
-    return {key: [list(value) if isinstance(value, tuple) else value for value in values] for key, values in grid.items()}
+    return {key: [RuleField.plain(value) for value in values] for key, values in grid.items()}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 import engine
+from engine.rules import RULE_FIELD, RULE_FIELDS
 from pipeline import figures as plot
 from pipeline.atlas import FIELDS, atlas_of_manifest, read_atlas, read_manifest
 from pipeline.paths import REPORTS
@@ -48,28 +49,7 @@ MAPPED = (
     ("random_mean_plies", "mean length, random v random (plies)", "{:.0f}"),
 )
 CENTRES = {"start_value": 0.0, "random_first_player_score": 0.5}  # diverging maps centred here; others sequential
-FIELD_WORDS = {
-    "stones_per_pit": "stones per pit",
-    "min_stones_to_play": "stones needed to play a pit",
-    "sow_origin": "first stone back into the origin pit",
-    "capture_counts": "counts captured",
-    "capture_rows": "rows captured from",
-    "first_move_forfeit": "first move captures nothing",
-    "feeding": "compulsory feeding",
-    "grand_slam": "grand slam",
-    "ply_cap": "ply cap",
-}
-SHORT = {  # a rule field's value in a label: "feeding off", "slam allowed"
-    "stones_per_pit": "{} stones",
-    "min_stones_to_play": "min {}",
-    "sow_origin": "origin {}",
-    "capture_counts": "captures {}",
-    "capture_rows": "rows {}",
-    "first_move_forfeit": "forfeit {}",
-    "feeding": "feeding {}",
-    "grand_slam": "slam {}",
-    "ply_cap": "cap {}",
-}
+FIELD_WORDS = {field.name: field.words for field in RULE_FIELDS}  # "compulsory feeding"
 PARTS = ("tables", "size", "solve", "perfect", "random", "greedy", "alphabeta4", "exploitability")
 LABEL_SIZE = 6.5  # points: the labels of a map's rows and columns
 MAX_COLUMNS = 8  # a map's columns: beyond this its labels no longer fit the page's width
@@ -118,8 +98,7 @@ def flat_atlas(frame: pl.DataFrame) -> pl.DataFrame:
 
 def value_label(field: str, value: Any) -> str:
     """A field's value in a few words: "feeding off", "slam no capture", "4 stones"."""
-    words = ("on" if value else "off") if isinstance(value, bool) else str(value).replace("_", " ")
-    return SHORT[field].format(words)
+    return RULE_FIELD[field].label(value)
 
 
 def varying_fields(frame: pl.DataFrame) -> list[str]:

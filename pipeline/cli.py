@@ -118,27 +118,17 @@ def rules_from(arguments: argparse.Namespace) -> engine.Rules:
 
 
 def _rule_change(text: str) -> tuple[str, object]:
-    field, equals, value = text.partition("=")
-    fields = engine.Rules.__dataclass_fields__
-    if not equals or field not in fields:
-        raise UsageError(f"--rule takes FIELD=VALUE with FIELD one of {', '.join(fields)}, not {text!r}")
-    default = getattr(engine.Rules(), field)
-    if isinstance(default, bool):
-        words = {"true": True, "on": True, "yes": True, "false": False, "off": False, "no": False}
-        if value.lower() not in words:
-            raise UsageError(f"--rule {field} takes on or off, not {value!r}")
-        return field, words[value.lower()]
-    if isinstance(default, int):
-        try:
-            return field, int(value)
-        except ValueError:
-            raise UsageError(f"--rule {field} takes a whole number, not {value!r}") from None
-    if isinstance(default, tuple):
-        try:
-            return field, tuple(int(part) for part in value.replace(",", " ").split())
-        except ValueError:
-            raise UsageError(f"--rule {field} takes whole numbers such as 2,4,6, not {value!r}") from None
-    return field, value
+    """FIELD=VALUE of ``--rule``, VALUE spelled as engine.rules.RuleField.parse reads it."""
+    from engine.rules import RULE_FIELD
+
+    name, equals, value = text.partition("=")
+    if not equals or name not in RULE_FIELD:
+        raise UsageError(f"--rule takes FIELD=VALUE with FIELD one of {', '.join(RULE_FIELD)}, not {text!r}")
+    field = RULE_FIELD[name]
+    try:
+        return name, field.parse(value)
+    except ValueError:
+        raise UsageError(f"--rule {name} takes {field.takes}, not {value!r}") from None
 
 
 def _sample(arguments: argparse.Namespace) -> None:

@@ -30,7 +30,6 @@ under [rules] (labelled "default") and again under each variant's rules with its
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import stat
 import tomllib
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import engine
+from engine.rules import RULE_FIELD, RULE_FIELDS, RuleField
 from pipeline.paths import NAME_RULE, is_name
 
 CHUNK_GAMES = 1 << 18
@@ -304,7 +304,7 @@ def parse_rules(table: object, base: engine.Rules | None = None, where: str = "[
     """The rules of a table of engine.Rules fields: changes to ``base``, or to RULES.md without it."""
     if not isinstance(table, dict):
         raise ConfigError(f"rules must be a table ({where}) of engine.Rules fields, not {table!r}")
-    fields = [field.name for field in dataclasses.fields(engine.Rules)]
+    fields = list(RULE_FIELD)
     unknown = [key for key in table if key not in fields]
     if unknown:
         raise ConfigError(f"unknown rule {unknown[0]!r} in {where}; the rules are {', '.join(fields)}")
@@ -316,7 +316,7 @@ def parse_rules(table: object, base: engine.Rules | None = None, where: str = "[
 
 def _rules_dict(rules: engine.Rules) -> dict[str, Any]:
     """Every field of the rules in plain JSON types."""
-    return {key: list(value) if isinstance(value, tuple) else value for key, value in dataclasses.asdict(rules).items()}
+    return {field.name: RuleField.plain(getattr(rules, field.name)) for field in RULE_FIELDS}
 
 
 def _variants(table: object, base: Variant) -> tuple[Variant, ...]:

@@ -22,6 +22,8 @@ from variants import EVERY_FIELD_ALONE, OWARE_LIKE
 
 import engine
 from engine import IllegalMoveError, Rules, apply_move, end_event, legal_moves, pack, parse_board, play_game, render, unpack
+from engine.rules import RULE_FIELDS
+from pipeline.cli import _rule_change as main_rule_change
 
 SOUTH, NORTH = 0, 1
 
@@ -1313,6 +1315,33 @@ def test_rules_name_round_trips_for_variants(rules):
     assert rules.name.startswith("modiar")
     assert Rules.from_name(rules.name) == rules
     assert Rules.from_name(rules.name).name == rules.name
+
+
+@pytest.mark.parametrize("field", RULE_FIELDS, ids=lambda field: field.name)
+def test_each_rule_field_is_declared_once_and_its_text_round_trips(field):
+    """A rule field's one declaration (engine.rules.RuleField) names every field of Rules, and
+    its printer and parser invert each other for every value the test variants give it, so the
+    name token, --rule FIELD=VALUE and the reports' labels all read the same declaration."""
+    assert [declared.name for declared in RULE_FIELDS] == [f.name for f in dataclasses.fields(Rules)]
+    values = {getattr(rules, field.name) for rules in [Rules(), *VARIANTS]}
+    assert field.default == getattr(Rules(), field.name) and len(values) >= 2  # every field is varied by a variant
+    for value in values:
+        assert field.parse(field.token(value)[len(field.prefix) :]) == value
+        assert field.label(value) and field.words
+        assert main_rule_change(f"{field.name}={field.token(value)[len(field.prefix) :]}") == (field.name, value)
+    assert len({declared.prefix for declared in RULE_FIELDS}) == len(RULE_FIELDS)
+
+
+def test_a_rule_fields_text_is_read_one_way_everywhere():
+    """--rule and a rule set's name spell a value alike (on/off, 2.4.6 or 2,4,6, nocapture or no_capture)."""
+    assert Rules.from_name("modiar-captures2.4-feedingoff-slamnocapture") == Rules(
+        capture_counts=(2, 4), feeding=False, grand_slam="no_capture"
+    )
+    assert main_rule_change("capture_counts=2,4") == ("capture_counts", (2, 4))
+    assert main_rule_change("grand_slam=no_capture") == main_rule_change("grand_slam=nocapture")
+    assert main_rule_change("feeding=off") == ("feeding", False)
+    with pytest.raises(ValueError, match="has a bad value 'sometimes' for grand_slam"):
+        Rules.from_name("modiar-slamsometimes")
 
 
 @pytest.mark.parametrize(
