@@ -23,10 +23,10 @@ $(STAMP): pyproject.toml
 setup: $(STAMP) ## create .venv from pyproject.toml (every other target does it when needed)
 
 test: lint ## lint (ruff, mypy --strict), then the test suite but its slow checks (how long: README.md, "How long, here")
-	$(BIN)/pytest -n 2 -m "not slow" --durations=15
+	$(BIN)/pytest -n 2 -m "not slow" --durations=25
 
 test-slow: $(STAMP) ## the slow checks: deep perft, the whole index, the larger samples (CI runs them after make test)
-	$(BIN)/pytest -n 2 -m slow --durations=15
+	$(BIN)/pytest -n 2 -m slow --durations=25
 
 lint: $(STAMP) ## ruff check, ruff format check and mypy --strict on engine/ and pipeline/
 	$(BIN)/ruff check .

@@ -13,6 +13,7 @@ from collections import Counter
 
 import pytest
 import reference
+from variants import EVERY_FIELD_ALONE, OWARE_LIKE
 
 import engine
 from engine import Rules
@@ -20,19 +21,9 @@ from engine import Rules
 # Every field of Rules switched alone, then a few combinations. Small stone counts and
 # ply caps make short games; the rest are capped by the game count per variant below.
 SINGLE_FIELD_VARIANTS = [
-    *[Rules(stones_per_pit=stones) for stones in range(1, 11) if stones != 7],
-    Rules(min_stones_to_play=1),
-    Rules(min_stones_to_play=3),
-    Rules(sow_origin=False),
-    Rules(capture_counts=(2, 3)),
+    *[Rules(stones_per_pit=stones) for stones in range(1, 11) if stones not in (4, 7, 10)],
+    *EVERY_FIELD_ALONE,  # tests/variants.py: 4 and 10 stones among them
     Rules(capture_counts=(3,)),
-    Rules(capture_counts=(1, 2, 4, 6)),
-    Rules(capture_rows="opponent"),
-    Rules(capture_rows="own"),
-    Rules(first_move_forfeit=False),
-    Rules(feeding=False),
-    Rules(grand_slam="allowed"),
-    Rules(grand_slam="no_capture"),
     Rules(ply_cap=1),
     Rules(ply_cap=7),
     Rules(ply_cap=30),
@@ -46,7 +37,7 @@ COMBINED_VARIANTS = [
     Rules(stones_per_pit=10, min_stones_to_play=1, capture_rows="opponent", ply_cap=60),
     Rules(stones_per_pit=5, first_move_forfeit=False, capture_counts=(1, 3, 5), ply_cap=50),
 ]
-VARIANTS = [Rules(), *SINGLE_FIELD_VARIANTS, *COMBINED_VARIANTS]
+VARIANTS = [Rules(), *SINGLE_FIELD_VARIANTS, OWARE_LIKE, *COMBINED_VARIANTS]
 VARIANT_IDS = [rules.name for rules in VARIANTS]
 
 # Random games a variant: the quick run's, and the slow run's (make test-slow).

@@ -6,6 +6,7 @@ from functools import cache
 
 import numpy as np
 import pytest
+from variants import SMALL_VARIANTS
 
 import engine
 from engine import IllegalMoveError, Rules, UnknownStrategyError, play_game
@@ -18,19 +19,10 @@ from engine.tables import PositionTables, build_tables
 
 PAIRS = [("random", "random"), ("greedy", "random"), ("random", "greedy"), ("greedy", "greedy")]
 
-# Small rule sets (their tables build in well under a second): every variant field switched,
-# on 2 to 4 stones a pit.
+# The small variants of tests/variants.py (every field switched alone, on 2 to 4 stones a pit),
+# and the edges of the batched loop: very long games, a cap of a few plies, no first move.
 VARIANTS = [
-    Rules(stones_per_pit=3),
-    Rules(stones_per_pit=2, sow_origin=False),
-    Rules(stones_per_pit=4, sow_origin=False),
-    Rules(stones_per_pit=3, capture_counts=(2, 3)),
-    Rules(stones_per_pit=4, capture_rows="opponent"),
-    Rules(stones_per_pit=3, first_move_forfeit=False),
-    Rules(stones_per_pit=4, feeding=False),
-    Rules(stones_per_pit=4, grand_slam="allowed"),
-    Rules(stones_per_pit=3, grand_slam="no_capture"),
-    Rules(stones_per_pit=3, min_stones_to_play=1, ply_cap=60),  # games run into the cap
+    *SMALL_VARIANTS,
     Rules(stones_per_pit=2, min_stones_to_play=1),  # 400-ply games, grand slams blocked 100+ times
     Rules(stones_per_pit=4, ply_cap=5),
     Rules(stones_per_pit=1),  # the start has no legal move: every game ends at once

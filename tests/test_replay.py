@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from variants import SMALL_VARIANTS
 
 import engine
 from engine.batch import GameBatch
 from engine.replay import FLAG_BITS, TURN_FLAGS, Replay, replay
 from engine.tables import END_CODES, PositionTables, load_tables
 
-SMALL = engine.Rules
-VARIANTS = {
-    "stones3": SMALL(stones_per_pit=3, ply_cap=40),
-    "stones3-feedingoff": SMALL(stones_per_pit=3, feeding=False, ply_cap=40),
-    "stones3-grandslam": SMALL(stones_per_pit=3, grand_slam="allowed", ply_cap=40),
-    "stones3-nosoworigin": SMALL(stones_per_pit=3, sow_origin=False, ply_cap=40),
-    "stones3-noforfeit": SMALL(stones_per_pit=3, first_move_forfeit=False, ply_cap=40),
-    "stones3-captures6": SMALL(stones_per_pit=3, capture_counts=(6,), ply_cap=30),  # repeats positions, some reach the cap
-}
+# The small variants of tests/variants.py, and captures of 6 alone, whose games repeat positions
+# and some reach the cap.
+VARIANTS = {rules.name: rules for rules in SMALL_VARIANTS}
+VARIANTS["stones3-captures6"] = engine.Rules(stones_per_pit=3, capture_counts=(6,), ply_cap=30)
 CAPTURE_COUNTERS = {"captured": "capture_stones", "own_captured": "capture_own_row_stones", "capture_pits": "capture_pits"}
 
 
@@ -141,7 +137,7 @@ def test_bad_offsets_and_games_past_the_cap_are_refused(played):
 
 
 def test_no_games_and_games_without_moves():
-    rules = VARIANTS["stones3"]
+    rules = engine.Rules(stones_per_pit=3)
     tables = load_tables(rules, cache=None)
     nothing = replay(rules, np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64), tables)
     assert len(nothing) == 0 and len(nothing.position) == 0

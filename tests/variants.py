@@ -24,3 +24,12 @@ EVERY_FIELD_ALONE = [
 OWARE_LIKE = Rules(
     stones_per_pit=4, min_stones_to_play=1, sow_origin=False, capture_counts=(2, 3), capture_rows="opponent", ply_cap=150
 )
+
+# The same fields switched alone on a small board, where every strategy (the solver's perfect
+# included) is cheap: the rule sets of the contract every strategy meets (tests/test_contract.py).
+SMALL_VARIANTS = [
+    Rules(stones_per_pit=3),
+    Rules(stones_per_pit=4),
+    *[rules.replace(stones_per_pit=3) for rules in EVERY_FIELD_ALONE if rules.stones_per_pit == 7],
+    OWARE_LIKE.replace(stones_per_pit=2),
+]
