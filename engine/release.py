@@ -3,7 +3,7 @@
 To spare a second load, the engine keeps the last rule sets' position tables (engine.tables,
 engine.replay), solutions (engine.search), policy tables (engine.policy) and scalar positions
 (engine.positions). A process that goes through many rule sets, one after the other (an atlas
-worker: pipeline.atlas), calls ``release_caches`` between them so that it holds one at a time.
+worker: pipeline.atlas.run), calls ``release_caches`` between them so that it holds one at a time.
 """
 
 from __future__ import annotations

@@ -26,9 +26,9 @@ from engine.rng import game_seeds
 from engine.search import PerfectStrategy, solution
 from engine.tables import build_tables, load_tables, tables_folder
 from pipeline.paths import DATA, MANIFEST, ROOT
-from pipeline.report import build_report
-from pipeline.runner import run_study
-from pipeline.study import Study, parse_study
+from pipeline.study.config import Study, parse_study
+from pipeline.study.report import build_report
+from pipeline.study.run import run_study
 
 PERFT_DEPTH = 14
 BATCH_GAMES = 1 << 20
@@ -415,14 +415,14 @@ def _print_throughput(label: str, result: Throughput, note: str = "") -> None:
 
 
 def atlas_rule_set() -> None:
-    """One task of the atlas (pipeline.analyse) on the default rules, from nothing: what a rule set
+    """One task of the atlas (pipeline.atlas.analyse) on the default rules, from nothing: what a rule set
     costs, part by part, and its peak memory per position (the atlas's memory estimate)."""
-    from pipeline.analyse import BASE_BYTES, BYTES_PER_POSITION, analyse, estimated_bytes
+    from pipeline.atlas.analyse import BASE_BYTES, BYTES_PER_POSITION, analyse, estimated_bytes
 
     rules = engine.Rules()
     estimated = estimated_bytes(rules)
     target = f"[<= {estimated / 2**30:.1f} GiB, the atlas's estimate]"
-    print(f"\none rule set of the atlas from nothing (pipeline.analyse, {rules.name}) {target}")
+    print(f"\none rule set of the atlas from nothing (pipeline.atlas.analyse, {rules.name}) {target}")
     analysis = analyse(rules)
     parts = ", ".join(f"{part} {seconds:.1f}" for part, seconds in analysis.seconds.items() if part != "total")
     print(f"  {analysis.seconds['total']:.0f} s in all; seconds per part: {parts}")

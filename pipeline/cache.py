@@ -5,9 +5,9 @@ The cache folder (pipeline.paths.cache_folder) holds one subfolder a kind, and n
     tables/      position tables     <rule set>-engine<version>.npz           engine.tables
     solutions/   solutions           <rule set>-cap<cap>-engine<version>.npz  engine.solver
     policies/    policy tables       <rule set>-<values>-engine<version>.npz  engine.policy
-    exact/       exact outcomes and exploitabilities, ...-engine<version>.json  pipeline.exact_cache
+    exact/       exact outcomes and exploitabilities, ...-engine<version>.json  pipeline.exact.cache
     scratch/     one folder a running atlas task, atlas-<host>-<pid>-..., holding the kinds above
-                 (pipeline.analyse), removed as the task ends
+                 (pipeline.atlas.analyse), removed as the task ends
 
 and beside a file being written, ``.<file>.tmp-<pid>`` (engine.cache.write_atomic). Everything is
 rebuilt when a command needs it, so clearing loses nothing but time.

@@ -219,9 +219,10 @@ def _solve(arguments: argparse.Namespace) -> None:
 
 def _study_run(arguments: argparse.Namespace) -> None:
     from pipeline import estimates
+    from pipeline.config import ConfigError
     from pipeline.records import RecordError
-    from pipeline.runner import run_study
-    from pipeline.study import ConfigError, load_study
+    from pipeline.study.config import load_study
+    from pipeline.study.run import run_study
 
     _check_workers(arguments)
     try:
@@ -258,7 +259,7 @@ def _check_workers(arguments: argparse.Namespace) -> None:
 
 def _study_status(arguments: argparse.Namespace) -> None:
     from pipeline.records import RecordError
-    from pipeline.status import status
+    from pipeline.study.status import status
 
     try:
         print(status(Path(arguments.folder)))
@@ -268,7 +269,7 @@ def _study_status(arguments: argparse.Namespace) -> None:
 
 def _study_summary(arguments: argparse.Namespace) -> None:
     from pipeline.records import RecordError
-    from pipeline.summary import summary
+    from pipeline.study.summary import summary
 
     try:
         print(summary(Path(arguments.folder)))
@@ -278,7 +279,7 @@ def _study_summary(arguments: argparse.Namespace) -> None:
 
 def _study_report(arguments: argparse.Namespace) -> None:
     from pipeline.records import RecordError
-    from pipeline.report import build_report
+    from pipeline.study.report import build_report
 
     _check_figure_formats()
     try:
@@ -289,7 +290,7 @@ def _study_report(arguments: argparse.Namespace) -> None:
 
 def _ladder_run(arguments: argparse.Namespace) -> None:
     from pipeline import estimates
-    from pipeline.ladder import load_ladder, run_ladder
+    from pipeline.ladder.run import load_ladder, run_ladder
 
     ladder, folder = _run_ladder_config(arguments, load_ladder, estimates.ladder, run_ladder)
     print(f"ladder {ladder.name}: {len(ladder.pairings())} pairings and {len(ladder.rungs)} exploitabilities in {folder}")
@@ -297,7 +298,7 @@ def _ladder_run(arguments: argparse.Namespace) -> None:
 
 def _search_ladder_run(arguments: argparse.Namespace) -> None:
     from pipeline import estimates
-    from pipeline.search_ladder import load_search_ladder, run_search_ladder
+    from pipeline.ladder.search import load_search_ladder, run_search_ladder
 
     ladder, folder = _run_ladder_config(arguments, load_search_ladder, estimates.search_ladder, run_search_ladder)
     print(f"search ladder {ladder.name}: {len(ladder.pairings())} pairings in {folder}")
@@ -308,8 +309,8 @@ def _run_ladder_config(
 ) -> tuple[Any, Path]:
     """Read a ladder's config (skill or search), print its estimate (refusing what this machine
     cannot hold) and run it into --out with --jobs workers."""
+    from pipeline.config import ConfigError
     from pipeline.records import RecordError
-    from pipeline.study import ConfigError
 
     if arguments.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {arguments.jobs}")
@@ -323,13 +324,13 @@ def _run_ladder_config(
 
 
 def _search_ladder_report(arguments: argparse.Namespace) -> None:
-    from pipeline.search_ladder_report import build_search_ladder_report
+    from pipeline.ladder.search_report import build_search_ladder_report
 
     _build_report(build_search_ladder_report, arguments)
 
 
 def _ladder_report(arguments: argparse.Namespace) -> None:
-    from pipeline.ladder_report import build_ladder_report
+    from pipeline.ladder.report import build_ladder_report
 
     _build_report(build_ladder_report, arguments)
 
@@ -357,9 +358,9 @@ def _check_figure_formats() -> None:
 
 def _atlas_run(arguments: argparse.Namespace) -> None:
     from pipeline import estimates
-    from pipeline.atlas import load_atlas, read_manifest, run_atlas
+    from pipeline.atlas.run import load_atlas, read_manifest, run_atlas
+    from pipeline.config import ConfigError
     from pipeline.records import RecordError
-    from pipeline.study import ConfigError
 
     _check_workers(arguments)
     try:
@@ -386,7 +387,7 @@ def _atlas_run(arguments: argparse.Namespace) -> None:
 
 
 def _atlas_report(arguments: argparse.Namespace) -> None:
-    from pipeline.atlas_report import build_atlas_report
+    from pipeline.atlas.report import build_atlas_report
 
     _build_report(build_atlas_report, arguments)
 
@@ -447,7 +448,7 @@ def _exact(arguments: argparse.Namespace) -> None:
 
     from engine.tables import kept_tables
     from pipeline import estimates
-    from pipeline.exact_progress import ExactLine
+    from pipeline.exact.progress import ExactLine
 
     rules = rules_from(arguments)
     south, north = (_table_strategy(spec) for spec in (arguments.south, arguments.north))

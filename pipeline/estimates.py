@@ -10,7 +10,7 @@ outcomes, a study's chunks in its folder, an atlas's rows in its.
 The rates below are the figures of docs/speed.md (``make bench`` on the 2-core development
 machine, 23 GB) or, for a sample's games and mcts's tree, measured for this module with
 tracemalloc on a 2-core, 23 GB machine, each cited by its comment; pipeline.progress (games),
-pipeline.exact_cache (exact outcomes), pipeline.analyse (an atlas's rule set) and engine.search
+pipeline.exact.cache (exact outcomes), pipeline.atlas.analyse (an atlas's rule set) and engine.search
 (mcts's playouts a second) give the rest. An estimate is good to a factor of a few: enough to
 tell minutes from days, and a machine's memory from a petabyte. Where the rule set is known, a
 search deeper than its ply cap is refused here too (engine.search bounds a spec by
@@ -32,9 +32,9 @@ from engine.registry import engine_strategy
 from engine.search import MCTS_PLAYOUT_BYTES, AlphaBetaStrategy, MctsStrategy, PerfectStrategy
 from engine.solver import solution_path, solutions_folder
 from engine.tables import cache_path, table_rules, tables_folder
-from pipeline.analyse import BASE_BYTES, estimated_bytes, positions_of
-from pipeline.atlas import ROWS, SECONDS_PER_POSITION, Atlas
-from pipeline.exact_cache import (
+from pipeline.atlas.analyse import BASE_BYTES, estimated_bytes, positions_of
+from pipeline.atlas.run import ROWS, SECONDS_PER_POSITION, Atlas
+from pipeline.exact.cache import (
     exact_folder,
     exact_jobs,
     exact_path,
@@ -44,14 +44,14 @@ from pipeline.exact_cache import (
     is_wide,
     worker_bytes,
 )
-from pipeline.ladder import Ladder
+from pipeline.ladder.run import Ladder
+from pipeline.ladder.search import SearchLadder, is_cached
 from pipeline.paths import MANIFEST
 from pipeline.play import HUMAN
 from pipeline.progress import game_seconds, scalar_game_seconds
 from pipeline.records import RecordError, read_manifest
-from pipeline.runner import Chunk, chunk_listed, missing_caches, plan
-from pipeline.search_ladder import SearchLadder, is_cached
-from pipeline.study import Pairing, Study
+from pipeline.study.config import Pairing, Study
+from pipeline.study.run import Chunk, chunk_listed, missing_caches, plan
 from pipeline.workers import WORKER_BYTES, check_jobs, memory_bytes
 
 LONG_SECONDS = 3600.0  # a run estimated longer than this needs --yes
@@ -345,7 +345,7 @@ def _policy(spec: str, rules: engine.Rules) -> _Cost:
 
 
 def _exact(south: str, north: str, rules: engine.Rules) -> _Cost:
-    """An exact outcome (pipeline.exact_cache's rates, scaled from RULES.md by the positions): a
+    """An exact outcome (pipeline.exact.cache's rates, scaled from RULES.md by the positions): a
     wide pairing holds up to worker_bytes, a narrow one little beyond its tables."""
     scale = positions_of(rules) / positions_of(RULES_MD)
     seconds = exact_seconds(south, north) * scale

@@ -3,7 +3,7 @@
 $MODIAR_FIGURE_FORMATS (a comma list such as ``svg`` or ``svg,pdf``) saves fewer: a draft
 report in a fifth of the time. SVG is always written: the report's pages draw it.
 
-Every figure function takes the report's tables (polars DataFrames, as pipeline.report builds
+Every figure function takes the report's tables (polars DataFrames, as pipeline.study.report builds
 them) and returns a matplotlib Figure; ``save`` writes it in the three formats. The style:
 
 - sizes for a two-column paper: one column is 3.5 in wide, two columns 7.2 in;

@@ -6,7 +6,7 @@
                      shared by every study              (platformdirs: ~/.cache/modiar on Linux)
 
 The cache folder holds one subfolder a kind: tables/, solutions/ and policies/
-(engine.cache), exact/ (pipeline.exact_cache), and scratch/, where each task of an atlas builds
+(engine.cache), exact/ (pipeline.exact.cache), and scratch/, where each task of an atlas builds
 its rule set's files in a folder of its own (scratch_prefix), removed when the task ends;
 ``modiar cache show`` lists them and ``modiar cache clear`` empties them (pipeline.cache).
 
@@ -36,8 +36,8 @@ LOCK = ".modiar.lock"  # held by the one 'modiar study run' writing the folder
 GAMES = "games"
 PLIES = "plies"
 LADDER = "ladder"  # the bundled configs named ladder* are skill ladders, not studies
-ATLAS = "atlas"  # bundled configs named atlas* are atlases (pipeline.atlas)
-SEARCH = "search"  # and those named search* search ladders (pipeline.search_ladder)
+ATLAS = "atlas"  # bundled configs named atlas* are atlases (pipeline.atlas.run)
+SEARCH = "search"  # and those named search* search ladders (pipeline.ladder.search)
 EXACT = "exact.parquet"  # the exact outcomes of a study with exact = true or "self-play"
 SCRATCH = "scratch"  # the cache folder's subfolder of the atlas tasks' scratch folders
 
@@ -105,8 +105,8 @@ def study_config(text: str) -> Path:
 
 
 def bundled_studies() -> list[str]:
-    """The bundled study configs; those named ladder* are skill ladders (pipeline.ladder), atlas* atlases
-    (pipeline.atlas), search* search ladders (pipeline.search_ladder)."""
+    """The bundled study configs; those named ladder* are skill ladders (pipeline.ladder.run), atlas* atlases
+    (pipeline.atlas.run), search* search ladders (pipeline.ladder.search)."""
     return sorted(path.stem for path in STUDIES.glob("*.toml") if not path.stem.startswith((LADDER, ATLAS, SEARCH)))
 
 

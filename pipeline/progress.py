@@ -26,7 +26,7 @@ from tqdm import tqdm
 import engine
 from engine.batch import batchable
 from engine.registry import engine_strategy
-from pipeline.study import Pairing
+from pipeline.study.config import Pairing
 
 BATCHED_GAME = 1e-6  # seconds a game engine.play_batch plays takes (any table strategy), its records written
 SCALAR_GAME = 40e-6  # seconds a random game takes through engine.play_game
@@ -48,7 +48,7 @@ def scalar_game_seconds(south: str, north: str) -> float:
 
 
 class Chunk(Protocol):
-    """What the games bar needs of a chunk (pipeline.runner.Chunk)."""
+    """What the games bar needs of a chunk (pipeline.study.run.Chunk)."""
 
     @property
     def name(self) -> str: ...
@@ -121,7 +121,7 @@ BLEND_SHARE = 0.1  # the share of a run's work done from which its time left is 
 
 
 class CachesBar:
-    """The bar of the rule sets whose caches (pipeline.runner.build_caches) are being built; it names the ones
+    """The bar of the rule sets whose caches (pipeline.study.run.build_caches) are being built; it names the ones
     in progress, taken to be the first ``jobs`` not yet built, as the workers take them in order,
     and, given each one's estimate in ``seconds`` (pipeline.estimates.caches_seconds), the time
     left: the estimates of those not built, at this machine's pace once one is built (its

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import engine
-from pipeline.exact_cache import cached_exact_outcome
+from pipeline.exact.cache import cached_exact_outcome
 from pipeline.paths import cache_folder
 
 # The table strategies of pipeline/studies/default.toml, in its order (mcts has no exact outcome).

@@ -1,4 +1,4 @@
-"""The atlas (pipeline.atlas, pipeline.analyse): a 4-rule-set atlas against values computed
+"""The atlas (pipeline.atlas.run, pipeline.atlas.analyse): a 4-rule-set atlas against values computed
 independently, and the same bytes however it is run.
 
 The independent values come from tests/reference.py, the plain implementation of RULES.md
@@ -33,12 +33,12 @@ import reference
 
 import engine
 from engine.tables import load_tables
-from pipeline import atlas as atlas_module
-from pipeline.analyse import SELF_PLAY
-from pipeline.atlas import Atlas, load_atlas, parse_atlas, read_manifest, run_atlas
+from pipeline.atlas import run as atlas_module
+from pipeline.atlas.analyse import SELF_PLAY
+from pipeline.atlas.run import Atlas, load_atlas, parse_atlas, read_manifest, run_atlas
 from pipeline.cli import main
+from pipeline.config import ConfigError
 from pipeline.lock import FolderBusyError, folder_lock
-from pipeline.study import ConfigError
 
 CONFIG = """\
 name = "four"
@@ -192,7 +192,7 @@ def test_the_command_builds_each_rule_set_in_a_scratch_folder_of_its_cache_folde
         used.append(engine.cache_folder())
         return load_tables(*arguments, **options)
 
-    monkeypatch.setattr("pipeline.analyse.load_tables", recorded)
+    monkeypatch.setattr("pipeline.atlas.analyse.load_tables", recorded)
     argv = ["atlas", "run", str(config), "--out", str(tmp_path / "out"), "--jobs", "1", "--quiet", "--cache", str(cache)]
     assert main(argv) == 0, capsys.readouterr().err
     assert len(used) == 1 and used[0] is not None and used[0].parent == cache / "scratch", used

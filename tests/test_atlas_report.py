@@ -1,4 +1,4 @@
-"""The atlas's report (pipeline.atlas_report) on a tiny atlas of 2- and 3-stone rule sets, computed
+"""The atlas's report (pipeline.atlas.report) on a tiny atlas of 2- and 3-stone rule sets, computed
 once for the module: its files, its main effects and its lists against the atlas's rows, and its
 refusals."""
 
@@ -15,10 +15,8 @@ import pytest
 from figure_formats import every_figure_format
 from sealing import edit_manifest
 
-from pipeline.atlas import Atlas, parse_atlas, read_manifest, run_atlas
-from pipeline.atlas_report import (
+from pipeline.atlas.effects import (
     atlas_frame,
-    build_atlas_report,
     config_order,
     fair_rule_sets,
     field_effects,
@@ -27,12 +25,13 @@ from pipeline.atlas_report import (
     map_block,
     map_grid,
     map_layout,
-    rule_that_matters,
     stones_series,
-    tradeoff_figure,
     value_label,
     varying_fields,
 )
+from pipeline.atlas.maps import tradeoff_figure
+from pipeline.atlas.report import build_atlas_report, rule_that_matters
+from pipeline.atlas.run import Atlas, parse_atlas, read_manifest, run_atlas
 from pipeline.figures import FORMATS
 from pipeline.records import RecordError
 

@@ -31,8 +31,8 @@ from servers import speaking_first
 import engine
 from engine.tables import load_tables
 from pipeline.cli import _parser, main
-from pipeline.ladder import parse_ladder, run_ladder
-from pipeline.report import compute
+from pipeline.ladder.run import parse_ladder, run_ladder
+from pipeline.study.report import compute
 
 STUDY = 'name = "small"\nseed = 3\ngames_per_seat = 40\nstrategies = ["random", "greedy"]\n[rules]\nstones_per_pit = 3\n'
 FILES = {
@@ -183,8 +183,8 @@ CALLS: list[tuple[str, Callable[[], object], str]] = [
     ("Rng/a string state", lambda: engine.Rng("x"), "state"),
     ("Rng/negative state", lambda: engine.Rng(-1), "state"),
     ("GameBatch.record/game 99 of 4", lambda: _four_games().record(99), "i"),
-    ("pipeline.report.compute/no games", lambda: compute(_no_games()), "games"),
-    ("pipeline.report.compute/a list", lambda: compute([]), "games"),
+    ("pipeline.study.report.compute/no games", lambda: compute(_no_games()), "games"),
+    ("pipeline.study.report.compute/a list", lambda: compute([]), "games"),
 ]
 # The callables of engine.__all__ that take no user input to check: the engine's results and
 # records (built by the engine, fields unchecked), its errors, a protocol, and a type alias.
@@ -354,6 +354,6 @@ def _no_games() -> object:
     """A frame of games with the report's columns and no game."""
     import polars as pl
 
-    from pipeline.report.tables import KEYS
+    from pipeline.study.report.tables import KEYS
 
     return pl.LazyFrame({key: [] for key in KEYS}, schema=dict.fromkeys(KEYS, pl.String))

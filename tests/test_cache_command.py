@@ -17,7 +17,7 @@ import pytest
 from pipeline.cli import main
 from pipeline.paths import ROOT
 
-# A cache of each kind, as the engine and pipeline.exact_cache name their files (bytes: size).
+# A cache of each kind, as the engine and pipeline.exact.cache name their files (bytes: size).
 FILES = {
     "tables/modiar-stones2-engine1.npz": 3000,
     "solutions/modiar-stones2-cap400-engine1.npz": 2000,

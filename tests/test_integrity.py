@@ -32,19 +32,19 @@ from engine.integrity import DamagedFileError, read_arrays, read_json, write_arr
 from engine.policy import policy_path
 from engine.solver import solution_path, solve
 from engine.tables import build_tables, cache_path, load_tables
-from pipeline import atlas as atlas_module
-from pipeline.atlas import load_atlas, run_atlas
-from pipeline.atlas_report import build_atlas_report
+from pipeline.atlas import run as atlas_module
+from pipeline.atlas.report import build_atlas_report
+from pipeline.atlas.run import load_atlas, run_atlas
 from pipeline.cli import main
-from pipeline.exact_cache import cached_exact_outcome, exact_path, read_cached
-from pipeline.ladder import parse_ladder, run_ladder
+from pipeline.exact.cache import cached_exact_outcome, exact_path, read_cached
+from pipeline.ladder.run import parse_ladder, run_ladder
 from pipeline.lock import FolderBusyError, folder_lock
 from pipeline.paths import MANIFEST
-from pipeline.report import build_report
-from pipeline.runner import run_study
-from pipeline.status import status
-from pipeline.study import parse_study
-from pipeline.summary import summary
+from pipeline.study.config import parse_study
+from pipeline.study.report import build_report
+from pipeline.study.run import run_study
+from pipeline.study.status import status
+from pipeline.study.summary import summary
 
 THREE = Rules(stones_per_pit=3)
 THREE_SLAM = Rules(stones_per_pit=3, grand_slam="allowed")
@@ -286,7 +286,7 @@ def test_an_edited_manifest_is_refused_in_one_line(tiny_atlas, tmp_path, cache, 
 
 def test_a_study_without_its_exact_outcomes_is_incomplete_in_status_summary_and_report(tmp_path, cache, monkeypatch, capsys):
     config = {**STUDY, "exact": True}
-    monkeypatch.setattr("pipeline.runner._record_exact", lambda run, manifest: (_ for _ in ()).throw(KeyboardInterrupt))
+    monkeypatch.setattr("pipeline.study.run._record_exact", lambda run, manifest: (_ for _ in ()).throw(KeyboardInterrupt))
     with pytest.raises(KeyboardInterrupt):  # what a kill during the exact phase leaves
         run_study(parse_study(config), tmp_path / "study", progress=False)
     folder = tmp_path / "study"

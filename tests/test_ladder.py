@@ -1,4 +1,4 @@
-"""The skill ladder (pipeline.ladder, pipeline.ladder_report, ``modiar ladder``): its config, its
+"""The skill ladder (pipeline.ladder.run, pipeline.ladder.report, ``modiar ladder``): its config, its
 pairings, its files and their bytes, its cache, its report and its errors."""
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from sealing import manifest as sealed_manifest
 import engine
 from engine.search import solution
 from pipeline.cli import main
-from pipeline.ladder import EXPLOITABILITY, MANIFEST, OUTCOMES, Ladder, load_ladder, parse_ladder, run_ladder
-from pipeline.ladder_report import build_ladder_report, ladder_tables
+from pipeline.config import ConfigError
+from pipeline.ladder.report import build_ladder_report, ladder_tables
+from pipeline.ladder.run import EXPLOITABILITY, MANIFEST, OUTCOMES, Ladder, load_ladder, parse_ladder, run_ladder
 from pipeline.paths import STUDIES, bundled_ladders, bundled_studies
 from pipeline.records import RecordError
-from pipeline.study import ConfigError, load_study
+from pipeline.study.config import load_study
 
 # Three stones a pit and a cap of 40 plies: every table and exact outcome in well under a second.
 SMALL = {"stones_per_pit": 3, "ply_cap": 40}

@@ -21,8 +21,8 @@ from pipeline.cli import main
 from pipeline.notebooks import MissingStudyError, study_folder
 from pipeline.paths import ROOT
 from pipeline.records import read_manifest, scan_games
-from pipeline.report import compute
-from pipeline.status import exact_words
+from pipeline.study.report import compute
+from pipeline.study.status import exact_words
 
 NOTEBOOKS = ROOT / "notebooks"
 CELL_TIMEOUT = 120  # seconds per cell

@@ -10,10 +10,10 @@ import pytest
 import engine
 from engine import ExactProgress, Rules
 from engine.exact import BUILDING, PROPAGATING
-from pipeline.exact_progress import ExactBar, ExactLine, Reporter, _Running
+from pipeline.exact.progress import ExactBar, ExactLine, Reporter, _Running
 from pipeline.progress import CachesBar, GamesBar, StepsBar, game_seconds
-from pipeline.runner import plan
-from pipeline.study import parse_study
+from pipeline.study.config import parse_study
+from pipeline.study.run import plan
 
 
 def test_a_game_costs_more_the_stronger_the_search():

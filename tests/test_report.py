@@ -22,9 +22,9 @@ from pipeline.figures import FORMATS_VARIABLE
 from pipeline.paths import ROOT
 from pipeline.ratings import ratings
 from pipeline.records import read_manifest, scan_games
-from pipeline.report import KEYS, ReportData, compose, compute, figure, figure_names
-from pipeline.report.words import short
 from pipeline.stats import mean_interval, wilson
+from pipeline.study.report import KEYS, ReportData, compose, compute, figure, figure_names
+from pipeline.study.report.words import short
 from pipeline.turns import END_EVENTS, TURN_EVENTS
 
 RULES = engine.Rules(stones_per_pit=3)

@@ -23,8 +23,9 @@ from PIL import Image
 
 from pipeline.cli import main
 from pipeline.records import read_manifest, scan_exact, scan_games
-from pipeline.report import Report, Section, Table, compose, compute, markdown, page
-from pipeline.report.render import publish, publish_pages, staging
+from pipeline.render.folder import publish_pages, staging
+from pipeline.study.report import Report, Section, Table, compose, compute, markdown, page
+from pipeline.study.report.render import publish
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(

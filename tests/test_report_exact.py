@@ -1,5 +1,5 @@
 """The report of a study with exact outcomes: exact values beside the sampled ones and in the
-headlines, and every sampled figure tested against its exact value (pipeline.exact_check),
+headlines, and every sampled figure tested against its exact value (pipeline.exact.check),
 checked here against z values computed straight from the Parquet with pandas; a changed exact
 value opens the report with the alarm of a possible bug."""
 
@@ -19,10 +19,10 @@ from sealing import edit_manifest
 
 import engine
 from pipeline.cli import main
-from pipeline.exact_check import FLAG_P, QUANTITIES, binomial_p, exact_check, least_count_variance, z_score
+from pipeline.exact.check import FLAG_P, QUANTITIES, binomial_p, exact_check, least_count_variance, z_score
 from pipeline.records import parquet_bytes, read_manifest, scan_exact, scan_games
-from pipeline.report import ReportData, compose, compute
-from pipeline.report.words import short
+from pipeline.study.report import ReportData, compose, compute
+from pipeline.study.report.words import short
 
 # Four stones a pit and a cap of 60 plies: the exact outcomes take a second. greedy v heuristic
 # plays 20 games only (an approximate z); the mcts pairings have no exact outcome.

@@ -19,10 +19,10 @@ import pytest
 from sealing import edit_sealed, payload
 
 import engine
-import pipeline.report
+import pipeline.study.report
 from pipeline.cli import main
 from pipeline.records import RecordError, read_manifest
-from pipeline.report import MARKER, build_report, check_out
+from pipeline.study.report import MARKER, build_report, check_out
 
 # With one stone per pit no move is legal: every game ends at ply 0.
 ZERO = """name = "zero"
@@ -228,8 +228,8 @@ def test_failed_move_puts_the_previous_report_back(zero, tmp_path, monkeypatch):
 def test_default_folder_stays_in_reports(zero, tmp_path, monkeypatch, capsys, name):
     # records.read_manifest checks the name too; this is the report's own check behind it.
     manifest = {**read_manifest(zero[0]), "study": name}
-    monkeypatch.setattr(pipeline.report, "read_manifest", lambda directory: manifest)
-    monkeypatch.setattr(pipeline.report, "REPORTS", tmp_path / "reports" / "all")
+    monkeypatch.setattr(pipeline.study.report, "read_manifest", lambda directory: manifest)
+    monkeypatch.setattr(pipeline.study.report, "REPORTS", tmp_path / "reports" / "all")
     assert main(["study", "report", str(zero[0]), "--quiet"]) == 2
     error = capsys.readouterr().err.strip()
     assert error.startswith(f"modiar: error: the study's name {name!r} cannot name a folder in ") and "\n" not in error
@@ -264,8 +264,8 @@ def _leftovers(folder: Path) -> list[Path]:
 
 
 def test_the_report_of_an_unfinished_study_says_so_first(tmp_path):
-    from pipeline.runner import run_study
-    from pipeline.study import parse_study
+    from pipeline.study.config import parse_study
+    from pipeline.study.run import run_study
 
     config = {"name": "half", "seed": 5, "games_per_seat": 40, "strategies": ["random", "greedy"], "rules": {}}
     study = run_study(parse_study(config), tmp_path / "half", progress=False, stop_after=5)

@@ -23,14 +23,14 @@ import polars as pl
 import pytest
 
 import engine
-from pipeline import runner
 from pipeline.cli import main
-from pipeline.exact_cache import cached_exact_outcome
+from pipeline.exact.cache import cached_exact_outcome
 from pipeline.records import read_manifest, scan_exact, scan_games
-from pipeline.report import compute, figure
-from pipeline.runner import run_study
-from pipeline.status import exact_pending, exact_words
-from pipeline.study import parse_study
+from pipeline.study import run as runner
+from pipeline.study.config import parse_study
+from pipeline.study.report import compute, figure
+from pipeline.study.run import run_study
+from pipeline.study.status import exact_pending, exact_words
 
 THREE = engine.Rules(stones_per_pit=3)
 EXACT_CONFIG = {

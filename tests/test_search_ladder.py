@@ -1,4 +1,4 @@
-"""The search ladder (pipeline.search_ladder): mcts's rungs sampled to a stopping rule, scored by the solution."""
+"""The search ladder (pipeline.ladder.search): mcts's rungs sampled to a stopping rule, scored by the solution."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from engine import Rules
 from engine.rules import ROW
 from engine.search import solution
 from pipeline import estimates
-from pipeline.records import RecordError
-from pipeline.search_ladder import (
+from pipeline.config import ConfigError
+from pipeline.ladder.search import (
     CACHE_FOLDER,
     ROWS,
     SearchLadder,
@@ -23,8 +23,8 @@ from pipeline.search_ladder import (
     run_search_ladder,
     strength_of,
 )
-from pipeline.search_ladder_report import build_search_ladder_report
-from pipeline.study import ConfigError
+from pipeline.ladder.search_report import build_search_ladder_report
+from pipeline.records import RecordError
 
 SMALL = Rules(stones_per_pit=3)
 
@@ -104,7 +104,7 @@ def test_a_pairing_played_once_is_read_back_not_played_again(tmp_path, cache, mo
     def unexpected(*args):
         raise AssertionError("played again")
 
-    monkeypatch.setattr("pipeline.search_ladder.play_pairing", unexpected)
+    monkeypatch.setattr("pipeline.ladder.search.play_pairing", unexpected)
     again = run_search_ladder(ladder(playouts=[1]), tmp_path / "again", jobs=1)
     assert (first / ROWS).read_bytes() == (again / ROWS).read_bytes()
     with pytest.raises(AssertionError, match="played again"):  # another stopping rule is another row

@@ -13,11 +13,12 @@ import pytest
 import engine
 from engine.rng import game_seeds
 from pipeline.cli import main
+from pipeline.config import ConfigError
 from pipeline.paths import STUDIES
 from pipeline.records import RecordError, read_games, scan_games
-from pipeline.runner import SEED_BLOCK, chunk_seeds, chunk_size, pairing_key, plan, run_study
-from pipeline.status import status
-from pipeline.study import ConfigError, load_study, parse_study
+from pipeline.study.config import load_study, parse_study
+from pipeline.study.run import SEED_BLOCK, chunk_seeds, chunk_size, pairing_key, plan, run_study
+from pipeline.study.status import status
 
 SMOKE = {"name": "smoke", "seed": 7, "games_per_seat": 300, "strategies": ["random", "greedy"], "rules": {}}
 
@@ -206,7 +207,7 @@ def test_pairings_with_mcts_are_cut_into_fewer_larger_chunks_for_its_lockstep_se
 
 def test_a_folder_whose_chunks_were_cut_otherwise_is_refused_not_misread(tmp_path, monkeypatch):
     config = {"strategies": ["mcts(playouts=2)"], "games_per_seat": 40}
-    monkeypatch.setattr("pipeline.runner.SEARCH_CHUNK", 1)  # an older cut: 8 chunks of 5 games
+    monkeypatch.setattr("pipeline.study.run.SEARCH_CHUNK", 1)  # an older cut: 8 chunks of 5 games
     run_study(study(**config), tmp_path, progress=False, stop_after=3)
     monkeypatch.undo()  # this version's: 2 chunks of 20
     with pytest.raises(RecordError, match="holds chunk p000-c00002 of 5 games, which this version of modiar does not cut"):
@@ -285,7 +286,7 @@ def test_a_stopped_run_resumes_to_the_same_bytes(tmp_path):
 def test_a_finished_study_runs_again_without_playing(tmp_path, monkeypatch):
     folder = run_study(study(), tmp_path, progress=False)
     before = snapshot(folder)
-    monkeypatch.setattr("pipeline.runner.play_chunk", lambda *args, **kwargs: pytest.fail("played a finished chunk"))
+    monkeypatch.setattr("pipeline.study.run.play_chunk", lambda *args, **kwargs: pytest.fail("played a finished chunk"))
     run_study(study(), folder, progress=False)
     assert snapshot(folder) == before
 

@@ -13,15 +13,16 @@ from sealing import edit_manifest
 from sealing import manifest as manifest_payload
 
 from engine.integrity import sealed
-from pipeline import runner
 from pipeline.cli import main
+from pipeline.config import ConfigError
 from pipeline.lock import folder_lock
 from pipeline.paths import JOURNAL, LOCK, MANIFEST
 from pipeline.records import RecordError, read_manifest, scan_games
-from pipeline.runner import plan, run_study
-from pipeline.status import status
-from pipeline.study import ConfigError, load_study, parse_study
-from pipeline.summary import summary
+from pipeline.study import run as runner
+from pipeline.study.config import load_study, parse_study
+from pipeline.study.run import plan, run_study
+from pipeline.study.status import status
+from pipeline.study.summary import summary
 
 SMALL = {"name": "small", "seed": 3, "games_per_seat": 40, "strategies": ["random", "greedy"], "rules": {}}
 CONFIG = 'name = "small"\nseed = 3\ngames_per_seat = 40\nstrategies = ["random", "greedy"]\n'

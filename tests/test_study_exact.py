@@ -13,11 +13,12 @@ import polars as pl
 import pytest
 
 import engine
-from pipeline.exact_cache import exact_folder
+from pipeline.config import ConfigError
+from pipeline.exact.cache import exact_folder
 from pipeline.records import RecordError, read_manifest, scan_exact
-from pipeline.runner import run_study
-from pipeline.status import status
-from pipeline.study import ConfigError, parse_study
+from pipeline.study.config import parse_study
+from pipeline.study.run import run_study
+from pipeline.study.status import status
 
 # Three stones a pit and a cap of 40 plies: tables, policies and exact outcomes in well under a second.
 SMALL = {"stones_per_pit": 3, "ply_cap": 40}
@@ -165,7 +166,7 @@ def test_a_damaged_cache_file_is_computed_again_with_a_warning(tmp_path, cache, 
     stored["payload"]["draw"] += 0.5  # a changed number: the checksum no longer matches
     files[0].write_text(json.dumps(stored))
     files[1].write_bytes(files[1].read_bytes()[:50])  # cut short: not JSON
-    with caplog.at_level(logging.WARNING, logger="pipeline.exact_cache"):
+    with caplog.at_level(logging.WARNING, logger="pipeline.exact.cache"):
         second = run_study(study(exact="self-play"), tmp_path / "second", progress=False)
     assert "fails its checksum" in caplog.text and "is unreadable" in caplog.text
     assert (first / "exact.parquet").read_bytes() == (second / "exact.parquet").read_bytes()
@@ -186,7 +187,7 @@ def test_a_killed_run_leaves_no_exact_parquet_and_resumes_to_the_same_bytes(tmp_
 def test_a_finished_study_with_exact_outcomes_runs_again_without_writing(tmp_path, cache, monkeypatch):
     folder = run_study(study(), tmp_path / "study", progress=False)
     before = {path.name: path.stat().st_mtime_ns for path in folder.iterdir()}
-    monkeypatch.setattr("pipeline.runner.write_manifest", lambda *args: pytest.fail("wrote a finished study"))
+    monkeypatch.setattr("pipeline.study.run.write_manifest", lambda *args: pytest.fail("wrote a finished study"))
     run_study(study(), folder, progress=False)
     assert {path.name: path.stat().st_mtime_ns for path in folder.iterdir()} == before
 

@@ -14,10 +14,10 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.records import read_games
-from pipeline.runner import run_study
 from pipeline.stats import wilson
-from pipeline.study import parse_study
-from pipeline.summary import SHARE_WIDTH, summary
+from pipeline.study.config import parse_study
+from pipeline.study.run import run_study
+from pipeline.study.summary import SHARE_WIDTH, summary
 
 CONFIG: dict[str, Any] = {
     "name": "summary",

@@ -256,6 +256,6 @@ def test_this_machine_takes_one_job_and_not_a_million():
 
 
 def test_the_runner_uses_these_workers():
-    from pipeline import runner
+    from pipeline.study import run as runner
 
     assert runner._backend is workers.backend and runner.check_backend is workers.check_backend

@@ -10,7 +10,7 @@ ply and the mass of games still in play, and estimates the time left from measur
 * a pairing running: the plies still to go, from how fast its mass in play has been falling
   (the log of the mass is close to linear in the ply once the first plies are past), until the
   mass reaches the tolerance or the cap is reached, times its seconds a ply so far;
-* a pairing waiting: its estimate (pipeline.exact_cache.exact_seconds, a figure of the
+* a pairing waiting: its estimate (pipeline.exact.cache.exact_seconds, a figure of the
   development machine) times this machine's pace, the measured seconds of the pairings done
   over their estimates;
 

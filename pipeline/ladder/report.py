@@ -24,12 +24,12 @@ from matplotlib.figure import Figure
 
 from engine.registry import engine_strategy
 from pipeline import figures as plot
-from pipeline.exact_cache import is_wide
-from pipeline.ladder import EXPLOITABILITY, OUTCOMES, checked_files, read_manifest
+from pipeline.exact.cache import is_wide
+from pipeline.ladder.run import EXPLOITABILITY, OUTCOMES, checked_files, read_manifest
 from pipeline.paths import MANIFEST, REPORTS
 from pipeline.records import RecordError
-from pipeline.report.render import check_out, publish_pages, staging
-from pipeline.report.sections import Section, Table
+from pipeline.render.document import Section, Table
+from pipeline.render.folder import check_out, publish_pages, staging
 from pipeline.turns import END_EVENTS, TURN_EVENTS
 
 GAME_EVENTS = (*TURN_EVENTS, *END_EVENTS)

@@ -18,7 +18,7 @@ import polars as pl
 from pipeline.metrics import PAIRING, events, ludii, outcomes
 from pipeline.records import scan_games
 from pipeline.stats import Estimate
-from pipeline.status import incomplete_warning
+from pipeline.study.status import incomplete_warning
 
 SHARES = (("south", "South wins"), ("draw", "draws"), ("north", "North wins"))  # outcomes' column prefix, heading
 SHARE_WIDTH = 23  # "100.0% [100.0, 100.0]" and two spaces

@@ -13,7 +13,7 @@ one rule set gets the full report of its pairings; a study of several rule sets 
 sweep) gets, first, what each rule set does to the first-player advantage, game length and
 the rule events, then the same per-pairing tables with a ``rules`` column. A study with exact
 outcomes (exact.parquet) gets them beside the sampled figures and in its headlines, and every
-sampled figure tested against its exact value (pipeline.exact_check): a figure more than 4
+sampled figure tested against its exact value (pipeline.exact.check): a figure more than 4
 standard errors away opens the report, in red, as a possible bug.
 
 One module per job, in the order build_report runs them:
@@ -37,11 +37,13 @@ from engine.version import ENGINE_VERSION
 from pipeline.paths import REPORTS, ROOT
 from pipeline.progress import StepsBar
 from pipeline.records import RecordError, read_manifest, scan_exact, scan_games
-from pipeline.report.figures import figure, figure_names
-from pipeline.report.render import MARKER, check_out, markdown, page, publish, staging
-from pipeline.report.sections import Report, Section, Table, compose
-from pipeline.report.tables import KEYS, ReportData, compute, variant_labels
-from pipeline.status import exact_pending, incomplete_warning
+from pipeline.render.document import Section, Table
+from pipeline.render.folder import MARKER, check_out, staging
+from pipeline.study.report.figures import figure, figure_names
+from pipeline.study.report.render import markdown, page, publish
+from pipeline.study.report.sections import Report, compose
+from pipeline.study.report.tables import KEYS, ReportData, compute, variant_labels
+from pipeline.study.status import exact_pending, incomplete_warning
 
 __all__ = [
     "KEYS",

@@ -6,11 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.exact_cache import read_cached
+from pipeline.config import ConfigError
+from pipeline.exact.cache import read_cached
 from pipeline.paths import EXACT
 from pipeline.records import Manifest, RecordError, exact_done, read_manifest
-from pipeline.runner import Chunk, chunk_done, plan
-from pipeline.study import ConfigError, Pairing, Study, parse_study
+from pipeline.study.config import Pairing, Study, parse_study
+from pipeline.study.run import Chunk, chunk_done, plan
 
 
 @dataclass(frozen=True)

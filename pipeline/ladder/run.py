@@ -11,7 +11,7 @@ opponent O, X against O and O against X (so that the seat is never confounded wi
 strength: X's score is read in both seats), and, with engine.exploitability, what a best
 counter-strategy wins against X in each seat. Each ordered pairing is computed once however
 often it is listed. Every result is kept in the cache folder as it is finished
-(pipeline.exact_cache), so a stopped run loses none of them and a second run reads them all.
+(pipeline.exact.cache), so a stopped run loses none of them and a second run reads them all.
 
     data/<name>/ladder.parquet           one row per pairing (pipeline.records.exact_table's
                                          schema), in the order of the rungs
@@ -20,7 +20,7 @@ often it is listed. Every result is kept in the cache folder as it is finished
                                          (sealed; the folder held while a run writes it: pipeline.runfolder)
 
 The same config gives the same bytes for any number of workers. ``modiar ladder report DIR``
-(pipeline.ladder_report) draws the figures against strength.
+(pipeline.ladder.report) draws the figures against strength.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ from joblib import Parallel, delayed
 
 import engine
 from engine.cache import write_atomic
-from pipeline.exact_cache import (
+from pipeline.config import RULES_MD, ConfigError, check_keys, load_config, parse_name, parse_rules, parse_strategies
+from pipeline.exact.cache import (
     cached_exact_outcome,
     cached_exploitability,
     exact_jobs,
@@ -48,13 +49,12 @@ from pipeline.exact_cache import (
     read_cached_exploitability,
     worker_bytes,
 )
-from pipeline.exact_progress import ExactBar, Reporter
+from pipeline.exact.progress import ExactBar, Reporter
 from pipeline.paths import DATA, MANIFEST
 from pipeline.records import RecordError, exact_table, file_sha256, parquet_bytes, sha256, versions
 from pipeline.runfolder import LADDER as LADDER_RUN
 from pipeline.runfolder import claim, write_manifest
 from pipeline.runfolder import read_manifest as read_run_manifest
-from pipeline.study import RULES_MD, ConfigError, check_keys, load_config, parse_name, parse_rules, parse_strategies
 from pipeline.workers import exit_with_parent, memory_bytes
 
 log = logging.getLogger(__name__)

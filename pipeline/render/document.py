@@ -1,130 +1,38 @@
-"""The report on disk: its Markdown and HTML, its CSV tables and figures, and the folder's safety.
-
-The report is built in a staging folder beside its own and moved into place whole, so a
-failure never leaves half a report over a good one. Every report's folder holds a marker
-(MARKER: the run's name, the engine's version and every file the report wrote, sealed by
-engine.integrity), and a report replaces only a folder that is empty or holds a report of ours
-and nothing but the files its marker lists: never the study's folder, nor a folder holding a
-file of the user's (notes.png beside the figures included). The staging and old folders of a
-report killed mid-write are removed by the next report written beside them.
+"""A report as a document, and its two layouts: sections of text, tables and figures (Section,
+Table), laid out as Markdown (``markdown``, with links to GitHub's anchors of its headings) and
+as one HTML page with its SVG figures inline (``page``, no server and no network needed; it
+fits a phone's width: wide tables scroll within their box). Every report of the project (a
+study's, a ladder's, an atlas's) is one Document; pipeline.render.folder writes it to disk.
 """
 
 from __future__ import annotations
 
-import glob
 import html
-import os
 import re
-import shutil
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import polars as pl
-
-from engine.cache import process_running
-from engine.integrity import DamagedFileError, read_json, write_json
-from engine.version import ENGINE_VERSION
 from pipeline import figures as plot
-from pipeline.paths import rules_md
-from pipeline.records import RecordError
-from pipeline.report.figures import draw
-from pipeline.report.sections import Report, Section, Table
-from pipeline.report.tables import ReportData
-
-MARKER = ".modiar-report"  # in every report's folder, JSON: only a folder holding it is ever replaced
 
 
-def markdown(report: Report) -> str:
-    """The report as Markdown, its figures linked from figures/: its alarm first, in bold; then
-    its abstract, its contents (links to GitHub's anchors of its headings), its sections, its
-    appendix and, after a rule, its footer."""
-    return _markdown(_document(report))
+@dataclass
+class Table:
+    """A table as the reader sees it: formatted cells; ``name`` is its CSV (full precision)."""
+
+    caption: str
+    header: list[str]
+    rows: list[list[str]]
+    name: str | None = None
 
 
-def page(report: Report, figure_folder: Path) -> str:
-    """The report as one HTML file with its SVG figures inline (no server, no network): its
-    alarm first, in red; then its abstract, its contents, its sections, its appendix and its
-    footer. It fits a phone's width: wide tables scroll within their box."""
-    return _page(_document(report), figure_folder)
-
-
-def check_out(study: Path, out: str | Path) -> Path:
-    """``out`` resolved, if the report of ``study`` may go there: a folder that does not exist,
-    is empty or holds a report of ours (MARKER) and nothing else; never the study's folder, a
-    folder inside it or one that holds it. Raises RecordError otherwise."""
-    if str(out) == "":
-        raise RecordError("the report's folder (--out) is empty: name a folder, e.g. --out reports/mine")
-    try:
-        target, data = Path(out).resolve(), study.resolve()
-    except (OSError, RuntimeError) as error:  # RuntimeError: a symlink loop
-        raise RecordError(f"{out} cannot be the report's folder: {error}") from None
-    if target == data or target.is_relative_to(data) or data.is_relative_to(target):
-        raise RecordError(f"{out} is, holds or lies in the study's folder {study}; choose an --out outside it")
-    _check_replaceable(target, str(out))
-    return target
-
-
-@contextmanager
-def staging(out: Path) -> Iterator[Path]:
-    """A new folder beside ``out`` to build the report in, made first (a folder that cannot be
-    written fails before the work) and removed afterwards whatever happens, with the parents of
-    ``out`` it made if they stay empty."""
-    folder = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    made: list[Path] = []
-    try:
-        try:
-            _make_folders(out.parent, made)
-            _remove_stale_folders(out)
-            shutil.rmtree(folder, ignore_errors=True)
-            folder.mkdir()
-        except OSError as error:
-            raise _write_error(out, error) from None
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-        for parent in reversed(made):
-            with suppress(OSError):  # not empty: the report is in it
-                parent.rmdir()
-
-
-def publish_pages(
-    staging: Path,
-    out: Path,
-    title: str,
-    text: Sequence[str],
-    sections: Sequence[Section],
-    tables: dict[str, pl.DataFrame],
-    *,
-    abstract: Sequence[str] = (),
-    footer: Sequence[str] = (),
-) -> None:
-    """Write a report other than a study's (the skill ladder's) into ``staging``, whose figures/
-    its caller has drawn, and move it to ``out``: its CSV tables, Markdown, HTML and marker.
-    ``abstract`` and ``footer`` are laid out as a study report's are."""
-    document = _Document(title, text, sections, abstract=abstract, footer=footer)
-    try:
-        folder = staging / "tables"
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, table in tables.items():
-            table.write_csv(folder / f"{name}.csv")
-        (staging / "report.md").write_text(_markdown(document), encoding="utf-8")
-        (staging / "index.html").write_text(_page(document, staging / "figures"), encoding="utf-8")
-        _write_marker(staging, title)
-        _replace(staging, out)
-    except OSError as error:
-        raise _write_error(out, error) from None
-
-
-def publish(staging: Path, out: Path, report: Report) -> None:
-    """Write the report (its tables, figures, Markdown, HTML and marker) into ``staging`` and
-    move it to ``out``. An OSError (no space, no permission) becomes a RecordError naming ``out``."""
-    try:
-        _write_report(staging, report)
-        _replace(staging, out)
-    except OSError as error:
-        raise _write_error(out, error) from None
+@dataclass
+class Section:
+    title: str
+    text: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    figures: list[tuple[str, str]] = field(default_factory=list)  # (file stem, caption)
+    appendix: bool = False  # full tables: after the main sections, under one heading "Appendix"
 
 
 _HTML = """<!DOCTYPE html>
@@ -202,12 +110,10 @@ _PROSE = 40
 _NAME_BREAK = re.compile(r"(?<=_)(?=\w)|(?<=[a-z])(?=[A-Z])")
 # Inline code of the report's text, `words`, as Markdown writes it.
 _CODE = re.compile(r"`([^`]+)`")
-_MARKER_IDENTITY = {"kind": "report folder"}  # what the marker says it is (engine.integrity)
-_LITTER = (".DS_Store", "Thumbs.db")  # what file browsers leave in a folder they show
 
 
 @dataclass(frozen=True)
-class _Document:
+class Document:
     """What a report's Markdown and HTML lay out, in this order: the title, the alarm, the
     abstract, the text, the contents, the sections (those of the appendix last) and the footer."""
 
@@ -219,12 +125,7 @@ class _Document:
     footer: Sequence[str] = ()
 
 
-def _document(report: Report) -> _Document:
-    title = f"Study report: {report.study}"
-    return _Document(title, report.text, report.sections, report.alarm, report.abstract, report.footer)
-
-
-def _markdown(document: _Document) -> str:
+def markdown(document: Document) -> str:
     main, appendix = _outline(document.sections)
     lines = [f"# {document.title}", "", *_paragraphs([f"**{paragraph}**" for paragraph in document.alarm])]
     if document.abstract:
@@ -265,7 +166,7 @@ def _markdown_section(section: Section) -> list[str]:
     return lines
 
 
-def _page(document: _Document, figure_folder: Path) -> str:
+def page(document: Document, figure_folder: Path) -> str:
     main, appendix = _outline(document.sections)
     body = [f"<h1>{html.escape(document.title)}</h1>"]
     if document.alarm:  # a possible bug: red, before anything else
@@ -414,114 +315,3 @@ def _code(escaped: str) -> str:
 
 def _paragraphs(texts: Sequence[str]) -> list[str]:
     return [line for text in texts for line in (text, "")]
-
-
-def _write_report(folder: Path, report: Report) -> None:
-    _write_tables(folder / "tables", report.data)
-    draw(folder / "figures", report.data)
-    shutil.copyfile(rules_md(), folder / "RULES.md")  # the report links its own copy: it holds wherever it goes
-    (folder / "report.md").write_text(markdown(report), encoding="utf-8")
-    (folder / "index.html").write_text(page(report, folder / "figures"), encoding="utf-8")
-    _write_marker(folder, report.study)
-
-
-def _write_marker(folder: Path, title: str) -> None:
-    """The marker, written last: the run's name, the engine's version and every file written."""
-    files = sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
-    write_json(folder / MARKER, {"study": title, "engine_version": ENGINE_VERSION, "files": files}, _MARKER_IDENTITY)
-
-
-def _write_tables(folder: Path, data: ReportData) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, table in data.tables():
-        table.write_csv(folder / f"{name}.csv")
-
-
-def _make_folders(folder: Path, made: list[Path]) -> None:
-    """Make ``folder`` and its missing parents, outermost first, adding each to ``made``."""
-    missing = []
-    while not folder.exists() and folder != folder.parent:
-        missing.append(folder)
-        folder = folder.parent
-    for path in reversed(missing):
-        path.mkdir()
-        made.append(path)
-
-
-def _write_error(out: Path, error: OSError) -> RecordError:
-    return RecordError(f"cannot write the report to {out}: {error.strerror or error}")
-
-
-def _replace(staging: Path, out: Path) -> None:
-    """Move the built report to ``out``; the report it replaces is deleted only once the new
-    one is in place, and put back if the move fails."""
-    _check_replaceable(out, str(out))  # again: the folder may have been filled while we computed
-    old = out.with_name(f".{out.name}.old-{os.getpid()}")
-    shutil.rmtree(old, ignore_errors=True)
-    if out.exists():
-        out.rename(old)
-    try:
-        staging.rename(out)
-    except OSError:
-        if old.exists():
-            old.rename(out)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
-
-
-def _check_replaceable(target: Path, name: str) -> None:
-    try:
-        if not target.is_dir():
-            if os.path.lexists(target):
-                raise RecordError(f"{name} exists and is not a folder; choose another --out")
-            return
-        if not any(target.iterdir()):
-            return
-        if not _is_report(target):
-            why = (
-                "holds a report whose marker is damaged or of an earlier modiar (it lists no files)"
-                if os.path.lexists(target / MARKER)
-                else "exists and is not a report of modiar"
-            )
-            raise RecordError(f"{name} {why}; choose another --out or remove it")
-        foreign = _foreign_files(target)
-    except OSError as error:
-        raise RecordError(f"cannot use {name} as the report's folder: {error.strerror or error}") from None
-    if foreign:
-        raise RecordError(
-            f"{name} holds files the report did not write ({', '.join(foreign[:3])}); move them away or choose another --out"
-        )
-
-
-def _remove_stale_folders(out: Path) -> None:
-    """The staging and old folders of reports of ``out`` whose writer is gone (killed mid-write)."""
-    for suffix in ("tmp", "old"):
-        for folder in out.parent.glob(f".{glob.escape(out.name)}.{suffix}-*"):
-            pid = folder.name.rpartition(f".{suffix}-")[2]
-            if pid.isdigit() and not process_running(int(pid)) and folder.is_dir() and not folder.is_symlink():
-                shutil.rmtree(folder, ignore_errors=True)
-
-
-def _is_report(folder: Path) -> bool:
-    return _written_files(folder) is not None
-
-
-def _written_files(folder: Path) -> set[str] | None:
-    """The files the report in ``folder`` wrote, as its marker lists them; None when the folder
-    holds no sound marker of ours (a marker of an earlier release lists no files: none either)."""
-    try:
-        marker = read_json(folder / MARKER, _MARKER_IDENTITY)
-    except DamagedFileError:
-        return None
-    files = None if marker is None else marker.get("files")
-    if not isinstance(files, list) or not all(isinstance(name, str) for name in files):
-        return None
-    return {*files, MARKER}
-
-
-def _foreign_files(folder: Path) -> list[str]:
-    """What in a report's folder the report did not write (a reader's notes, say): replacing
-    the folder would lose it."""
-    written = _written_files(folder) or set()
-    found = (str(path.relative_to(folder)) for path in folder.rglob("*") if not path.is_dir() or path.is_symlink())
-    return sorted(name for name in found if name not in written and Path(name).name not in _LITTER)

@@ -16,8 +16,8 @@ from engine.api import start_board
 from engine.board import unpack
 from engine.rules import Rules
 from pipeline import figures as plot
-from pipeline.report.tables import GAME_EVENTS, KEYS, SELF_PLAY, ReportData
-from pipeline.report.words import SHORT
+from pipeline.study.report.tables import GAME_EVENTS, KEYS, SELF_PLAY, ReportData
+from pipeline.study.report.words import SHORT
 from pipeline.turns import END_EVENTS, TURN_EVENTS
 
 # first_move_forfeit fires at ply 0 only, by its definition: nothing to see by ply.
@@ -307,7 +307,7 @@ def _spans_decades(values: pl.Series) -> bool:
 
 
 def _named(table: pl.DataFrame) -> pl.DataFrame:
-    """A table of events with each event under its short name in words (pipeline.report.words)."""
+    """A table of events with each event under its short name in words (pipeline.study.report.words)."""
     return table.with_columns(pl.col("event").replace(SHORT))
 
 

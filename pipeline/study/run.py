@@ -25,7 +25,7 @@ workers starting the same rule set would otherwise both build its tables.
 
 After the games, a study with ``exact = true`` (or ``"self-play"``) gets the exact outcome of
 each of its pairings of table strategies (Study.exact_pairings): each one is taken from the
-cache folder's ``exact/`` (pipeline.exact_cache) or computed by a worker and cached there, and
+cache folder's ``exact/`` (pipeline.exact.cache) or computed by a worker and cached there, and
 all of them are written as one file, ``exact.parquet``, in the order of the pairings (so the
 same bytes for any number of jobs), listed in the manifest with its SHA-256. It is written only
 once every chunk is done, whole or not at all; a missing or changed one is written again from
@@ -53,8 +53,9 @@ from engine.registry import engine_strategy
 from engine.rng import game_seeds
 from engine.solver import solution_path, solutions_folder
 from engine.tables import cache_path, load_tables, table_rules, tables_folder
-from pipeline.exact_cache import cached_exact_outcome, exact_jobs, exact_seconds, read_cached
-from pipeline.exact_progress import ExactBar, Reporter
+from pipeline.config import ConfigError
+from pipeline.exact.cache import cached_exact_outcome, exact_jobs, exact_seconds, read_cached
+from pipeline.exact.progress import ExactBar, Reporter
 from pipeline.lock import FolderBusyError, folder_lock
 from pipeline.paths import EXACT, GAMES, JOURNAL, LOCK, MANIFEST, PLIES, study_dir
 from pipeline.progress import CachesBar, GamesBar
@@ -80,7 +81,7 @@ from pipeline.records import (
     write_manifest,
 )
 from pipeline.runfolder import STUDY, clear_litter, is_sealed
-from pipeline.study import BASE, ConfigError, Pairing, Study
+from pipeline.study.config import BASE, Pairing, Study
 from pipeline.workers import backend as _backend
 from pipeline.workers import check_backend, check_jobs, check_scheduler, exit_with_parent
 

@@ -1,7 +1,7 @@
 """The search ladder's report: reports/<name>/index.html (one file, figures inline) beside
 report.md, the CSV tables (every pairing, every rung) and the figure as SVG, PDF and PNG.
 
-Beside mcts's rungs, the exact table strategies the cache folder holds (pipeline.exact_cache:
+Beside mcts's rungs, the exact table strategies the cache folder holds (pipeline.exact.cache:
 the skill ladder's and the default study's pairings) are drawn on the same axes as horizontal
 lines: their exact score against perfect and their exact first-player score in self-play, so a
 reader sees where a search of a given budget sits among the exact players.
@@ -20,15 +20,15 @@ from matplotlib.figure import Figure
 
 import engine
 from pipeline import figures as plot
-from pipeline.exact_cache import read_cached
+from pipeline.config import parse_rules
+from pipeline.exact.cache import read_cached
+from pipeline.ladder.search import read_rows
 from pipeline.paths import REPORTS
-from pipeline.report.render import check_out, publish_pages, staging
-from pipeline.report.sections import Section, Table
+from pipeline.render.document import Section, Table
+from pipeline.render.folder import check_out, publish_pages, staging
 from pipeline.runfolder import SEARCH_LADDER
 from pipeline.runfolder import read_manifest as read_run_manifest
-from pipeline.search_ladder import read_rows
 from pipeline.stats import wilson
-from pipeline.study import parse_rules
 
 # The exact players drawn beside the searches, when the cache folder holds their outcomes.
 EXACT_PLAYERS = (

@@ -11,17 +11,17 @@
 
 A grid's rule sets come in the order of its product, its first field varying slowest; a rule
 set listed by two grids is computed once, where it first comes. Each is one task
-(pipeline.analyse.analyse: tables, solution, exact outcomes, exploitability), run by joblib on
+(pipeline.atlas.analyse.analyse: tables, solution, exact outcomes, exploitability), run by joblib on
 loky workers or a dask cluster. A finished task is written at once, whole or not at all:
 
-    data/<name>/rows/<rule set>.parquet   its row (pipeline.analyse.schema)
+    data/<name>/rows/<rule set>.parquet   its row (pipeline.atlas.analyse.schema)
     data/<name>/rows/<rule set>.json      the row file's SHA-256, and the task's seconds per
                                           part, peak memory and host; sealed as that rule
                                           set's row (engine.integrity), written last
 
 so a killed run loses only the tasks in progress, and a second run computes only what is
 missing (a task builds its files in a scratch folder in the engine's cache folder, removed as it
-ends: pipeline.analyse); a row whose record is missing, fails its seal or does not match its file is computed
+ends: pipeline.atlas.analyse); a row whose record is missing, fails its seal or does not match its file is computed
 again, with a warning. Every run ends by writing
 
     data/<name>/atlas.parquet    one row per rule set done, in the atlas's order
@@ -31,7 +31,7 @@ again, with a warning. Every run ends by writing
 
 The rows depend on nothing but their rule sets, so the atlas has the same bytes whatever the
 number of workers, the backend, or how many runs it took. A task whose estimated memory
-(pipeline.analyse.estimated_bytes) exceeds what a worker has is refused up front, in one line.
+(pipeline.atlas.analyse.estimated_bytes) exceeds what a worker has is refused up front, in one line.
 """
 
 from __future__ import annotations
@@ -54,14 +54,14 @@ import engine
 from engine.cache import write_atomic
 from engine.integrity import DamagedFileError, read_json, write_json
 from engine.rules import RULE_FIELD, RuleField
-from pipeline.analyse import Analysis, analyse, estimated_bytes, positions_of, schema
+from pipeline.atlas.analyse import Analysis, analyse, estimated_bytes, positions_of, schema
+from pipeline.config import ConfigError, check_keys, load_config, parse_name, shown
 from pipeline.paths import DATA, MANIFEST
 from pipeline.progress import Ticker
 from pipeline.records import RecordError, file_sha256, parquet_bytes, sha256, versions
 from pipeline.runfolder import ATLAS as ATLAS_RUN
 from pipeline.runfolder import claim, write_manifest
 from pipeline.runfolder import read_manifest as read_run_manifest
-from pipeline.study import ConfigError, check_keys, load_config, parse_name, shown
 from pipeline.workers import backend, check_backend, exit_with_parent, memory_bytes
 
 log = logging.getLogger(__name__)

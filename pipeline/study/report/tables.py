@@ -2,7 +2,7 @@
 
 Every table keyed by pairing (columns rules, south, north) is in the study's order, that of
 its config (the game ids), rather than alphabetical; the CSV files of the report are these
-tables as they are (pipeline.report.render).
+tables as they are (pipeline.study.report.render).
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import polars as pl
 
 import engine
 from engine.rules import Rules
-from pipeline.exact_check import exact_check
+from pipeline.exact.check import exact_check
 from pipeline.ludii import comparable
 from pipeline.metrics import events, first_player_columns, ludii, outcomes
 from pipeline.records import Manifest
 from pipeline.stats import Z95, holm
-from pipeline.study import parse_study
+from pipeline.study.config import parse_study
 from pipeline.turns import END_EVENTS, TURN_EVENTS
 
 KEYS = ("rules", "south", "north")
@@ -73,7 +73,7 @@ class ReportData:
     agreement: pl.DataFrame | None = None  # per rule set and strategy: pipeline.turns.agreement
     openings: pl.DataFrame | None = None  # per rule set solved and first move: its value under perfect play
     exact: pl.DataFrame | None = None  # per pairing with an exact outcome: exact.parquet, flat (EXACT_COLUMNS)
-    exact_check: pl.DataFrame | None = None  # per pairing and quantity: pipeline.exact_check.exact_check
+    exact_check: pl.DataFrame | None = None  # per pairing and quantity: pipeline.exact.check.exact_check
     coverage: pl.DataFrame | None = None  # per figure and interval: pipeline.coverage, in the main self-play pairing
 
     def tables(self) -> Iterator[tuple[str, pl.DataFrame]]:

@@ -1,4 +1,4 @@
-"""One rule set analysed exactly: the figures of one row of the atlas (pipeline.atlas).
+"""One rule set analysed exactly: the figures of one row of the atlas (pipeline.atlas.run).
 
 Everything here is computed, nothing sampled, from the rule set's position tables:
 

@@ -1,0 +1,414 @@
+"""The atlas's report: ``modiar atlas report DIR`` (after ``modiar atlas run``).
+
+    reports/<atlas>/index.html      the report, one file, figures inline
+    reports/<atlas>/report.md       the same text and tables, figures linked
+    reports/<atlas>/tables/*.csv    the whole atlas (atlas.csv), main effects, fair and first-player
+                                    lists, the stones series and the costs
+    reports/<atlas>/figures/*.svg|pdf|png
+
+Every figure of an atlas is exact (pipeline.atlas.analyse: the solution and engine.exact_outcome), so
+the report has no interval and no test. A grid of rule fields is laid out as one 2-D map: its
+rows the combinations of some varying fields, its columns those of the others. The main effects
+(a field's value against the mean of a figure over the rule sets with that value) are averages
+over the grid the atlas holds, exact but not a model: a field's effect may depend on the others.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from matplotlib.figure import Figure
+
+import engine
+from pipeline import figures as plot
+from pipeline.atlas.effects import (
+    FIELD_WORDS,
+    KEY_COLUMNS,
+    MAPPED,
+    NO_EFFECT,
+    PARTS,
+    MapLayout,
+    _signed,
+    _table,
+    atlas_frame,
+    config_order,
+    cost_table,
+    fair_rule_sets,
+    field_effects,
+    first_player_wins,
+    flat_atlas,
+    main_effects,
+    map_block,
+    map_layout,
+    reference_rules,
+    slowest_part,
+    stones_series,
+    varying_fields,
+)
+from pipeline.atlas.maps import effects_figure, map_figure, stones_figure, tradeoff_figure
+from pipeline.atlas.run import atlas_of_manifest, read_manifest
+from pipeline.paths import REPORTS
+from pipeline.records import RecordError
+from pipeline.render.document import Section, Table
+from pipeline.render.folder import check_out, publish_pages, staging
+
+
+def build_atlas_report(directory: Path, out: Path | None = None, *, progress: bool = True) -> Path:
+    """Write the report of the atlas in ``directory``; returns its folder (default
+    reports/<atlas>/). Raises RecordError for a folder that is not a sound atlas, an atlas with no
+    rule set done, or an ``out`` that is not a new or empty folder or a report of ours."""
+    started = time.perf_counter()
+    manifest = read_manifest(directory)
+    name = str(manifest.get("atlas", directory.name))
+    out = check_out(directory, out if out is not None else REPORTS / name)
+    frame = atlas_frame(directory)
+    if frame.height == 0:
+        raise RecordError(f"the atlas in {directory} has no rule set done yet; run 'modiar atlas run' on its config first")
+    report = _compose(frame, manifest)
+    with staging(out) as folder:
+        for stem, figure in report.figures.items():
+            plot.save(figure, folder / "figures", stem)
+        publish_pages(
+            folder, out, f"Atlas of rule space: {name}", report.text, report.sections, report.tables, abstract=report.abstract
+        )
+    if progress:
+        print(f"report of the atlas {name} in {time.perf_counter() - started:.1f} s: {out / 'index.html'}", file=sys.stderr)
+    return out
+
+
+@dataclass
+class _Composed:
+    abstract: list[str]
+    text: list[str]
+    sections: list[Section]
+    tables: dict[str, pl.DataFrame]
+    figures: dict[str, Figure]
+
+
+def _compose(frame: pl.DataFrame, manifest: dict[str, Any]) -> _Composed:
+    """Every section, table and figure of the report, from the atlas's rows and its manifest."""
+    block = map_block(frame)
+    fields = varying_fields(block)
+    order = config_order(manifest)
+    effects = main_effects(block, fields, order)
+    spreads = field_effects(effects)
+    series = stones_series(frame)
+    costs = cost_table(manifest, frame)
+    reference = reference_rules(frame)
+    figures: dict[str, Figure] = {}
+    sections: list[Section] = []
+    if fields:
+        layout = map_layout(block, fields, order)
+        for column, words, form in MAPPED:
+            figures[f"atlas_map_{column}"] = map_figure(block, layout, column, words, form)
+        sections.append(_maps_section(block, layout))
+    if series.height:
+        figures["atlas_stones"] = stones_figure(series)
+        sections.append(_stones_section(series))
+    sections.append(_outcomes_section(frame))
+    if fields:
+        figures["atlas_effects"] = effects_figure(spreads)
+        sections.append(_effects_section(block, effects, spreads))
+    figures["atlas_tradeoff"] = tradeoff_figure(frame, reference)
+    sections += [_tradeoff_section(frame, reference), _costs_section(costs, manifest), _every_rule_set_section(frame)]
+    tables = {
+        "atlas": flat_atlas(frame),
+        "fair": fair_rule_sets(frame),
+        "first_player_wins": first_player_wins(frame),
+        "main_effects": effects,
+        "field_effects": spreads,
+        "stones": flat_atlas(series).select("rules", "stones_per_pit", *KEY_COLUMNS[1:]),
+        "costs": costs,
+    }
+    return _Composed(_abstract(frame, manifest, spreads, series), _text(frame, manifest), sections, tables, figures)
+
+
+def _abstract(frame: pl.DataFrame, manifest: dict[str, Any], spreads: pl.DataFrame, series: pl.DataFrame) -> list[str]:
+    """The atlas's answers in words: who wins where, how fair and long random games are, and
+    which rule field moves the first player's advantage most."""
+    values = frame["start_value"].to_numpy()
+    fair, first, second = int((values == 0).sum()), int((values > 0).sum()), int((values < 0).sum())
+    score = frame.sort("random_first_player_score")
+    length = frame.sort("random_mean_plies")
+    text = [
+        f"{_count(frame.height, 'rule set')} of Modiar, each solved and analysed exactly ({_done(frame, manifest)}). "
+        f"Under perfect play {fair} {'is' if fair == 1 else 'are'} fair (the start is a draw), the first player "
+        f"(South) wins in {first} and the second (North) in {second}.",
+        f"Between two random players the first player's score runs from {score['random_first_player_score'][0]:.3f} "
+        f"({score['rules'][0]}) to {score['random_first_player_score'][-1]:.3f} ({score['rules'][-1]}), and a game lasts "
+        f"{length['random_mean_plies'][0]:.1f} ({length['rules'][0]}) to {length['random_mean_plies'][-1]:.1f} plies "
+        f"on average ({length['rules'][-1]}).",
+    ]
+    default = engine.Rules().name
+    if default in frame["rules"].to_list():
+        row = frame.filter(pl.col("rules") == default).row(0, named=True)
+        text.append(
+            f"RULES.md's own rules ({default}): start value {_signed(row['start_value'])}, random first player's score "
+            f"{row['random_first_player_score']:.3f}, {row['random_mean_plies']:.1f} plies on average."
+        )
+    if spreads.height:
+        text.append(rule_that_matters(spreads))
+    if series.height:
+        text.append(
+            f"At RULES.md's other rules, from {series['stones_per_pit'][0]} to {series['stones_per_pit'][-1]} stones per pit "
+            f"the start value goes {', '.join(_signed(value) for value in series['start_value'].to_list())}."
+        )
+    text.append(
+        "Every figure is exact (the solution and exact self-play, pipeline.atlas.analyse): "
+        "there is no sampling error and no interval."
+    )
+    return text
+
+
+def rule_that_matters(spreads: pl.DataFrame) -> str:
+    """The headline on the field effects (field_effects, largest first): the field that moves the
+    start value most, and the one that moves random play's first-player score most where that is
+    another; or that no field moves them, when every effect is zero (a bold "rule that matters
+    most" with an effect of 0.00 stones would be a false answer)."""
+    top = spreads.row(0, named=True)
+    by_score = spreads.sort("effect_random_first_player_score", descending=True).row(0, named=True)
+    moves_value = abs(top["effect_start_value"]) >= NO_EFFECT
+    moves_score = abs(by_score["effect_random_first_player_score"]) >= NO_EFFECT
+    caveat = " These are averages over the grid (a field's effect may depend on the others), exact, not sampled."
+    score = (
+        f"for random players it is {FIELD_WORDS[by_score['field']]} "
+        f"(the first player's score differs by {by_score['effect_random_first_player_score']:.3f})"
+    )
+    if not moves_value:
+        fields = _listed([FIELD_WORDS[field] for field in spreads["field"].to_list()])
+        rest = f"; {score}." if moves_score else ", nor the random first player's score."
+        return f"**No rule field the grid varies ({fields}) changes the start value under perfect play**{rest}{caveat}"
+    return (
+        f"**The rule that matters most to the first player's advantage is {FIELD_WORDS[top['field']]}**: over the grid, "
+        f"the mean start value of its values ({top['values']}) differs by {top['effect_start_value']:.2f} stones"
+        + ("." if by_score["field"] == top["field"] or not moves_score else f"; {score}.")
+        + caveat
+    )
+
+
+def _done(frame: pl.DataFrame, manifest: dict[str, Any]) -> str:
+    """How much of the atlas is done (its rows, of the rule sets its config makes), and what was
+    refused for memory."""
+    done, total = frame.height, len(atlas_of_manifest(manifest).rule_sets())
+    refused = _table(manifest.get("refused"))
+    words = "the whole atlas" if done == total else f"{done} of the atlas's {total} rule sets done so far"
+    return words + (f"; {len(refused)} refused for memory, listed under Costs" if refused else "")
+
+
+def _text(frame: pl.DataFrame, manifest: dict[str, Any]) -> list[str]:
+    versions = _table(manifest.get("versions"))
+    return [
+        f"Atlas **{manifest.get('atlas')}**: {_done(frame, manifest)}, engine version {versions.get('engine', '?')}. "
+        "The start value is "
+        "South's final total less North's under perfect play: above 0 the first player wins, 0 is fair, below 0 the "
+        "second wins. The first player's score counts a win as 1 and a draw as 1/2. A rule set's name spells out every "
+        "field that differs from RULES.md (RULES.md: Rule-set names); tables/atlas.csv has every figure of every rule set."
+    ]
+
+
+def _maps_section(block: pl.DataFrame, layout: MapLayout) -> Section:
+    stones = block["stones_per_pit"].unique().to_list()
+    fixed = f" at {stones[0]} stones per pit" if len(stones) == 1 else ""
+    words = [
+        f"The grid{fixed}, {_count(block.height, 'rule set')}: rows are the combinations of "
+        f"{_listed([FIELD_WORDS[field] for field in layout.row_fields]) or 'nothing'}, columns those of "
+        f"{_listed([FIELD_WORDS[field] for field in layout.column_fields]) or 'nothing'}; other fields are RULES.md's. "
+        "A grey cell is a rule set not (yet) in the atlas. The start value and the score are coloured about the fair "
+        "value (0 stones, 1/2), the length from shortest to longest."
+    ]
+    figures = [(f"atlas_map_{column}", f"{words_.capitalize()}, per rule set (exact).") for column, words_, _ in MAPPED]
+    return Section("Across the grid", words, figures=figures)
+
+
+def _stones_section(series: pl.DataFrame) -> Section:
+    rows = [
+        [
+            str(row["stones_per_pit"]),
+            row["rules"],
+            _signed(row["start_value"]),
+            f"{row['random_first_player_score']:.6f}",
+            f"{row['random_mean_plies']:.2f}",
+            f"{row['perfect_mean_plies']:.2f}",
+        ]
+        for row in series.iter_rows(named=True)
+    ]
+    header = ["stones per pit", "rules", "start value", "first player (random)", "mean plies (random)", "mean plies (perfect)"]
+    return Section(
+        "Stones per pit",
+        ["The number of stones in each pit at the start, every other rule RULES.md's."],
+        [Table("The stones series (exact)", header, rows, "stones")],
+        [("atlas_stones", "Start value, random first player's score and mean lengths against the stones per pit (exact).")],
+    )
+
+
+def _outcomes_section(frame: pl.DataFrame) -> Section:
+    second = int((frame["start_value"] < 0).sum())
+    text = [
+        f"The rule sets that are fair under perfect play, and those the first player wins; in the other {second} the second "
+        "player wins. Best first moves are South's pits (0, 1, 2) that keep the start value."
+    ]
+    tables = []
+    for caption, table, name in (
+        ("Fair rule sets (start value 0)", fair_rule_sets(frame), "fair"),
+        ("Rule sets the first player wins", first_player_wins(frame), "first_player_wins"),
+    ):
+        if table.height:
+            tables.append(Table(caption, _key_header(), _key_rows(table), name))
+        else:
+            text.append(f"{caption}: none.")
+    return Section("Who wins under perfect play", text, tables)
+
+
+def _effects_section(block: pl.DataFrame, effects: pl.DataFrame, spreads: pl.DataFrame) -> Section:
+    text = [
+        f"For each rule field that varies, the mean of each figure over the rule sets with each of its values (over the "
+        f"{_count(block.height, 'rule set')} of the grid); a field's effect is the spread of those means, largest less "
+        "smallest. These are exact averages over the grid, not sampled estimates, and not a model: where fields interact, "
+        "a field's effect depends on the values of the others, and an unfinished grid weighs its values unequally."
+    ]
+    effect_rows = [
+        [
+            FIELD_WORDS[row["field"]],
+            row["values"],
+            f"{row['effect_start_value']:.3f}",
+            f"{row['effect_random_first_player_score']:.4f}",
+            f"{row['effect_random_mean_plies']:.2f}",
+        ]
+        for row in spreads.iter_rows(named=True)
+    ]
+    mean_rows = [
+        [
+            FIELD_WORDS[row["field"]],
+            row["value"],
+            str(row["rule_sets"]),
+            _signed(row["mean_start_value"], "{:+.3f}"),
+            f"{row['mean_random_first_player_score']:.4f}",
+            f"{row['mean_random_mean_plies']:.2f}",
+        ]
+        for row in effects.iter_rows(named=True)
+    ]
+    return Section(
+        "Which rule matters most",
+        text,
+        [
+            Table(
+                "Each field's effect (spread of its values' means)",
+                ["field", "values", "start value", "first player (random)", "mean plies (random)"],
+                effect_rows,
+                "field_effects",
+            ),
+            Table(
+                "Main effects: means over the rule sets with each value",
+                ["field", "value", "rule sets", "start value", "first player (random)", "mean plies (random)"],
+                mean_rows,
+                "main_effects",
+            ),
+        ],
+        [
+            (
+                "atlas_effects",
+                "Each rule field's effect on the start value and on the random first player's score "
+                "(exact averages over the grid).",
+            )
+        ],
+    )
+
+
+def _tradeoff_section(frame: pl.DataFrame, reference: str | None) -> Section:
+    mark = f" The ringed rule set is {reference}." if reference else ""
+    text = [
+        "Fairness, length and how often the feeding and grand-slam rules change a game, between random players: the "
+        "nearer a rule set lies to the bottom, the nearer 1/2 the first player's score; colour is the probability that a "
+        "feed is forced (left) or a grand slam is banned (right) at least once in a game; the marker's shape says who wins "
+        f"under perfect play.{mark}"
+    ]
+    return Section(
+        "Fairness, length and the rules that fire",
+        text,
+        figures=[
+            (
+                "atlas_tradeoff",
+                "Distance of the random first player's score from 1/2 against mean length (exact); a hollow marker is a "
+                "rule set without that panel's rule (no feeding, or grand slams allowed).",
+            )
+        ],
+    )
+
+
+def _costs_section(costs: pl.DataFrame, manifest: dict[str, Any]) -> Section:
+    slowest = slowest_part(costs)
+    refused = _table(manifest.get("refused"))
+    text = [f"Refused for memory ({len(refused)}): " + "; ".join(map(str, refused.values()))] if refused else []
+    if slowest is not None:
+        part, seconds, share = slowest
+        text.append(
+            f"{float(costs['seconds'].fill_null(0).sum()):,.0f} s of analysis in all; the part that took longest is {part}: "
+            f"{seconds:,.0f} s, {100 * share:.0f}% of the whole. Peak memory is one task's largest resident size."
+        )
+    rows = [
+        [
+            row["rules"],
+            _seconds(row["seconds"]),
+            *(_seconds(row[f"seconds_{part}"]) for part in PARTS),
+            "n/a" if row["peak_gb"] is None else f"{row['peak_gb']:.2f}",
+            row["host"] or "n/a",
+        ]
+        for row in costs.iter_rows(named=True)
+    ]
+    return Section(
+        "Costs",
+        text,
+        [Table("Seconds per part and peak memory per rule set", ["rules", "seconds", *PARTS, "peak GB", "host"], rows, "costs")],
+    )
+
+
+def _every_rule_set_section(frame: pl.DataFrame) -> Section:
+    table = Table("Every rule set's key figures (exact)", _key_header(), _key_rows(flat_atlas(frame)), "atlas")
+    return Section("Every rule set", ["All columns are in tables/atlas.csv."], [table], appendix=True)
+
+
+def _key_header() -> list[str]:
+    return [
+        "rules",
+        "start value",
+        "best first moves",
+        "first player: random",
+        "greedy",
+        "alphabeta4",
+        "mean plies: random",
+        "perfect",
+    ]
+
+
+def _key_rows(table: pl.DataFrame) -> list[list[str]]:
+    return [
+        [
+            row["rules"],
+            _signed(row["start_value"]),
+            row["best_first_moves"],
+            f"{row['random_first_player_score']:.4f}",
+            f"{row['greedy_first_player_score']:.4f}",
+            f"{row['alphabeta4_first_player_score']:.4f}",
+            f"{row['random_mean_plies']:.2f}",
+            f"{row['perfect_mean_plies']:.2f}",
+        ]
+        for row in table.iter_rows(named=True)
+    ]
+
+
+def _seconds(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f}"
+
+
+def _count(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _listed(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}" if words else ""

@@ -1,0 +1,2 @@
+"""The skill ladders: the exact ladder of table strategies (run, report) and the sampled ladder
+of mcts by playouts (search, search_report)."""

@@ -1,0 +1,165 @@
+"""The study report's sections on strength: the rating ladder of the strategies and their agreement
+with the exact values.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from pipeline.ratings import fits_poorly
+from pipeline.render.document import Section, Table
+from pipeline.study.report.figures import ladder_axis
+from pipeline.study.report.sections.cells import (
+    _anchor_text,
+    _listed,
+    _p_value,
+    _rules_cells,
+    _rules_header,
+    _share,
+    _start_values,
+)
+from pipeline.study.report.tables import ReportData
+from pipeline.turns import MAX_GAMES_PER_PAIRING
+
+
+def _ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, fit: pl.DataFrame, data: ReportData) -> Section:
+    rows = [
+        [
+            *_rules_cells(row, data),
+            row["strategy"],
+            f"{row['rating']:.0f} [{row['low']:.0f}, {row['high']:.0f}]" if row["bounded"] else "not bounded by the games",
+            f"{row['games']:,}",
+            "n/a" if row["score"] is None else f"{row['score']:.3f}",
+        ]
+        for row in ladder.iter_rows(named=True)
+    ]
+    first = [
+        [
+            *_rules_cells(row, data),
+            row["strategy"],
+            "n/a" if row["elo"] is None else f"{row['elo']:.0f} [{row['low']:.0f}, {row['high']:.0f}]",
+            "n/a"
+            if row["elo"] is None
+            else f"{row['expected_score']:.3f} [{row['expected_score_low']:.3f}, {row['expected_score_high']:.3f}]",
+        ]
+        for row in first_move.iter_rows(named=True)
+    ]
+    fits = [
+        [
+            *_rules_cells(row, data),
+            "one first-move term" if row["model"] == "shared" else "a first-move term per strategy",
+            f"{row['pairings']}",
+            f"{row['parameters']}",
+            f"{row['deviance']:,.1f}",
+            f"{row['df']}",
+            "n/a" if row["dispersion"] != row["dispersion"] else f"{row['dispersion']:,.1f}",
+            _p_value(row["p"]),
+        ]
+        for row in fit.iter_rows(named=True)
+    ]
+    per_strategy = fit.filter(pl.col("model") == "per_strategy").row(0, named=True)
+    misfit = fits_poorly(per_strategy["dispersion"])
+    rules = _rules_header(data)
+    _, cut, unbounded = ladder_axis(ladder)
+    text = [
+        "A Bradley-Terry model fitted to every game of the round robin, a draw counting half a win for each side, on "
+        "the Elo scale (400 points is a factor of 10 in the odds), with a first-move term for each strategy in South's "
+        f"seat (Agresti, Categorical Data Analysis, section 11.6). {_anchor_text(fit)} A weak Gaussian prior "
+        f"(sd {first_move['prior_sd'][0]:.0f} Elo) keeps the terms of a strategy that never loses, or never wins, finite; "
+        "such a term is set by the prior and says only that the games cannot bound it.",
+        "**How well the model fits.** The deviance and Pearson's dispersion (chi-square over its degrees of freedom) "
+        "are given for the model with one shared first-move term and for the model with one per strategy "
+        "(tables/ratings_fit.csv). Every interval is widened by the square root of the dispersion when it is above 1 "
+        "(quasi-likelihood; McCullagh and Nelder, Generalized Linear Models, section 4.5).",
+    ]
+    if unbounded:
+        text.append(
+            f"**Not bounded by the games: {_listed(unbounded)}.** The strategies split into groups one of which never "
+            "scored a point (no win, no draw) against another, so the maximum-likelihood ratings between them are "
+            "infinite (Ford 1957, American Mathematical Monthly 64:28): such a rating is the prior's number, not the "
+            "games'. The table says so, the figure draws an arrow for it, and tables/ratings.csv keeps the number with "
+            "its column bounded false."
+        )
+    if misfit:
+        text.append(
+            f"**The model does not fit these games** (dispersion {per_strategy['dispersion']:,.0f} with a first-move term "
+            "per strategy): the strategies' results are not those of one strength each. Deterministic players beat some "
+            "opponents from one seat and lose from the other, and strength is not transitive. The ratings are a rough "
+            "summary with intervals widened to match; the outcome of every pairing (appendix) and the seat effects are "
+            "the results, and no first-move term is headlined."
+        )
+    return Section(
+        "Strategy ratings",
+        text,
+        [
+            Table("Rating ladder (Elo)", [*rules, "strategy", "rating", "games", "score"], rows, "ratings"),
+            Table(
+                "First-move term per strategy in South's seat",
+                [*rules, "strategy", "Elo", "expected score between equals"],
+                first,
+                "first_move",
+            ),
+            Table(
+                "Fit of the rating models",
+                [*rules, "model", "pairings", "parameters", "deviance", "df", "dispersion", "p (fit)"],
+                fits,
+                "ratings_fit",
+            ),
+        ],
+        [("rating_ladder", _ladder_caption(cut, unbounded))],
+    )
+
+
+def _ladder_caption(cut: list[str], unbounded: list[str]) -> str:
+    """The rating figure's caption, saying what its axis leaves out (figures.ladder_axis)."""
+    caption = "Ratings with 95% intervals (widened by the model's dispersion); the anchor strategy is at 0."
+    if cut:
+        one = len(cut) == 1
+        noun, runs, be, whose = ("interval", "runs", "is", "its") if one else ("intervals", "run", "are", "their")
+        caption += f" The {noun} of {_listed(cut)} {runs} past the axis and {be} cut at its edge (arrowheads); "
+        caption += f"the table gives {whose} ends."
+    if unbounded:
+        caption += f" The games do not bound the rating of {_listed(unbounded)}: an arrow at the edge, no point."
+    return caption
+
+
+def _agreement_section(agreement: pl.DataFrame, data: ReportData) -> Section:
+    rows = [
+        [
+            *_rules_cells(row, data),
+            row["strategy"],
+            f"{row['moves']:,}",
+            _share(row, "kept", 2),
+            f"{row['loss']:.3f} [{row['loss_low']:.3f}, {row['loss_high']:.3f}]",
+        ]
+        for row in agreement.iter_rows(named=True)
+    ]
+    values = ", ".join(f"{rules}: {value:+d}" for rules, value in _start_values(agreement))
+    rules = _rules_header(data)
+    section = Section(
+        "Perfect play",
+        [
+            f"The value of the start under perfect play (South's final total minus North's): {values}; the value of each "
+            "of South's first moves is that of the game after it, both sides then playing perfectly. Each strategy's "
+            "moves against the strong solution: the share that keep the value and the value lost per move "
+            f"(in stones of final margin), over the first {MAX_GAMES_PER_PAIRING:,} games (by game id) of every pairing. "
+            "Moves within a game are not independent, so the intervals of the loss are somewhat narrow."
+        ],
+        [
+            Table(
+                "Agreement with perfect play",
+                [*rules, "strategy", "moves", "moves that keep the value (%)", "value lost per move"],
+                rows,
+                "agreement",
+            )
+        ],
+        [("perfect_play_agreement", "Share of moves that keep the game's value, 95% Wilson intervals.")],
+    )
+    if data.openings is not None:
+        openings = [
+            [*_rules_cells(row, data), f"{row['pit']}", f"{row['value']:+d}", "yes" if row["best"] else "no"]
+            for row in data.openings.iter_rows(named=True)
+        ]
+        header = [*rules, "pit", "value for South (stones)", "best"]
+        section.tables.insert(0, Table("South's first moves under perfect play", header, openings, "openings"))
+    return section
