@@ -19,7 +19,7 @@ from sealing import edit_manifest
 
 import engine
 from pipeline.cli import main
-from pipeline.exact.check import FLAG_P, QUANTITIES, binomial_p, exact_check, least_count_variance, z_score
+from pipeline.exact.check import FLAG_P, QUANTITIES, _sampled, binomial_p, exact_check, least_count_variance, z_score
 from pipeline.records import parquet_bytes, read_manifest, scan_exact, scan_games
 from pipeline.study.report import ReportData, compose, compute
 from pipeline.study.report.words import short
@@ -287,6 +287,30 @@ def test_the_z_values_are_those_of_the_games(built):
         if variance > 0:
             z = (part.plies.mean() - values["mean_plies"]) / math.sqrt(variance / n)
             assert length["z"][0] == pytest.approx(z, rel=1e-6, abs=1e-6)
+
+
+def test_the_sampled_figures_do_not_depend_on_the_order_of_the_games():
+    """The check's figures come from exact sums: the games read in any order give the same bits
+    (a float's running standard deviation changed in its last digit from one report to the next),
+    and the standard deviation is the sample's (n - 1), as NumPy computes it."""
+    rng = np.random.default_rng(5)
+    n = 5_000
+    games = pl.DataFrame(
+        {
+            "rules": ["modiar"] * n,
+            "south": ["random"] * n,
+            "north": ["greedy"] * n,
+            "winner": rng.choice(["south", "draw", "north"], n).tolist(),
+            "plies": rng.integers(1, 400, n),
+            **{name: rng.integers(0, 60, n).astype(np.uint16) for name in engine.EVENTS},
+        }
+    )
+    sampled = _sampled(games.lazy())
+    for seed in (1, 2):
+        shuffled = games.sample(fraction=1.0, shuffle=True, seed=seed)
+        assert _sampled(shuffled.lazy()).equals(sampled)
+    for name in engine.EVENTS:
+        assert sampled[f"sd_{name}"][0] == pytest.approx(float(np.std(games[name].to_numpy(), ddof=1)), rel=1e-12)
 
 
 def test_a_changed_exact_value_opens_the_report_in_red(built, tmp_path):

@@ -15,6 +15,7 @@ north_win, first_player_score, mean_plies, and for each event of engine.EVENTS f
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import polars as pl
@@ -159,7 +160,12 @@ _SCHEMA: dict[str, type[pl.DataType]] = {
 
 def _sampled(games: pl.LazyFrame) -> pl.DataFrame:
     """Per pairing: its games, the counts of each outcome and of the games in which each event
-    fires, the mean score, length and counts, and the counts' sample standard deviations."""
+    fires, the mean score, length and counts, and the counts' sample standard deviations.
+
+    Every figure is computed from exact sums, so that it does not depend on the order in which
+    the games are read: the means are sums of whole numbers (or halves) in float64, exact below
+    2**53, and a standard deviation comes from the whole-number sums of the counts and of their
+    squares (a float's running variance would change in its last digit from one run to the next)."""
     score = pl.when(pl.col("winner") == "south").then(1.0).when(pl.col("winner") == "draw").then(0.5).otherwise(0.0)
     exprs = [
         pl.len().cast(pl.Int64).alias("games"),
@@ -168,13 +174,29 @@ def _sampled(games: pl.LazyFrame) -> pl.DataFrame:
         pl.col("plies").cast(pl.Float64).mean().alias("mean_plies"),
     ]
     for name in engine.EVENTS:
-        count = pl.col(name).cast(pl.Float64)
+        count = pl.col(name).cast(pl.Int64)
         exprs += [
             (count > 0).sum().cast(pl.Int64).alias(f"fires_{name}"),
-            count.mean().alias(f"mean_{name}"),
-            count.std(ddof=1).alias(f"sd_{name}"),
+            count.cast(pl.Float64).mean().alias(f"mean_{name}"),
+            count.sum().alias(f"sum_{name}"),
+            (count * count).sum().alias(f"squares_{name}"),
         ]
-    return games.group_by(list(KEYS)).agg(exprs).collect()
+    sampled = games.group_by(list(KEYS)).agg(exprs).collect()
+    games_ = sampled["games"].to_list()
+    for name in engine.EVENTS:
+        sums, squares = sampled[f"sum_{name}"].to_list(), sampled[f"squares_{name}"].to_list()
+        sd = [_sample_sd(n, total, square) for n, total, square in zip(games_, sums, squares, strict=True)]
+        column = pl.Series(f"sum_{name}", sd, dtype=pl.Float64)  # in place of the sums: the columns keep their order
+        sampled = sampled.with_columns(column).rename({f"sum_{name}": f"sd_{name}"}).drop(f"squares_{name}")
+    return sampled
+
+
+def _sample_sd(n: int, total: int, squares: int) -> float | None:
+    """The sample standard deviation (n - 1 in the denominator) of n whole numbers with this sum
+    and sum of squares, from exact integer arithmetic; None for fewer than two."""
+    if n < 2:
+        return None
+    return math.sqrt(Fraction(n * squares - total * total, n * (n - 1)))
 
 
 _WINNERS = ("south", "draw", "north")
