@@ -26,7 +26,6 @@ from tqdm import tqdm
 import engine
 from engine.batch import batchable
 from engine.registry import engine_strategy
-from pipeline.study.config import Pairing
 
 BATCHED_GAME = 1e-6  # seconds a game engine.play_batch plays takes (any table strategy), its records written
 SCALAR_GAME = 40e-6  # seconds a random game takes through engine.play_game
@@ -45,6 +44,19 @@ def game_seconds(south: str, north: str, rules: engine.Rules) -> float:
 def scalar_game_seconds(south: str, north: str) -> float:
     """Roughly how many seconds one game of the pairing takes through engine.play_game, on one core."""
     return SCALAR_GAME + engine_strategy(south).scalar_seconds + engine_strategy(north).scalar_seconds
+
+
+class Pairing(Protocol):
+    """What the games bar needs of a chunk's pairing (pipeline.study.config.Pairing)."""
+
+    @property
+    def south(self) -> str: ...
+
+    @property
+    def north(self) -> str: ...
+
+    @property
+    def rules(self) -> engine.Rules: ...
 
 
 class Chunk(Protocol):

@@ -102,6 +102,42 @@ def test_the_pipeline_modules_import_one_another_without_a_cycle_at_module_level
     assert cycles(graph("pipeline", module_level_only=True)) == []
 
 
+# The rooms of pipeline (ARCHITECTURE.md): the products, each a folder; the doors, which parse a
+# command or time the products and so may call any of them; and the shared modules below both.
+PRODUCTS = ("study", "ladder", "atlas")
+DOORS = {"pipeline.cli", "pipeline.bench", "pipeline.estimates"}
+
+
+def product(module: str) -> str | None:
+    """The product whose folder holds ``module`` (pipeline.study.run: study), None for the rest."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "pipeline" and len(parts) > 1 and parts[1] in PRODUCTS else None
+
+
+def test_every_product_has_its_folder():
+    assert {product(module) for module in modules("pipeline")} == {None, *PRODUCTS}
+
+
+def test_the_shared_modules_import_no_product():
+    """What the products share (config, run folders, records, workers, progress, statistics,
+    figures, render, exact) knows none of them, lazily or not: a product can change alone."""
+    offending = {
+        module: sorted(name for name in imports(module) if product(name))
+        for module in modules("pipeline")
+        if product(module) is None and module not in DOORS
+    }
+    assert {module: names for module, names in offending.items() if names} == {}
+
+
+def test_no_product_imports_another():
+    offending = {
+        module: sorted(name for name in imports(module) if product(name) not in (None, product(module)))
+        for module in modules("pipeline")
+        if product(module)
+    }
+    assert {module: names for module, names in offending.items() if names} == {}
+
+
 def test_the_strategy_base_is_a_leaf():
     assert reachable("engine.strategy_base", graph("engine")) <= STRATEGY_BASE_IMPORTS
 

@@ -16,8 +16,9 @@ from pipeline.cli import main
 from pipeline.config import ConfigError
 from pipeline.paths import STUDIES
 from pipeline.records import RecordError, read_games, scan_games
+from pipeline.seeds import pairing_key
 from pipeline.study.config import load_study, parse_study
-from pipeline.study.run import SEED_BLOCK, chunk_seeds, chunk_size, pairing_key, plan, run_study
+from pipeline.study.run import SEED_BLOCK, chunk_seeds, chunk_size, plan, run_study
 from pipeline.study.status import status
 
 SMOKE = {"name": "smoke", "seed": 7, "games_per_seat": 300, "strategies": ["random", "greedy"], "rules": {}}

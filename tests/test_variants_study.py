@@ -13,8 +13,9 @@ import engine
 from pipeline.cli import main
 from pipeline.paths import STUDIES
 from pipeline.records import RecordError, read_manifest, scan_games
+from pipeline.seeds import pairing_key, rules_key
 from pipeline.study.config import BASE, load_study, parse_study
-from pipeline.study.run import chunk_seeds, pairing_key, plan, rules_key, run_study
+from pipeline.study.run import chunk_seeds, plan, run_study
 from pipeline.study.status import status
 
 SMOKE = {"name": "smoke", "seed": 7, "games_per_seat": 30, "strategies": ["random", "greedy"], "rules": {}}

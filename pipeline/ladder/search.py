@@ -12,7 +12,7 @@
 Each rung X = mcts(playouts=n) plays itself and, for each opponent O, X v O and O v X, so that its
 score is read in both seats. Games go through engine.play_batch (engine.mcts_batch: the scalar
 MctsStrategy's games, searched in lockstep), round after round, game i of pairing S v N having
-the seed engine.rng.game_seeds(seed of [seed, pipeline.study.run.pairing_key(S, N)], i + 1)[i]: the
+the seed engine.rng.game_seeds(seed of [seed, pipeline.seeds.pairing_key(S, N)], i + 1)[i]: the
 same config gives the same games whatever the number of workers.
 
 The stopping rule is a fixed-width sequential interval (Chow and Robbins 1965): play rounds until
@@ -65,8 +65,8 @@ from pipeline.progress import Ticker
 from pipeline.records import RecordError, file_sha256, parquet_bytes, sha256, versions
 from pipeline.runfolder import SEARCH_LADDER, claim, write_manifest
 from pipeline.runfolder import read_manifest as read_run_manifest
+from pipeline.seeds import pairing_key
 from pipeline.stats import first_player
-from pipeline.study.run import pairing_key
 from pipeline.workers import exit_with_parent
 
 KEYS = ("name", "seed", "playouts", "opponents", "half_width", "round_games", "playout_budget", "rules")

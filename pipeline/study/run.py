@@ -35,7 +35,6 @@ next run writes exact.parquet for the new value (or drops it).
 
 from __future__ import annotations
 
-import hashlib
 import time
 import warnings
 from dataclasses import dataclass
@@ -81,6 +80,7 @@ from pipeline.records import (
     write_manifest,
 )
 from pipeline.runfolder import STUDY, clear_litter, is_sealed
+from pipeline.seeds import pairing_key, rules_key
 from pipeline.study.config import BASE, Pairing, Study
 from pipeline.workers import backend as _backend
 from pipeline.workers import check_backend, check_jobs, check_scheduler, exit_with_parent
@@ -142,18 +142,6 @@ def _check_chunks(study: Study) -> None:
             f"the study plans {count:,} chunks (about {count * CHUNK_BYTES / 1e9:,.1f} GB to plan and record them); "
             f"at most {MAX_CHUNKS:,}: lower games_per_seat or raise chunk_games"
         )
-
-
-def pairing_key(south: str, north: str) -> int:
-    """A 128-bit number for an ordered pairing of specs: its games' seeds derive from it, so a
-    strategy added to a study leaves the games of the other pairings as they were."""
-    return int.from_bytes(hashlib.sha256(f"{south}\n{north}".encode()).digest()[:16], "little")
-
-
-def rules_key(rules: engine.Rules) -> int:
-    """A 128-bit number for a variant's rule set, from its name: the games of a variant do not
-    depend on its label or on the other variants of the study."""
-    return int.from_bytes(hashlib.sha256(f"rules\n{rules.name}".encode()).digest()[:16], "little")
 
 
 def chunk_size(games: int, most: int, *, searches: bool = False) -> int:
