@@ -7,7 +7,7 @@
 """
 
 from engine.api import MoveResult, apply_move, end_event, legal_moves, perft, perft_counts, position, rotate, start_board
-from engine.batch import GameBatch, play_batch
+from engine.batch import play_batch
 from engine.board import Board, pack, parse_board, render, unpack
 from engine.cache import cache_folder, set_cache_folder
 from engine.errors import IllegalMoveError
@@ -15,6 +15,7 @@ from engine.events import END_EVENTS, EVENTS, TURN_EVENTS, possible_events
 from engine.exact import ExactOutcome, ExactProgress, exact_outcome
 from engine.exploit import Exploitability, exploitability
 from engine.game import GameRecord, play_game
+from engine.game_batch import GameBatch
 from engine.policy import PolicyTable, is_table_strategy, policy_table
 from engine.registry import UnknownStrategyError, canonical_spec, make_strategy
 from engine.release import release_caches

@@ -31,7 +31,7 @@ from engine.rules import Rules
 
 
 class _Moves(Protocol):
-    """What Kept reads of engine.exact._Moves (one parity's moves in its whole chain); the chain
+    """What Kept reads of engine.exact_graph._Moves (one parity's moves in its whole chain); the chain
     by position's also have ``keeping``, ``keep_flags`` and ``occupancy``, that by margin's
     ``ended_margin``."""
 
@@ -116,7 +116,7 @@ class Kept:
         self._corrected: tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] | None = None
 
     def corrected(self, ply: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """engine.exact._Moves.corrected for the kept states: the moves from them, the ranks of
+        """engine.exact_graph._Moves.corrected for the kept states: the moves from them, the ranks of
         the states they lead to (-1 if not kept), their chance minus the far one, their indices."""
         if self._corrected is not None and self._corrected[0] == ply:
             return self._corrected[1]

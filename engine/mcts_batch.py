@@ -38,7 +38,7 @@ from engine.choice import NO_MOVE
 from engine.index import row_stones
 from engine.policy import PolicyTable
 from engine.positions import positions
-from engine.rng import GAMMA, MASK32, MIX1, MIX2, SEED_SALT
+from engine.rng import GAMMA, MASK32, SEED_SALT, mix64_words
 from engine.rules import ROW, Rules
 from engine.search import UCT_EXPLORATION, MctsStrategy
 from engine.tables import PositionTables
@@ -138,26 +138,16 @@ class Streams:
     """The draws of many games' streams (engine.rng), each game's taken by its own count."""
 
     def __init__(self, seeds: np.ndarray) -> None:
-        self.state = _mix64(np.asarray(seeds, dtype=np.uint64) ^ np.uint64(SEED_SALT))
+        self.state = mix64_words(np.asarray(seeds, dtype=np.uint64) ^ np.uint64(SEED_SALT))
         self.count = np.zeros(len(seeds), dtype=np.int64)
 
     def draw(self, games: np.ndarray, takes: np.ndarray | None = None) -> np.ndarray:
         """The next draw (uint64 holding 32 bits) of each game in ``games``; where ``takes`` is
         False the game's count stays and its value is not to be used."""
         count = self.count[games]
-        word = _mix64(self.state[games] + ((count >> 1) + 1).astype(np.uint64) * np.uint64(GAMMA))
+        word = mix64_words(self.state[games] + ((count >> 1) + 1).astype(np.uint64) * np.uint64(GAMMA))
         self.count[games] = count + (1 if takes is None else takes)
         return np.where(count & 1, word & np.uint64(MASK32), word >> np.uint64(32))
-
-
-def _mix64(z: np.ndarray) -> np.ndarray:
-    """SplitMix64's finaliser (engine.rng), in place: ``z`` is a fresh array of the caller's."""
-    z ^= z >> np.uint64(30)
-    z *= np.uint64(MIX1)
-    z ^= z >> np.uint64(27)
-    z *= np.uint64(MIX2)
-    z ^= z >> np.uint64(31)
-    return z
 
 
 def _below(draws: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -337,7 +327,7 @@ class Forest:
                 at, base, count, difference = at[going], base[going], count[going], difference[going]
                 here, limit, legal8 = here[going], limit[going], legal8[going]
                 lowest = int(limit.min())
-            word = _mix64(base + (count >> np.uint64(1)) * np.uint64(GAMMA))
+            word = mix64_words(base + (count >> np.uint64(1)) * np.uint64(GAMMA))
             # the draw is the high half of the word at an even count, the low half at an odd one
             word <<= (count & np.uint64(1)) << np.uint64(5)
             word >>= np.uint64(32)

@@ -11,6 +11,7 @@ them. A uniform choice among n options takes one draw: ``(draw * n) >> 32``.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from numbers import Integral
 
 import numpy as np
@@ -98,3 +99,66 @@ class Rng:
         """A float in [0, 1) with 53 random bits, from two draws."""
         high, low = self.next_u32(), self.next_u32()
         return ((high << 21) | (low >> 11)) * (1.0 / (1 << 53))
+
+
+# ---------------------------------------------------------------------------------------------
+# The same streams on arrays, for the batched games (engine.batch, engine.mcts_batch)
+
+# numpy.random.SeedSequence.generate_state's constants (see _hashed_seeds).
+_INIT_B, _MULT_B, _XSHIFT = 0x8B51F9DD, 0x58F38DED, 16
+
+
+def game_seeds_between(seed: int, start: int, stop: int) -> np.ndarray:
+    """game_seeds(seed, n)[start:stop], for any n >= stop, without making the first ``start``."""
+    sequence = np.random.SeedSequence(seed)
+    if _numpy_agrees():
+        return _hashed_seeds(sequence.pool, start, stop)
+    return sequence.generate_state(stop, dtype=np.uint64)[start:]  # NumPy's own way, at Python speed
+
+
+def _hashed_seeds(pool: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """SeedSequence.generate_state on arrays (NumPy loops in Python, 3 million seeds a second).
+
+    Word i of its output is (pool[i % 4] ^ h_i) * h_(i+1) mod 2**32, folded by a shift, with
+    h_i = INIT_B * MULT_B**i mod 2**32; a uint64 seed is two words, the low one first.
+    """
+    words = 2 * (stop - start)
+    powers = np.full(words + 1, _MULT_B, dtype=np.uint64)
+    powers[0] = pow(_MULT_B, 2 * start, 1 << 32)
+    hashes = (np.cumprod(powers) * np.uint64(_INIT_B)) & np.uint64(MASK32)  # cumprod wraps mod 2**64
+    pool = np.roll(np.asarray(pool, dtype=np.uint64), -(2 * start) % len(pool))
+    mixed = np.tile(pool, words // len(pool) + 1)[:words]
+    mixed = ((mixed ^ hashes[:-1]) * hashes[1:]) & np.uint64(MASK32)
+    mixed ^= mixed >> np.uint64(_XSHIFT)
+    seeds: np.ndarray = mixed[0::2] | mixed[1::2] << np.uint64(32)
+    return seeds
+
+
+@lru_cache(maxsize=1)
+def _numpy_agrees() -> bool:
+    """Whether NumPy's SeedSequence still hashes as _hashed_seeds does (checked once)."""
+    sequences = [np.random.SeedSequence(seed) for seed in (0, 7, 2**64 - 1)]
+    return all(np.array_equal(_hashed_seeds(s.pool, 0, 9), s.generate_state(9, dtype=np.uint64)) for s in sequences)
+
+
+def mix64_words(z: np.ndarray, out: np.ndarray | None = None, scratch: np.ndarray | None = None) -> np.ndarray:
+    """mix64 on an array of uint64 words (multiplication wraps mod 2**64), into ``out`` (a new
+    array without it) with ``scratch`` as working memory (the batched games reuse both)."""
+    out = np.empty_like(z) if out is None else out
+    scratch = np.empty_like(z) if scratch is None else scratch
+    np.right_shift(z, 30, out=scratch)
+    np.bitwise_xor(z, scratch, out=out)
+    np.multiply(out, MIX1, out=out)
+    np.right_shift(out, 27, out=scratch)
+    np.bitwise_xor(out, scratch, out=out)
+    np.multiply(out, MIX2, out=out)
+    np.right_shift(out, 31, out=scratch)
+    np.bitwise_xor(out, scratch, out=out)
+    return out
+
+
+def sixths(words: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> np.ndarray:
+    """(6 * draw) >> 32 of both 32-bit halves of each word, in the words' memory order."""
+    np.multiply(words.view(np.uint32), 6, out=scratch, dtype=np.uint64)
+    np.right_shift(scratch, 32, out=out, casting="unsafe")
+    return out

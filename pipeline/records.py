@@ -34,8 +34,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import engine
-from engine.batch import END_REASONS, GameBatch
 from engine.events import TURN_FLAGS
+from engine.game_batch import END_REASONS, GameBatch
 from engine.integrity import DamagedFileError, file_digest, regular_file, sealed, unsealed
 from engine.scoring import WINNERS
 from pipeline.paths import EXACT, GAMES, JOURNAL, MANIFEST, PLIES

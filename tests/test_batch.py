@@ -11,8 +11,10 @@ from variants import SMALL_VARIANTS
 import engine
 from engine import IllegalMoveError, Rules, UnknownStrategyError, play_game
 from engine import batch as batched
-from engine.batch import END_REASONS, GameBatch, play_batch
-from engine.rng import game_seeds
+from engine import batch_chunk, batch_tables, game_batch
+from engine.batch import play_batch
+from engine.game_batch import END_REASONS, GameBatch
+from engine.rng import game_seeds, game_seeds_between
 from engine.scoring import WINNERS
 from engine.strategy_base import TableStrategy
 from engine.tables import PositionTables, build_tables
@@ -81,15 +83,15 @@ def test_long_games_keep_their_flag_counts_past_the_counter_flushes():
     rules = Rules(stones_per_pit=2, min_stones_to_play=1)
     batch = play_batch(200, "random", "greedy", rules=rules, seed=3, tables=small_tables(rules))
     assert batch.plies.max() == rules.ply_cap
-    assert batch.events["grand_slam_blocked"].max() > batched.FLUSH_PLIES  # more than a counter field holds
+    assert batch.events["grand_slam_blocked"].max() > batch_tables.FLUSH_PLIES  # more than a counter field holds
     assert_same_columns(batch, scalar_games("random", "greedy", rules, 3, 200))
 
 
 def test_the_games_do_not_depend_on_how_they_are_chunked(monkeypatch, default_tables):
     whole = play_batch(500, "greedy", "random", seed=8, tables=default_tables)
     monkeypatch.setattr(batched, "CHUNK_GAMES", 37)
-    monkeypatch.setattr(batched, "SEGMENT_PLIES", 3)
-    monkeypatch.setattr(batched, "DROP_WHEN", 50)
+    monkeypatch.setattr(batch_chunk, "SEGMENT_PLIES", 3)
+    monkeypatch.setattr(batch_chunk, "DROP_WHEN", 50)
     chunked = play_batch(500, "greedy", "random", seed=8, tables=default_tables)
     for name in ("seeds", "winner", "score_south", "score_north", "plies", "end_reason", "moves", "move_offsets"):
         assert np.array_equal(getattr(whole, name), getattr(chunked, name)), name
@@ -99,10 +101,10 @@ def test_the_games_do_not_depend_on_how_they_are_chunked(monkeypatch, default_ta
 
 def test_tables_too_big_for_32_bit_steps_play_the_same_games(monkeypatch):
     rules = Rules(stones_per_pit=3, grand_slam="allowed")
-    monkeypatch.setattr(batched, "STEP_CHILD_BITS", 4)  # as if no child index fitted in 24 bits
+    monkeypatch.setattr(batch_tables, "STEP_CHILD_BITS", 4)  # as if no child index fitted in 24 bits
     tables = build_tables(rules)  # fresh tables, so that the batch derives its own from them
     batch = play_batch(500, "greedy", "random", rules=rules, seed=2, tables=tables)
-    assert batched._derived(tables).step.dtype == np.uint64
+    assert batch_tables._derived(tables).step.dtype == np.uint64
     assert_same_columns(batch, scalar_games("greedy", "random", rules, 2, 500))
 
 
@@ -115,7 +117,7 @@ def test_game_i_of_a_batch_is_game_i_of_a_bigger_batch(default_tables):
 @pytest.mark.parametrize("seed", [0, 1, 123456789, 2**63, 2**64 - 1])
 @pytest.mark.parametrize(("start", "stop"), [(0, 1), (0, 1000), (1, 7), (70_001, 70_050)])
 def test_the_vectorised_seeds_are_numpys(seed, start, stop):
-    assert np.array_equal(batched._game_seeds(seed, start, stop), game_seeds(seed, stop)[start:])
+    assert np.array_equal(game_seeds_between(seed, start, stop), game_seeds(seed, stop)[start:])
 
 
 def test_engine_strategy_objects_are_the_spec_strings(default_tables):
@@ -211,7 +213,7 @@ def test_the_columns_have_their_documented_types(default_tables):
 
 
 def assert_same_batch(got: GameBatch, expected: GameBatch) -> None:
-    for name in (*batched.GAME_COLUMNS, "moves", "move_offsets"):
+    for name in (*game_batch.GAME_COLUMNS, "moves", "move_offsets"):
         assert np.array_equal(getattr(got, name), getattr(expected, name)), name
         assert getattr(got, name).dtype == getattr(expected, name).dtype, name
     assert got.events.keys() == expected.events.keys()
@@ -223,7 +225,7 @@ def assert_same_batch(got: GameBatch, expected: GameBatch) -> None:
 def test_the_game_columns_are_every_column_of_one_entry_a_game(default_tables):
     batch = play_batch(10, "random", "random", tables=default_tables)
     arrays = {name for name, value in vars(batch).items() if isinstance(value, np.ndarray)}
-    assert set(batched.GAME_COLUMNS) == arrays - {"moves", "move_offsets"}
+    assert set(game_batch.GAME_COLUMNS) == arrays - {"moves", "move_offsets"}
 
 
 @pytest.mark.parametrize(
@@ -240,13 +242,13 @@ def test_rows_are_the_games_of_that_range(default_tables, start, stop):
 
 def test_concatenated_rows_are_the_batch_again(default_tables):
     batch = play_batch(300, "random", "greedy", seed=13, tables=default_tables)
-    assert_same_batch(batched.concatenate([batch.rows(0, 40), batch.rows(40, 40), batch.rows(40, 299), batch.rows(299)]), batch)
-    assert batched.concatenate([batch]) is batch
+    assert_same_batch(game_batch.concatenate([batch.rows(0, 40), batch.rows(40, 40), batch.rows(40, 299), batch.rows(299)]), batch)
+    assert game_batch.concatenate([batch]) is batch
 
 
 def test_a_batch_played_in_two_seed_blocks_is_both_blocks(default_tables):
     first, second = (play_batch(200, "random", "random", seed=seed, tables=default_tables) for seed in (1, 2))
-    joined = batched.concatenate([first.rows(150), second.rows(0, 70)])
+    joined = game_batch.concatenate([first.rows(150), second.rows(0, 70)])
     assert list(joined.records()) == [*list(first.records())[150:], *list(second.records())[:70]]
 
 
@@ -254,9 +256,9 @@ def test_only_games_of_one_pairing_are_concatenated(default_tables):
     ours = play_batch(10, "random", "greedy", tables=default_tables)
     theirs = play_batch(10, "greedy", "random", tables=default_tables)
     with pytest.raises(ValueError, match="one pairing"):
-        batched.concatenate([ours, theirs])
+        game_batch.concatenate([ours, theirs])
     with pytest.raises(ValueError, match="at least one"):
-        batched.concatenate([])
+        game_batch.concatenate([])
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import engine
-import engine.batch as batch_layout
+import engine.batch_tables as batch_layout
 import engine.moves as moves_layout
 import engine.replay as replay_layout
 import engine.tables as tables_layout

@@ -27,9 +27,9 @@ import pytest
 
 import engine
 from engine import Position, Rng, Rules, UnknownStrategyError, make_strategy, play_batch, play_game
-from engine.batch import GAME_COLUMNS, GameBatch
 from engine.board import rotate
 from engine.choice import NO_MOVE, SCALE, pack_keys, pit_of
+from engine.game_batch import GAME_COLUMNS, GameBatch
 from engine.policy import NearCap, NotATableStrategyError, PolicyTable, is_table_strategy, policy_path, policy_table
 from engine.positions import positions
 from engine.rng import game_seeds

@@ -7,7 +7,7 @@ import pytest
 from variants import SMALL_VARIANTS
 
 import engine
-from engine.batch import GameBatch
+from engine.game_batch import GameBatch
 from engine.replay import FLAG_BITS, TURN_FLAGS, Replay, replay
 from engine.tables import END_CODES, PositionTables, load_tables
 

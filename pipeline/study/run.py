@@ -45,8 +45,9 @@ import numpy as np
 from joblib import Parallel, delayed
 
 import engine
-from engine.batch import GameBatch, batchable, concatenate
+from engine.batch import batchable
 from engine.cache import temporary_files, write_atomic
+from engine.game_batch import GameBatch, concatenate
 from engine.policy import is_table_strategy, policies_folder, policy_path, policy_table
 from engine.registry import engine_strategy
 from engine.rng import game_seeds
