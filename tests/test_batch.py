@@ -9,9 +9,8 @@ import pytest
 from variants import SMALL_VARIANTS
 
 import engine
-from engine import IllegalMoveError, Rules, UnknownStrategyError, play_game
+from engine import IllegalMoveError, Rules, UnknownStrategyError, batch_chunk, batch_tables, game_batch, play_game
 from engine import batch as batched
-from engine import batch_chunk, batch_tables, game_batch
 from engine.batch import play_batch
 from engine.game_batch import END_REASONS, GameBatch
 from engine.rng import game_seeds, game_seeds_between
@@ -242,7 +241,9 @@ def test_rows_are_the_games_of_that_range(default_tables, start, stop):
 
 def test_concatenated_rows_are_the_batch_again(default_tables):
     batch = play_batch(300, "random", "greedy", seed=13, tables=default_tables)
-    assert_same_batch(game_batch.concatenate([batch.rows(0, 40), batch.rows(40, 40), batch.rows(40, 299), batch.rows(299)]), batch)
+    assert_same_batch(
+        game_batch.concatenate([batch.rows(0, 40), batch.rows(40, 40), batch.rows(40, 299), batch.rows(299)]), batch
+    )
     assert game_batch.concatenate([batch]) is batch
 
 

@@ -23,7 +23,7 @@ from variants import EVERY_FIELD_ALONE, OWARE_LIKE
 import engine
 from engine import IllegalMoveError, Rules, apply_move, end_event, legal_moves, pack, parse_board, play_game, render, unpack
 from engine.rules import RULE_FIELDS
-from pipeline.cli import _rule_change as main_rule_change
+from pipeline.commands import _rule_change as main_rule_change
 
 SOUTH, NORTH = 0, 1
 
