@@ -75,7 +75,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.special import expit, log_expit, xlogy
 from scipy.stats import chi2
 
-from pipeline.stats import Z95, Estimate
+from pipeline.stats import Z95, Estimate, points
 
 ELO_PER_LOGIT = 400 / math.log(10)
 PRIOR_SD = 1000.0  # Elo; weak: about 5.8 logits, odds of 300 to 1 at one standard deviation
@@ -423,10 +423,10 @@ def _records(strategies: list[str], counts: pl.DataFrame) -> pl.DataFrame:
     seats = pl.concat(
         [
             others.select(
-                pl.col("south").alias("strategy"), "games", (pl.col("south_wins") + pl.col("draws") / 2).alias("points")
+                pl.col("south").alias("strategy"), "games", points(pl.col("south_wins"), pl.col("draws")).alias("points")
             ),
             others.select(
-                pl.col("north").alias("strategy"), "games", (pl.col("north_wins") + pl.col("draws") / 2).alias("points")
+                pl.col("north").alias("strategy"), "games", points(pl.col("north_wins"), pl.col("draws")).alias("points")
             ),
         ]
     )

@@ -11,7 +11,7 @@ mean_interval(values)               a mean with its normal interval (for large s
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import stats as _scipy
@@ -73,6 +73,12 @@ class FirstPlayer(NamedTuple):
     p: np.ndarray
 
 
+def points(wins: Any, draws: Any) -> Any:
+    """A player's points: 1 a win, 1/2 a draw (the score of RULES.md's players), of whole numbers,
+    arrays or polars expressions alike; divided by the games, the score every table reports."""
+    return wins + draws / 2
+
+
 def first_player(first_wins: np.ndarray, draws: np.ndarray, second_wins: np.ndarray, level: float = 0.95) -> FirstPlayer:
     """The first player's score (first_wins + draws / 2) / games of each row, with an exact
     two-sided test against 1/2 and an interval that agree at any sample size.
@@ -98,7 +104,7 @@ def first_player(first_wins: np.ndarray, draws: np.ndarray, second_wins: np.ndar
         d_low, d_high = _wilson_bounds(decisive, games, z)
         tails = np.minimum(_scipy.binom.cdf(first, decisive, 0.5), _scipy.binom.sf(first - 1, decisive, 0.5))
         p = np.where(decisive > 0, np.minimum(1.0, 2 * tails), 1.0)
-        score = (first + draw / 2) / np.where(games > 0, games, np.nan)
+        score = points(first, draw) / np.where(games > 0, games, np.nan)
     # the bounds hold the estimate: rounding in Wilson's bound at 0 or 1 can put one a hair past it
     low = np.minimum(0.5 + np.minimum(d_low * pi_low, d_high * pi_low), score)
     high = np.maximum(0.5 + np.maximum(d_low * pi_high, d_high * pi_high), score)

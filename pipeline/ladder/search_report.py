@@ -28,7 +28,7 @@ from pipeline.render.document import Section, Table
 from pipeline.render.folder import check_out, publish_pages, staging
 from pipeline.runfolder import SEARCH_LADDER
 from pipeline.runfolder import read_manifest as read_run_manifest
-from pipeline.stats import wilson
+from pipeline.stats import points, wilson
 
 # The exact players drawn beside the searches, when the cache folder holds their outcomes.
 EXACT_PLAYERS = (
@@ -63,8 +63,8 @@ def rungs_table(rows: pl.DataFrame, opponents: list[str]) -> pl.DataFrame:
             as_south = mine.filter((pl.col("south") == spec) & (pl.col("north") == opponent)).row(0, named=True)
             as_north = mine.filter((pl.col("south") == opponent) & (pl.col("north") == spec)).row(0, named=True)
             seats = [
-                wilson(as_south["south_wins"] + as_south["draws"] / 2, as_south["games"]),
-                wilson(as_north["north_wins"] + as_north["draws"] / 2, as_north["games"]),
+                wilson(points(as_south["south_wins"], as_south["draws"]), as_south["games"]),
+                wilson(points(as_north["north_wins"], as_north["draws"]), as_north["games"]),
             ]
             row[f"score_v_{opponent}"] = (seats[0].value + seats[1].value) / 2
             row[f"score_v_{opponent}_low"] = (seats[0].low + seats[1].low) / 2
@@ -88,7 +88,7 @@ def exact_references(rules: engine.Rules) -> dict[str, tuple[float, float]]:
             continue
         south, north, itself = outcomes
         assert south is not None and north is not None and itself is not None
-        score = (south.south_win + south.draw / 2 + north.north_win + north.draw / 2) / 2
+        score = (south.south_win + south.draw / 2 + north.north_win + north.draw / 2) / 2  # its points in both seats, over two
         found[spec] = (score, itself.first_player_score)
     return found
 

@@ -19,7 +19,7 @@ from pipeline.exact.check import exact_check
 from pipeline.ludii import comparable
 from pipeline.metrics import events, first_player_columns, ludii, outcomes
 from pipeline.records import Manifest
-from pipeline.stats import Z95, holm
+from pipeline.stats import Z95, holm, points
 from pipeline.study.config import parse_study
 from pipeline.turns import END_EVENTS, TURN_EVENTS
 
@@ -301,7 +301,7 @@ def _equal_weights(table: pl.DataFrame, orders: list[list[list[int]]]) -> pl.Dat
             continue
         means, variances = [], []
         for games, first, draws, _ in played:
-            score = (first + draws / 2) / games
+            score = points(first, draws) / games
             means.append(score)
             variances.append(max((first + draws / 4) / games - score**2, 0.0) / games)
         effect, spread = sum(means) / 2 - 0.5, math.sqrt(sum(variances)) / 2
