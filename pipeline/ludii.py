@@ -58,9 +58,8 @@ from collections.abc import Sequence
 import polars as pl
 
 from pipeline.metrics import ludii
+from pipeline.records import IS_SELF_PLAY, PAIRING_COLUMNS
 
-KEYS = ("rules", "south", "north")
-SELF_PLAY = pl.col("south") == pl.col("north")
 # The column of ludii_plies' table behind each per-ply column of the comparable table.
 FROM_PLIES = {
     "BranchingFactor": "BranchingFactor_per_game",
@@ -73,7 +72,7 @@ WHOLE_GAMES = ("AdvantageP1", "Balance", "Completion", "Drawishness", "Timeouts"
 ENDS = ("", "_low", "_high")
 
 
-def comparable(games: pl.LazyFrame, plies: pl.DataFrame, by: Sequence[str] = KEYS) -> pl.DataFrame:
+def comparable(games: pl.LazyFrame, plies: pl.DataFrame, by: Sequence[str] = PAIRING_COLUMNS) -> pl.DataFrame:
     """The Ludii-comparable table of a study's self-play, one row per group of ``by`` (which must
     hold south and north) where south == north, sorted by ``by``.
 
@@ -90,9 +89,9 @@ def comparable(games: pl.LazyFrame, plies: pl.DataFrame, by: Sequence[str] = KEY
     ``by``, or when its games differ from those of the self-play groups.
     """
     by = _checked_by(by, plies)
-    self_play = games.filter(SELF_PLAY)
+    self_play = games.filter(IS_SELF_PLAY)
     whole = ludii(self_play.with_columns(_ludii_winner()), by=by).select(*by, "games", *WHOLE_GAMES, "Duration_p99")
-    per_ply = plies.filter(SELF_PLAY).select(
+    per_ply = plies.filter(IS_SELF_PLAY).select(
         *by,
         pl.col("games").alias("_plies_games"),
         *(pl.col(f"{source}{end}").alias(f"{name}{end}") for name, source in FROM_PLIES.items() for end in ENDS),

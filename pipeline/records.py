@@ -48,6 +48,9 @@ COMPRESSION = "zstd"
 COMPRESSION_LEVEL = 3
 PLY_FLAGS = TURN_FLAGS  # a bool column each in the plies/ schema
 
+PAIRING_COLUMNS = ("rules", "south", "north")  # the columns that name a pairing of a run, in every table
+IS_SELF_PLAY = pl.col("south") == pl.col("north")  # a row of a strategy against itself
+
 
 class FileEntry(TypedDict):
     """One chunk file in the manifest: its path in the study folder, size and SHA-256."""

@@ -50,7 +50,7 @@ LUDII_PLIES = ("BranchingFactor", "DecisionMoves", "PositionalRepetition")  # ou
 # Every metric of ludii_plies' table, in its order: ours, then Ludii's to the letter and the per-turn mean.
 LUDII_COLUMNS = (*LUDII_PLIES, "BranchingFactor_per_game", "BranchingFactor_per_turn", "PositionalRepetition_ludii")
 MEANS_OVER_GAMES = (*LUDII_PLIES, "BranchingFactor_per_game")  # a value per game, averaged over the games
-TURN_EVENTS = events.TURN_FLAGS  # the turn events a single ply fires or not
+TURN_FLAGS = events.TURN_FLAGS  # the turn events a single ply fires or not
 END_EVENTS = events.END_EVENTS
 FLAG_VALUES = 1 << len(FLAG_BITS)  # the values a ply's flags (engine.replay.FLAG_BITS) can take
 REPETITION_CHUNK = 1 << 14  # games whose states are sorted together (a sort that stays in the cache)
@@ -103,8 +103,8 @@ class Plies:
 
     def column(self, name: str) -> np.ndarray:
         """A per-ply array of engine.replay.Replay (``position``, ``options``, ...) or, for a name
-        of TURN_EVENTS, that flag as bool; the rule sets' arrays end to end."""
-        parts = [run.flag(name) if name in TURN_EVENTS else getattr(run, name) for _, run in self.replays]
+        of TURN_FLAGS, that flag as bool; the rule sets' arrays end to end."""
+        parts = [run.flag(name) if name in TURN_FLAGS else getattr(run, name) for _, run in self.replays]
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def per_game(self, name: str) -> np.ndarray:
@@ -123,7 +123,7 @@ class Plies:
     def frame(self) -> pl.DataFrame:
         """One row per ply: game_id, rules, south, north, ply, mover (0 South, 1 North), strategy
         (the mover's), pit (absolute, 0-5), position (engine.index, mover's view), options (legal
-        moves), captured (stones), and a bool column per turn event of TURN_EVENTS. The string
+        moves), captured (stones), and a bool column per turn event of TURN_FLAGS. The string
         columns are categorical."""
         rows = pl.Series(self.game_row())
         games = self.games.select(pl.col("game_id"), pl.col("rules", "south", "north").cast(pl.Categorical))
@@ -138,7 +138,7 @@ class Plies:
             pl.Series("position", self.column("position")),
             pl.Series("options", self.column("options")),
             pl.Series("captured", self.column("captured")),
-            *(pl.Series(name, self.column(name)) for name in TURN_EVENTS),
+            *(pl.Series(name, self.column(name)) for name in TURN_FLAGS),
         )
 
 
@@ -221,14 +221,14 @@ def events_by_ply(games: pl.LazyFrame | pl.DataFrame | Plies, by: Sequence[str] 
     (games that play a move at that ply), positions (games that reach that ply: a move played
     or not), fired, and share with its 95% Wilson interval (share, share_low, share_high).
 
-    - Turn events (TURN_EVENTS): fired counts the moves at that ply on which the event fires,
+    - Turn events (TURN_FLAGS): fired counts the moves at that ply on which the event fires,
       share = fired / turns; rows for the plies where some game plays a move.
     - End events (END_EVENTS): a game counts at the ply of its terminal position (its number of
       moves), share = fired / positions, the share of the games reaching that ply that end
       there with that event; rows for the plies some game reaches. A game stopped by the ply
       cap fires none.
 
-    Rows are sorted by group, then event (TURN_EVENTS then END_EVENTS), then ply. Summed over
+    Rows are sorted by group, then event (TURN_FLAGS then END_EVENTS), then ply. Summed over
     the plies, fired gives the per-game event counts of the games table, summed over games.
     Grouped by rules, an event the group's rule set rules out has no rows (as in
     pipeline.metrics.events).
@@ -601,7 +601,7 @@ def _event_rows(
 ) -> pl.DataFrame:
     """One event's rows: those (group, ply) with trials."""
     kept = np.flatnonzero(trials > 0)
-    order = (TURN_EVENTS + END_EVENTS).index(name)
+    order = (TURN_FLAGS + END_EVENTS).index(name)
     return pl.DataFrame(
         {
             "_group": (kept // width).astype(np.uint32),

@@ -34,7 +34,7 @@ from polling import wait_until
 import engine
 from engine.tables import load_tables
 from pipeline.atlas import run as atlas_module
-from pipeline.atlas.analyse import SELF_PLAY
+from pipeline.atlas.analyse import SELF_PLAY_SPECS
 from pipeline.atlas.run import Atlas, load_atlas, parse_atlas, read_manifest, run_atlas
 from pipeline.cli import main
 from pipeline.config import ConfigError
@@ -333,7 +333,7 @@ def test_the_size_of_the_game_matches_a_breadth_first_search(four: tuple[Atlas, 
 @pytest.mark.parametrize("prefix", ["random", "greedy", "alphabeta4"])
 def test_self_play_agrees_with_sampled_games_within_four_standard_errors(four: tuple[Atlas, Path], prefix: str) -> None:
     atlas, folder = four
-    spec = SELF_PLAY[prefix]
+    spec = SELF_PLAY_SPECS[prefix]
     found = rows(folder / "reference")
     for rules in atlas.rule_sets()[::3]:  # RULES.md's, and feeding off with grand slams allowed
         row = found[rules.name]

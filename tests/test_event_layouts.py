@@ -163,7 +163,7 @@ def test_the_replay_flags_are_the_turn_flags_with_the_tables_bits_kept():
 
 def test_the_pipelines_lists_are_those_of_engine_events():
     assert records_layout.PLY_FLAGS == TURN_FLAGS
-    assert (turns_layout.TURN_EVENTS, turns_layout.END_EVENTS) == (TURN_FLAGS, END_EVENTS)
+    assert (turns_layout.TURN_FLAGS, turns_layout.END_EVENTS) == (TURN_FLAGS, END_EVENTS)
     assert sum(replay_layout.FLAG_BITS.values()) < turns_layout.FLAG_VALUES
 
 

@@ -23,9 +23,9 @@ from pipeline.paths import ROOT
 from pipeline.ratings import ratings
 from pipeline.records import read_manifest, scan_games
 from pipeline.stats import mean_interval, wilson
-from pipeline.study.report import KEYS, ReportData, compose, compute, figure, figure_names
+from pipeline.study.report import PAIRING_COLUMNS, ReportData, compose, compute, figure, figure_names
 from pipeline.study.report.words import short
-from pipeline.turns import END_EVENTS, TURN_EVENTS
+from pipeline.turns import END_EVENTS, TURN_FLAGS
 
 RULES = engine.Rules(stones_per_pit=3)
 CONFIG = """name = "reported"
@@ -216,7 +216,7 @@ def test_events_by_ply_csv(built, replayed):
     for row in built[2].itertuples():
         game = replayed[row.game_id]
         for ply, fired in enumerate(game["turn_events"]):
-            for name in TURN_EVENTS:
+            for name in TURN_FLAGS:
                 counts = expected[row.south, row.north, name, ply]
                 counts[0] += 1
                 counts[2] += fired[name] > 0
@@ -303,7 +303,7 @@ def test_headlines_repeat_the_tables(built, tables):
     length = _rows(tables["Game length per pairing"])["random", "random"]
     assert f"Mean length {length['mean plies']} plies" in headline
     events = {row["event"]: row for row in tables["Rule events"][1]}
-    for name in (*TURN_EVENTS, *END_EVENTS):
+    for name in (*TURN_FLAGS, *END_EVENTS):
         if not name.endswith(("_stones", "_pits")):
             assert f"{short(name)} {events[short(name)]['games where it fires (%)']}" in headline
 
@@ -328,7 +328,7 @@ def test_headline_and_files(built):
 def test_csv_tables_match_the_markdown(built):
     """The CSVs are the report's tables at full precision: the same pairings, the same values."""
     outcomes = pl.read_csv(built[1] / "tables" / "outcomes.csv")
-    assert outcomes.columns[:3] == list(KEYS)
+    assert outcomes.columns[:3] == list(PAIRING_COLUMNS)
     for south, north, part in _pairings(built[2]):
         line = outcomes.filter((pl.col("south") == south) & (pl.col("north") == north)).row(0, named=True)
         assert line["games"] == len(part)
@@ -376,7 +376,7 @@ def test_report_data_from_the_library(built):
     """compute gives the tables by name; a figure whose table is missing is one ValueError."""
     data = compute(scan_games(built[0]), read_manifest(built[0]))
     assert [name for name, _ in data.tables()] == [field.name for field in fields(ReportData) if field.name not in EXACT_TABLES]
-    assert data.outcomes.select(KEYS).equals(pl.read_csv(built[1] / "tables" / "outcomes.csv").select(KEYS))
+    assert data.outcomes.select(PAIRING_COLUMNS).equals(pl.read_csv(built[1] / "tables" / "outcomes.csv").select(PAIRING_COLUMNS))
     assert "perfect_play_agreement" in figure_names(data)
     without = replace(data, agreement=None)
     assert "perfect_play_agreement" not in figure_names(without) and "agreement" not in dict(without.tables())

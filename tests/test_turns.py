@@ -18,7 +18,7 @@ from pipeline.turns import (
     END_EVENTS,
     LUDII_COLUMNS,
     LUDII_PLIES,
-    TURN_EVENTS,
+    TURN_FLAGS,
     Plies,
     _rotated,
     agreement,
@@ -141,7 +141,7 @@ def test_the_frame_of_plies_is_the_moves_of_the_games(plies, games):
     assert frame.height == int(plies.offsets[-1])
     assert frame.columns == [
         "game_id", "rules", "south", "north", "ply", "mover", "strategy", "pit",
-        "position", "options", "captured", *TURN_EVENTS,
+        "position", "options", "captured", *TURN_FLAGS,
     ]  # fmt: skip
     recorded = dict(zip(games["game_id"].to_list(), games["moves"].to_list(), strict=True))
     assert frame["pit"].to_list() == [pit for game_id in plies.games["game_id"].to_list() for pit in recorded[game_id]]
@@ -229,9 +229,9 @@ def test_rotated_turns_the_boards_as_engine_rotate(stones):
 
 def test_events_by_ply_totals_are_the_games_table_totals(plies, games):
     table = events_by_ply(plies, by=KEYS)
-    assert table["event"].unique(maintain_order=True).to_list() == [*TURN_EVENTS, *END_EVENTS]
+    assert table["event"].unique(maintain_order=True).to_list() == [*TURN_FLAGS, *END_EVENTS]
     totals = table.group_by(*KEYS, "event").agg(pl.col("fired").sum())
-    expected = games.group_by(*KEYS).agg(pl.col(name).cast(pl.Int64).sum() for name in (*TURN_EVENTS, *END_EVENTS))
+    expected = games.group_by(*KEYS).agg(pl.col(name).cast(pl.Int64).sum() for name in (*TURN_FLAGS, *END_EVENTS))
     for row in totals.iter_rows(named=True):
         match = expected.filter(
             (pl.col("rules") == row["rules"]) & (pl.col("south") == row["south"]) & (pl.col("north") == row["north"])
@@ -245,7 +245,7 @@ def test_events_by_ply_denominators_and_intervals(plies, games):
     for row in table.iter_rows(named=True):
         assert row["turns"] == int((lengths > row["ply"]).sum())
         assert row["positions"] == int((lengths >= row["ply"]).sum())
-        trials = row["turns"] if row["event"] in TURN_EVENTS else row["positions"]
+        trials = row["turns"] if row["event"] in TURN_FLAGS else row["positions"]
         assert trials > 0
         expected = wilson(row["fired"], trials)
         assert (row["share"], row["share_low"], row["share_high"]) == pytest.approx(tuple(expected), **EXACT)

@@ -52,7 +52,7 @@ from engine.search import solution as solved
 from engine.tables import load_tables, table_rules
 from pipeline.paths import SCRATCH, scratch_owner, scratch_prefix
 
-SELF_PLAY = {"random": "random", "greedy": "greedy", "alphabeta4": "alphabeta(depth=4)"}
+SELF_PLAY_SPECS = {"random": "random", "greedy": "greedy", "alphabeta4": "alphabeta(depth=4)"}
 # The events whose chance of firing and expected count each self-play row gives; the end events
 # fire at most once a game, so they have a chance only.
 COUNTED_EVENTS = (*POSITION_FLAGS, "first_move_forfeit", "capture")
@@ -103,7 +103,7 @@ def analyse(rules: engine.Rules, cache: Path | None = None) -> Analysis:
         with _timed(seconds, "perfect"):
             row.update(_perfect(rules, solution, tables))
         del solution
-        for prefix, spec in SELF_PLAY.items():
+        for prefix, spec in SELF_PLAY_SPECS.items():
             with _timed(seconds, prefix):
                 row.update(_self_play(prefix, engine.exact_outcome(spec, spec, rules=rules, tables=tables)))
         with _timed(seconds, "exploitability"):
@@ -126,7 +126,7 @@ def schema() -> pa.Schema:
     columns += [(f"first_move_{pit}_value", pa.int64()) for pit in FIRST_PITS]
     columns += [("never_settled", pa.int64()), ("perfect_mean_plies", pa.float64())]
     columns += [("perfect_max_plies", pa.int64()), ("perfect_cap_reached", pa.float64())]
-    for prefix in SELF_PLAY:
+    for prefix in SELF_PLAY_SPECS:
         figures = ["south_win", "draw", "north_win", "first_player_score", "mean_plies", "cap_reached", "unresolved"]
         figures += [f"{name}_{kind}" for name in COUNTED_EVENTS for kind in ("fires", "mean")]
         figures += [f"{name}_fires" for name in END_EVENTS]

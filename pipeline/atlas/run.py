@@ -65,7 +65,7 @@ from pipeline.runfolder import read_manifest as read_run_manifest
 from pipeline.workers import backend, check_backend, exit_with_parent, memory_bytes
 
 log = logging.getLogger(__name__)
-KEYS = ("name", "grid", "grids", "parts")
+CONFIG_KEYS = ("name", "grid", "grids", "parts")
 REQUIRED = ("name", "grid")
 ATLAS = "atlas.parquet"
 ROWS = "rows"
@@ -123,7 +123,7 @@ def load_atlas(path: str | Path) -> Atlas:
 
 def parse_atlas(data: dict[str, Any]) -> Atlas:
     """The Atlas a parsed TOML table describes, checked key by key."""
-    check_keys(data, KEYS, REQUIRED, "atlas")
+    check_keys(data, CONFIG_KEYS, REQUIRED, "atlas")
     grids = [("grid", _grid(data["grid"], "[grid]"))]
     more = data.get("grids", {})
     if not isinstance(more, dict):

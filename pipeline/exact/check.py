@@ -22,8 +22,8 @@ import polars as pl
 from scipy.stats import binom
 
 import engine
+from pipeline.records import PAIRING_COLUMNS
 
-KEYS = ("rules", "south", "north")
 SHARES = ("south_win", "draw", "north_win")
 QUANTITIES = (
     *SHARES,
@@ -81,8 +81,12 @@ def exact_check(games: pl.LazyFrame, exact: pl.LazyFrame | pl.DataFrame) -> pl.D
     the normal law otherwise."""
     sampled = _sampled(games)
     table = exact.lazy() if isinstance(exact, pl.DataFrame) else exact
-    exact_rows = table.select(*KEYS, *QUANTITIES, "plies").unique(list(KEYS), keep="first", maintain_order=True).collect()
-    joined = exact_rows.join(sampled, on=list(KEYS), how="inner", suffix="_sampled", maintain_order="left")
+    exact_rows = (
+        table.select(*PAIRING_COLUMNS, *QUANTITIES, "plies")
+        .unique(list(PAIRING_COLUMNS), keep="first", maintain_order=True)
+        .collect()
+    )
+    joined = exact_rows.join(sampled, on=list(PAIRING_COLUMNS), how="inner", suffix="_sampled", maintain_order="left")
     rows = [check for row in joined.iter_rows(named=True) for check in _checks(row)]
     return pl.DataFrame(rows, schema=_SCHEMA)
 
@@ -181,7 +185,7 @@ def _sampled(games: pl.LazyFrame) -> pl.DataFrame:
             count.sum().alias(f"sum_{name}"),
             (count * count).sum().alias(f"squares_{name}"),
         ]
-    sampled = games.group_by(list(KEYS)).agg(exprs).collect()
+    sampled = games.group_by(list(PAIRING_COLUMNS)).agg(exprs).collect()
     games_ = sampled["games"].to_list()
     for name in engine.EVENTS:
         sums, squares = sampled[f"sum_{name}"].to_list(), sampled[f"squares_{name}"].to_list()
@@ -210,7 +214,7 @@ def _checks(row: dict[str, Any]) -> list[dict[str, Any]]:
     checks += [_score(row, n), _length(row, n)]
     for name in engine.EVENTS:
         checks += [_share(row, f"fires_{name}", n), _count(row, name, n)]
-    return [{key: row[key] for key in KEYS} | {"games": n} | check for check in checks]
+    return [{key: row[key] for key in PAIRING_COLUMNS} | {"games": n} | check for check in checks]
 
 
 def _share(row: dict[str, Any], quantity: str, n: int) -> dict[str, Any]:

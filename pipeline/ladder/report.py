@@ -30,9 +30,9 @@ from pipeline.paths import MANIFEST, REPORTS
 from pipeline.records import RecordError
 from pipeline.render.document import Section, Table
 from pipeline.render.folder import check_out, publish_pages, staging
-from pipeline.turns import END_EVENTS, TURN_EVENTS
+from pipeline.turns import END_EVENTS, TURN_FLAGS
 
-GAME_EVENTS = (*TURN_EVENTS, *END_EVENTS)
+GAME_EVENTS = (*TURN_FLAGS, *END_EVENTS)
 
 
 def ladder_tables(directory: Path) -> tuple[pl.DataFrame, pl.DataFrame]:

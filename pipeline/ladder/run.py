@@ -58,7 +58,7 @@ from pipeline.runfolder import read_manifest as read_run_manifest
 from pipeline.workers import exit_with_parent, memory_bytes
 
 log = logging.getLogger(__name__)
-KEYS = ("name", "rungs", "opponents", "rules")
+CONFIG_KEYS = ("name", "rungs", "opponents", "rules")
 REQUIRED = ("name", "rungs")
 DEFAULT_OPPONENTS = ("perfect", "random")
 OUTCOMES = "ladder.parquet"
@@ -99,7 +99,7 @@ def load_ladder(path: str | Path) -> Ladder:
 
 def parse_ladder(data: dict[str, Any]) -> Ladder:
     """The Ladder a parsed TOML table describes, checked key by key."""
-    check_keys(data, KEYS, REQUIRED, "ladder")
+    check_keys(data, CONFIG_KEYS, REQUIRED, "ladder")
     rungs = parse_strategies(data["rungs"], "rungs")
     opponents = parse_strategies(data["opponents"], "opponents") if "opponents" in data else DEFAULT_OPPONENTS
     for key, specs in (("rungs", rungs), ("opponents", opponents)):

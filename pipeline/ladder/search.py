@@ -69,7 +69,7 @@ from pipeline.seeds import pairing_key
 from pipeline.stats import first_player
 from pipeline.workers import exit_with_parent
 
-KEYS = ("name", "seed", "playouts", "opponents", "half_width", "round_games", "playout_budget", "rules")
+CONFIG_KEYS = ("name", "seed", "playouts", "opponents", "half_width", "round_games", "playout_budget", "rules")
 REQUIRED = ("name", "seed", "playouts")
 ROWS = "search_ladder.parquet"
 CACHE_FOLDER = "search"  # in the engine's cache folder: each pairing's row once played
@@ -122,7 +122,7 @@ def load_search_ladder(path: str | Path) -> SearchLadder:
 
 
 def parse_search_ladder(data: dict[str, Any]) -> SearchLadder:
-    check_keys(data, KEYS, REQUIRED, "search ladder")
+    check_keys(data, CONFIG_KEYS, REQUIRED, "search ladder")
     seed = data["seed"]
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64:
         raise ConfigError(f"seed must be a whole number from 0 to 2**64 - 1, not {seed!r}")

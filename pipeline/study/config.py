@@ -43,13 +43,13 @@ CHUNK_GAMES = 1 << 18
 MAX_CHUNK_GAMES = 1 << 22  # a chunk is held in a worker's memory whole: about 100 bytes a game
 MAX_PAIRINGS = 10_000  # ordered pairings in all rule sets: 100 strategies in one round robin
 MAX_SEED = (1 << 64) - 1
-KEYS = ("name", "seed", "games_per_seat", "strategies", "rules", "keep_plies", "chunk_games", "exact", "games", "variants")
+CONFIG_KEYS = ("name", "seed", "games_per_seat", "strategies", "rules", "keep_plies", "chunk_games", "exact", "games", "variants")
 VARIANT_KEYS = ("rules", "strategies", "games")
 REQUIRED = ("name", "seed", "games_per_seat", "strategies")
 VERSUS = " vs "
 BASE = "default"  # the label of the study's own rule set, [rules]
-SELF_PLAY = "self-play"
-EXACT = (False, True, SELF_PLAY)  # the values of the exact key
+EXACT_SELF_PLAY = "self-play"  # the value of the exact key that asks for self-play pairings only
+EXACT = (False, True, EXACT_SELF_PLAY)  # the values of the exact key
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ def load_study(path: str | Path) -> Study:
 
 def parse_study(data: dict[str, Any]) -> Study:
     """The Study a parsed TOML table describes, checked key by key."""
-    check_keys(data, KEYS, REQUIRED, "study")
+    check_keys(data, CONFIG_KEYS, REQUIRED, "study")
     strategies = parse_strategies(data["strategies"])
     rules = parse_rules(data.get("rules", {}))
     games = _games(data.get("games", {}), strategies)
@@ -206,9 +206,9 @@ def _flag(data: dict[str, Any], key: str) -> bool:
 def _exact(value: object) -> bool | str:
     if isinstance(value, bool):  # not 1 or 0.0, which equal True and False
         return value
-    if value == SELF_PLAY:
-        return SELF_PLAY
-    raise ConfigError(f'exact must be true, false or "{SELF_PLAY}", not {value!r}')
+    if value == EXACT_SELF_PLAY:
+        return EXACT_SELF_PLAY
+    raise ConfigError(f'exact must be true, false or "{EXACT_SELF_PLAY}", not {value!r}')
 
 
 def _variants(table: object, base: Variant) -> tuple[Variant, ...]:

@@ -36,18 +36,18 @@ from pathlib import Path
 from engine.version import ENGINE_VERSION
 from pipeline.paths import REPORTS, ROOT
 from pipeline.progress import StepsBar
-from pipeline.records import RecordError, read_manifest, scan_exact, scan_games
+from pipeline.records import PAIRING_COLUMNS, RecordError, read_manifest, scan_exact, scan_games
 from pipeline.render.document import Section, Table
 from pipeline.render.folder import MARKER, check_out, staging
 from pipeline.study.report.figures import figure, figure_names
 from pipeline.study.report.render import markdown, page, publish
 from pipeline.study.report.sections import Report, compose
-from pipeline.study.report.tables import KEYS, ReportData, compute, variant_labels
+from pipeline.study.report.tables import ReportData, compute, variant_labels
 from pipeline.study.status import exact_pending, incomplete_warning
 
 __all__ = [
-    "KEYS",
     "MARKER",
+    "PAIRING_COLUMNS",
     "Report",
     "ReportData",
     "Section",

@@ -16,12 +16,13 @@ from engine.api import start_board
 from engine.board import unpack
 from engine.rules import Rules
 from pipeline import figures as plot
-from pipeline.study.report.tables import GAME_EVENTS, KEYS, SELF_PLAY, ReportData
+from pipeline.records import IS_SELF_PLAY, PAIRING_COLUMNS
+from pipeline.study.report.tables import GAME_EVENTS, ReportData
 from pipeline.study.report.words import SHORT
-from pipeline.turns import END_EVENTS, TURN_EVENTS
+from pipeline.turns import END_EVENTS, TURN_FLAGS
 
 # first_move_forfeit fires at ply 0 only, by its definition: nothing to see by ply.
-_TURN_NAMES = tuple(name for name in TURN_EVENTS if name != "first_move_forfeit")
+_TURN_NAMES = tuple(name for name in TURN_FLAGS if name != "first_move_forfeit")
 
 
 def figure_names(data: ReportData) -> list[str]:
@@ -132,16 +133,16 @@ def _advantage_figure(data: ReportData) -> Figure:
 
 def _length_figure(data: ReportData) -> Figure:
     if data.several_rules:
-        lengths = data.lengths.join(data.main_pairings(), on=list(KEYS), how="semi")
+        lengths = data.lengths.join(data.main_pairings(), on=list(PAIRING_COLUMNS), how="semi")
         label = pl.format("{}: {} v {}", "variant", "south", "north")
         lengths = data.with_variant(lengths).with_columns(label.alias("pairing"))
     else:
-        lengths = data.lengths.filter(SELF_PLAY).with_columns(pl.format("{} v {}", "south", "north").alias("pairing"))
+        lengths = data.lengths.filter(IS_SELF_PLAY).with_columns(pl.format("{} v {}", "south", "north").alias("pairing"))
     return plot.length_distributions(lengths)
 
 
 def _events_figure(data: ReportData) -> Figure:
-    table = data.events.filter(SELF_PLAY & pl.col("event").is_in(GAME_EVENTS))
+    table = data.events.filter(IS_SELF_PLAY & pl.col("event").is_in(GAME_EVENTS))
     label = pl.format("{}: {}", "rules", "south") if data.several_rules else pl.col("south")
     return plot.dot_grid(
         _named(table).with_columns(label.alias("self-play")),
@@ -229,12 +230,12 @@ def _variant_advantage_figure(data: ReportData) -> Figure:
 
 
 def _variant_length_figure(data: ReportData) -> Figure:
-    lengths = data.ludii.filter(SELF_PLAY)["Duration"]
+    lengths = data.ludii.filter(IS_SELF_PLAY)["Duration"]
     return _self_play_by_variant(data, data.ludii, "Duration", "mean game length (plies)", log=_spans_decades(lengths))
 
 
 def _variant_events_figure(data: ReportData) -> Figure:
-    table = data.main_pairings().join(data.events, on=list(KEYS)).filter(pl.col("event").is_in(GAME_EVENTS))
+    table = data.main_pairings().join(data.events, on=list(PAIRING_COLUMNS)).filter(pl.col("event").is_in(GAME_EVENTS))
     table = data.with_variant(table).with_columns((100 * pl.col("fired_share")).alias("percent"))
     return plot.heatmap(_named(table), row="variant", column="event", value="percent", colour_label="games in which it fires (%)")
 
@@ -277,27 +278,27 @@ _DRAWINGS: dict[str, Callable[[ReportData], Figure]] = {
 
 def _self_play_by_variant(data: ReportData, table: pl.DataFrame, value: str, xlabel: str, **style: Any) -> Figure:
     """One of a table's estimates for each strategy's self-play, a row per rule set."""
-    self_play = data.with_variant(table.filter(SELF_PLAY)).rename({"south": "strategy"})
+    self_play = data.with_variant(table.filter(IS_SELF_PLAY)).rename({"south": "strategy"})
     return plot.dot_grid(self_play, row="variant", series="strategy", value=value, xlabel=xlabel, percent=False, **style)
 
 
 def _self_play_exact(data: ReportData) -> pl.DataFrame:
     """The self-play pairings with an exact outcome: their outcomes and exact_score, the exact first-player score."""
     exact = _present(data.exact, "exact", "the study has no exact outcomes").select(
-        *KEYS, pl.col("first_player_score").alias("exact_score")
+        *PAIRING_COLUMNS, pl.col("first_player_score").alias("exact_score")
     )
-    return data.outcomes.filter(SELF_PLAY).join(exact, on=list(KEYS), maintain_order="left")
+    return data.outcomes.filter(IS_SELF_PLAY).join(exact, on=list(PAIRING_COLUMNS), maintain_order="left")
 
 
 def _by_ply(data: ReportData, names: Sequence[str]) -> pl.DataFrame:
     """The events by ply of ``names`` in the first rule set's largest pairing."""
     main = data.main_pairings().head(1)
     by_ply = _present(data.events_by_ply, "events_by_ply", "compute(per_ply=False) leaves it out")
-    return by_ply.join(main, on=list(KEYS), how="semi").filter(pl.col("event").is_in(list(names)))
+    return by_ply.join(main, on=list(PAIRING_COLUMNS), how="semi").filter(pl.col("event").is_in(list(names)))
 
 
 def _ply_limit(data: ReportData) -> int:
-    return plot.quantile_ply(data.lengths.join(data.main_pairings().head(1), on=list(KEYS), how="semi"), 0.99)
+    return plot.quantile_ply(data.lengths.join(data.main_pairings().head(1), on=list(PAIRING_COLUMNS), how="semi"), 0.99)
 
 
 def _spans_decades(values: pl.Series) -> bool:

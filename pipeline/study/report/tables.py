@@ -18,17 +18,15 @@ from engine.rules import Rules
 from pipeline.exact.check import exact_check
 from pipeline.ludii import comparable
 from pipeline.metrics import events, first_player_columns, ludii, outcomes
-from pipeline.records import Manifest
+from pipeline.records import IS_SELF_PLAY, PAIRING_COLUMNS, Manifest
 from pipeline.stats import Z95, holm, points
 from pipeline.study.config import parse_study
-from pipeline.turns import END_EVENTS, TURN_EVENTS
+from pipeline.turns import END_EVENTS, TURN_FLAGS
 
-KEYS = ("rules", "south", "north")
-SELF_PLAY = pl.col("south") == pl.col("north")
 # The exact table of the report: exact.parquet without its list columns (plies, margin), with
 # the length's standard deviation.
 EXACT_COLUMNS = (
-    *KEYS,
+    *PAIRING_COLUMNS,
     "variant",
     "south_win",
     "draw",
@@ -40,7 +38,7 @@ EXACT_COLUMNS = (
     *(f"{kind}_{name}" for name in engine.EVENTS for kind in ("fires", "mean")),
 )
 # The rules' events proper (fired or not in a game), without the counters of stones and pits.
-GAME_EVENTS = (*TURN_EVENTS, *END_EVENTS)
+GAME_EVENTS = (*TURN_FLAGS, *END_EVENTS)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False, repr=False)
@@ -93,10 +91,10 @@ class ReportData:
         return bool(self.outcomes["rules"].n_unique() > 1)
 
     def main_pairings(self) -> pl.DataFrame:
-        """Per rule set, the pairing with the most games (the first in order on a tie): KEYS."""
+        """Per rule set, the pairing with the most games (the first in order on a tie): PAIRING_COLUMNS."""
         table = self.outcomes.with_row_index("order")
         best = table.sort(["games", "order"], descending=[True, False]).unique("rules", keep="first", maintain_order=True)
-        return best.sort("order").select(*KEYS)
+        return best.sort("order").select(*PAIRING_COLUMNS)
 
     def strategies(self, rules: str | None = None) -> list[str]:
         """The strategies of a rule set (of every rule set by default) in the study's order, that
@@ -141,7 +139,7 @@ def compute(
     each of them is solved (engine.solve: read from the cache, some seconds and hundreds of MB
     each); a rule set the mapping leaves out is not judged, and ``{}`` judges none."""
     _check_games(games)
-    keys = list(KEYS)
+    keys = list(PAIRING_COLUMNS)
     first = _first_games(games)
     pairings = _sorted_by(outcomes(games, by=keys), first)
     pairings = pairings.with_columns(pl.Series("first_player_p_holm", holm(pairings["first_player_p"].to_numpy())))
@@ -197,7 +195,7 @@ def _rule_sets(first: pl.DataFrame, agreement: pl.DataFrame | None, manifest: Ma
 def _exact(exact: pl.LazyFrame, first: pl.DataFrame) -> pl.DataFrame:
     """The exact outcome of every pairing the study played that has one, flat (no list column,
     so that it is a CSV): EXACT_COLUMNS, plies_sd being the standard deviation of the length."""
-    table = exact.join(first.lazy().select(*KEYS), on=list(KEYS), how="semi").collect()
+    table = exact.join(first.lazy().select(*PAIRING_COLUMNS), on=list(PAIRING_COLUMNS), how="semi").collect()
     spread = [
         math.sqrt(max(sum(mass * (length - mean) ** 2 for length, mass in enumerate(plies)), 0.0))
         for plies, mean in table.select("plies", "mean_plies").iter_rows()
@@ -210,24 +208,24 @@ def _coverage(exact: pl.DataFrame, manifest: Manifest | None) -> pl.DataFrame | 
     30 games seeded by the study's seed; None when there is no such pairing."""
     from pipeline.coverage import coverage
 
-    self_play = exact.filter(SELF_PLAY)
+    self_play = exact.filter(IS_SELF_PLAY)
     if not self_play.height:
         return None
     row = self_play.row(0, named=True)
     seed = int(manifest["config"].get("seed", 0)) if manifest is not None else 0
     table = coverage(row["south"], row["north"], row, rules=Rules.from_name(row["rules"]), seed=seed)
-    return table.select(*(pl.lit(row[key]).alias(key) for key in KEYS), pl.all())
+    return table.select(*(pl.lit(row[key]).alias(key) for key in PAIRING_COLUMNS), pl.all())
 
 
 def _first_games(games: pl.LazyFrame) -> pl.DataFrame:
     """Per pairing: its first game id (_first, the study's order) and its number of games."""
-    return games.group_by(list(KEYS)).agg(pl.col("game_id").min().alias("_first"), pl.len().alias("games")).collect()
+    return games.group_by(list(PAIRING_COLUMNS)).agg(pl.col("game_id").min().alias("_first"), pl.len().alias("games")).collect()
 
 
 def _sorted_by(table: pl.DataFrame, first: pl.DataFrame) -> pl.DataFrame:
     """A table keyed by pairing in the order of ``first`` (the rows of a pairing keep theirs);
-    a table without the KEYS columns as it is."""
-    keys = list(KEYS)
+    a table without the PAIRING_COLUMNS columns as it is."""
+    keys = list(PAIRING_COLUMNS)
     if not set(keys) <= set(table.columns):
         return table
     order = first.select(*keys, "_first")
@@ -320,7 +318,10 @@ def _exact_seat_effect(table: pl.DataFrame, exact: pl.DataFrame | None) -> pl.Se
     """Per pair, the mean of its two orders' exact first-player scores minus 1/2 (null unless both are known)."""
     if exact is None:
         return pl.Series("seat_effect_exact", [None] * table.height, dtype=pl.Float64)
-    score = {(rules, south, north): value for rules, south, north, value in exact.select(*KEYS, "first_player_score").iter_rows()}
+    score = {
+        (rules, south, north): value
+        for rules, south, north, value in exact.select(*PAIRING_COLUMNS, "first_player_score").iter_rows()
+    }
     values = []
     for rules, a, b in table.select("rules", "strategy_a", "strategy_b").iter_rows():
         orders = [score.get((rules, a, b)), score.get((rules, b, a))]
@@ -404,7 +405,7 @@ def _check_games(games: object) -> None:
         raise TypeError(
             f"games must be a polars LazyFrame of games (pipeline.records.scan_games's, or a frame's .lazy()), not {kind}"
         )
-    missing = [key for key in KEYS if key not in games.collect_schema().names()]
+    missing = [key for key in PAIRING_COLUMNS if key not in games.collect_schema().names()]
     if missing:
         raise ValueError(f"games has no column {missing[0]!r}: it is not a frame of games (pipeline.records.scan_games)")
     if games.select(pl.len()).collect().item() == 0:

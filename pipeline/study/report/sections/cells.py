@@ -13,8 +13,9 @@ import polars as pl
 import engine
 from engine.rules import Rules
 from pipeline.exact.check import FLAG_Z
+from pipeline.records import PAIRING_COLUMNS
 from pipeline.stats import p_text
-from pipeline.study.report.tables import KEYS, ReportData
+from pipeline.study.report.tables import ReportData
 from pipeline.study.report.words import short
 
 # The rules the report's words refer to: the repository's RULES.md, seen from reports/<study>/.
@@ -159,10 +160,10 @@ def _plural(count: int, word: str) -> str:
 
 
 def _exact_row(data: ReportData, keys: dict[str, Any]) -> dict[str, Any] | None:
-    """The exact outcome of a pairing (the KEYS of ``keys``), None when the study has none."""
+    """The exact outcome of a pairing (the PAIRING_COLUMNS of ``keys``), None when the study has none."""
     if data.exact is None:
         return None
-    found = data.exact.filter(*(pl.col(key) == keys[key] for key in KEYS))
+    found = data.exact.filter(*(pl.col(key) == keys[key] for key in PAIRING_COLUMNS))
     return found.row(0, named=True) if found.height else None
 
 

@@ -7,14 +7,15 @@ from typing import Any
 import polars as pl
 
 from pipeline.exact.check import FLAG_P, FLAG_Z, MIN_EXPECTED, MIN_GAMES, label
+from pipeline.records import PAIRING_COLUMNS
 from pipeline.render.document import Section, Table
 from pipeline.study.report.sections.cells import _flag_count, _pairing_cells, _pairing_header, _plural, _z
-from pipeline.study.report.tables import KEYS, ReportData
+from pipeline.study.report.tables import ReportData
 
 
 def _exact_section(check: pl.DataFrame, data: ReportData) -> Section:
     """The test of every sampled figure against its exact value (pipeline.exact.check)."""
-    pairings = check.select(*KEYS).unique(maintain_order=True).height
+    pairings = check.select(*PAIRING_COLUMNS).unique(maintain_order=True).height
     flagged = check.filter("flagged")
     approximate = check.filter("approximate")
     largest = (
@@ -89,7 +90,7 @@ def _exact_section(check: pl.DataFrame, data: ReportData) -> Section:
 def _check_rows(check: pl.DataFrame, data: ReportData) -> list[list[str]]:
     """Per pairing: its games, the figures tested, the z farthest from 0 (which figure) and how many are flagged."""
     rows = []
-    for _, part in check.group_by(*KEYS, maintain_order=True):
+    for _, part in check.group_by(*PAIRING_COLUMNS, maintain_order=True):
         largest = (
             part.with_columns(pl.col("z").abs().alias("_size")).sort("_size", descending=True, nulls_last=True).row(0, named=True)
         )

@@ -8,6 +8,7 @@ import polars as pl
 
 import engine
 from engine.rules import Rules
+from pipeline.records import IS_SELF_PLAY, PAIRING_COLUMNS
 from pipeline.render.document import Section, Table
 from pipeline.study.report.sections.cells import (
     RULES_MD,
@@ -27,7 +28,7 @@ from pipeline.study.report.sections.cells import (
     _rules_header,
     _share,
 )
-from pipeline.study.report.tables import GAME_EVENTS, KEYS, SELF_PLAY, ReportData
+from pipeline.study.report.tables import GAME_EVENTS, ReportData
 from pipeline.study.report.words import GAME, describe, event, short
 
 
@@ -63,7 +64,7 @@ def _length_section(data: ReportData) -> Section:
 
 def _events_section(data: ReportData) -> Section:
     main = data.main_pairings()
-    table = data.events.join(main, on=list(KEYS), how="semi")
+    table = data.events.join(main, on=list(PAIRING_COLUMNS), how="semi")
     rows = [
         [
             *_rules_cells(row, data),
@@ -127,7 +128,7 @@ def _events_by_ply_section(data: ReportData) -> Section:
 
 def _length_words(data: ReportData, rules: str) -> list[str]:
     pairings = data.ludii.filter(pl.col("rules") == rules)
-    self_play = pairings.filter(SELF_PLAY)
+    self_play = pairings.filter(IS_SELF_PLAY)
     if not self_play.height:
         return []
     parts = []
@@ -156,7 +157,7 @@ def _event_words(data: ReportData, rules: str) -> list[str]:
     is said to be absent, never to fire 0% of the time (pipeline.metrics.events leaves it out)."""
     main = data.main_pairings().filter(pl.col("rules") == rules).row(0, named=True)
     exact = _exact_row(data, main)
-    events = data.events.filter(*(pl.col(key) == main[key] for key in KEYS))
+    events = data.events.filter(*(pl.col(key) == main[key] for key in PAIRING_COLUMNS))
     shares = {}
     for row in events.iter_rows(named=True):
         shares[row["event"]] = exact[f"fires_{row['event']}"] if exact is not None else row["fired_share"]

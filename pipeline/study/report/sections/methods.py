@@ -7,6 +7,7 @@ from __future__ import annotations
 import polars as pl
 
 from pipeline.exact.check import FLAG_P, FLAG_Z
+from pipeline.records import PAIRING_COLUMNS
 from pipeline.render.document import Section, Table
 from pipeline.study.report.sections.cells import (
     _ludii_cell,
@@ -16,7 +17,7 @@ from pipeline.study.report.sections.cells import (
     _rules_cells,
     _rules_header,
 )
-from pipeline.study.report.tables import KEYS, ReportData
+from pipeline.study.report.tables import ReportData
 from pipeline.study.report.words import short
 
 
@@ -50,7 +51,7 @@ def _ludii_section(data: ReportData) -> Section:
 
 
 def _ludii_appendix(data: ReportData) -> Section:
-    table = data.ludii.join(_per_ply(data.ludii_plies).drop("games", strict=False), on=list(KEYS), how="left")
+    table = data.ludii.join(_per_ply(data.ludii_plies).drop("games", strict=False), on=list(PAIRING_COLUMNS), how="left")
     names = ["AdvantageP1", "Balance", "Completion", "Drawishness", "Timeouts", "Duration"]
     names += ["BranchingFactor", "DecisionMoves", "PositionalRepetition"]
     names = [name for name in names if name != "Timeouts" or bool(table["Timeouts"].max())]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from pipeline.records import IS_SELF_PLAY, PAIRING_COLUMNS
 from pipeline.render.document import Section, Table
 from pipeline.study.report.sections.cells import RULES_MD, _beside, _exact_cell, _exact_note, _plain, _ruled_out, _share
-from pipeline.study.report.tables import GAME_EVENTS, KEYS, SELF_PLAY, ReportData
+from pipeline.study.report.tables import GAME_EVENTS, ReportData
 from pipeline.study.report.words import short
 
 
@@ -13,8 +14,10 @@ def _variant_sections(data: ReportData) -> list[Section]:
         [row["variant"], row["rules"], f"{row['games']:,}", "n/a" if row["start_value"] is None else f"{row['start_value']:+d}"]
         for row in data.rule_sets.iter_rows(named=True)
     ]
-    self_play = data.with_variant(data.outcomes.filter(SELF_PLAY)).join(
-        data.ludii.select(*KEYS, "Duration", "Duration_low", "Duration_high"), on=list(KEYS), maintain_order="left"
+    self_play = data.with_variant(data.outcomes.filter(IS_SELF_PLAY)).join(
+        data.ludii.select(*PAIRING_COLUMNS, "Duration", "Duration_low", "Duration_high"),
+        on=list(PAIRING_COLUMNS),
+        maintain_order="left",
     )
     rows = [
         [
@@ -37,7 +40,7 @@ def _variant_sections(data: ReportData) -> list[Section]:
         ]
         for row in self_play.iter_rows(named=True)
     ]
-    fired = data.with_variant(data.main_pairings().join(data.events, on=list(KEYS), maintain_order="left"))
+    fired = data.with_variant(data.main_pairings().join(data.events, on=list(PAIRING_COLUMNS), maintain_order="left"))
     event_rows = [
         [
             row["variant"],
