@@ -9,21 +9,20 @@ import pytest
 import engine
 from engine.index import board_index, counts_to_codes
 from engine.solver import cached_solution
+from pipeline import agreement as agreement_module
 from pipeline import turns
+from pipeline.agreement import AGREEMENT_COLUMNS, agreement, first_games
 from pipeline.cli import main
 from pipeline.records import scan_games
 from pipeline.stats import Z95, mean_interval, wilson
 from pipeline.turns import (
-    AGREEMENT_COLUMNS,
     END_EVENTS,
     LUDII_COLUMNS,
     LUDII_PLIES,
     TURN_FLAGS,
     Plies,
     _rotated,
-    agreement,
     events_by_ply,
-    first_games,
     ludii_plies,
     ply_tables,
     replay_games,
@@ -336,7 +335,7 @@ def test_agreement_judged_block_by_block_is_the_same(study, monkeypatch):
     solution = engine.solve(BASE, verbose=False)
     base = scan_games(study).filter(pl.col("rules") == BASE.name)
     whole = agreement(base, solution)
-    monkeypatch.setattr(turns, "AGREEMENT_PLIES", 30)  # a block every two games or so
+    monkeypatch.setattr(agreement_module, "AGREEMENT_PLIES", 30)  # a block every two games or so
     assert agreement(base, solution).equals(whole)
 
 

@@ -68,7 +68,7 @@ class ReportData:
     ratings: pl.DataFrame | None = None  # per rule set and strategy: the ladder of pipeline.ratings
     first_move: pl.DataFrame | None = None  # per rule set and strategy in South's seat: its first-move term
     ratings_fit: pl.DataFrame | None = None  # per rule set and model (shared, per_strategy): pipeline.ratings.Fit
-    agreement: pl.DataFrame | None = None  # per rule set and strategy: pipeline.turns.agreement
+    agreement: pl.DataFrame | None = None  # per rule set and strategy: pipeline.agreement.agreement
     openings: pl.DataFrame | None = None  # per rule set solved and first move: its value under perfect play
     exact: pl.DataFrame | None = None  # per pairing with an exact outcome: exact.parquet, flat (EXACT_COLUMNS)
     exact_check: pl.DataFrame | None = None  # per pairing and quantity: pipeline.exact.check.exact_check
@@ -377,7 +377,7 @@ def _judged(games: pl.LazyFrame, rules: str, solution: engine.Solution | None) -
     rule set's, solved here once its games are picked and let go on return: one solution in
     memory at a time (up to 0.9 GB each in a variant sweep)."""
     from engine.solver import solve
-    from pipeline.turns import agreement, first_games
+    from pipeline.agreement import agreement, first_games
 
     judged = first_games(games)
     solution = solve(Rules.from_name(rules), verbose=False) if solution is None else solution
