@@ -19,11 +19,13 @@ import pytest
 import engine
 from engine import Rules
 from engine.index import board_index
-from engine.solver import Solution, row_differences, solve
+from engine.solver import Solution, solve
+from engine.solver_layers import row_differences
 from engine.tables import build_tables
 from pipeline.cli import main
 
 solve_module = importlib.import_module("engine.solver")
+layers_module = importlib.import_module("engine.solver_layers")  # the retrograde analysis the solver runs
 
 SMALL_VARIANTS = [
     Rules(stones_per_pit=2),
@@ -297,18 +299,18 @@ PARENT_PATHS = [(8, 64), (10**9, 64), (0, 0), (0, 10**9)]
 @pytest.mark.parametrize("sweep, sort", PARENT_PATHS)
 def test_the_layered_solver_equals_a_plain_sweep_over_every_position(monkeypatch, rules, cap, sweep, sort):
     # sweep_values knows no layers, reverse edges, replays or periods: V_k of every position, k by k.
-    monkeypatch.setattr(solve_module, "_SWEEP_FRACTION", sweep)
-    monkeypatch.setattr(solve_module, "_SORT_FRACTION", sort)
-    monkeypatch.setattr(solve_module, "_LOG_BLOCK_CHANGES", 1000)  # many blocks of the log in a layer
+    monkeypatch.setattr(layers_module, "_SWEEP_FRACTION", sweep)
+    monkeypatch.setattr(layers_module, "_SORT_FRACTION", sort)
+    monkeypatch.setattr(layers_module, "_LOG_BLOCK_CHANGES", 1000)  # many blocks of the log in a layer
     periods = []
-    iterate_layer = solve_module._iterate_layer
+    iterate_layer = layers_module._iterate_layer
 
     def recording(*arguments):
         changes, period = iterate_layer(*arguments)
         periods.append(period)
         return changes, period
 
-    monkeypatch.setattr(solve_module, "_iterate_layer", recording)
+    monkeypatch.setattr(layers_module, "_iterate_layer", recording)
     solution, swept = solved(rules, cap), full_sweeps(rules, cap)
     for name in ("offsets", "change_plies", "change_values"):
         assert np.array_equal(getattr(solution, name), getattr(swept, name)), name
@@ -335,7 +337,7 @@ def test_the_log_grows_while_a_view_of_it_is_still_held() -> None:
     """A dask worker's profiler holds the frames it samples, and with them the solver's views of
     its growing log: growing it then must copy, not fail (mmap's resize refuses while a buffer is
     exported)."""
-    from engine.solver import _GrowingArray
+    from engine.solver_layers import _GrowingArray
 
     log = _GrowingArray(np.int16)
     held = log.extend(3)
