@@ -280,7 +280,7 @@ def _check_figure_formats() -> None:
 
 def atlas_run(arguments: argparse.Namespace) -> None:
     from pipeline import estimates
-    from pipeline.atlas.run import load_atlas, read_manifest, run_atlas
+    from pipeline.atlas.run import load_atlas, read_atlas_manifest, run_atlas
     from pipeline.config import ConfigError
     from pipeline.records import RecordError
 
@@ -301,7 +301,7 @@ def atlas_run(arguments: argparse.Namespace) -> None:
             scheduler=arguments.scheduler,
             progress=not arguments.quiet,
         )
-        manifest = read_manifest(folder)
+        manifest = read_atlas_manifest(folder)
     except (ConfigError, RecordError) as error:
         raise UsageError(str(error)) from None
     refused = f", {len(manifest['refused'])} refused for memory" if manifest["refused"] else ""

@@ -49,7 +49,7 @@ from pipeline.ladder.search import SearchLadder, is_cached
 from pipeline.paths import MANIFEST
 from pipeline.play import HUMAN
 from pipeline.progress import game_seconds, scalar_game_seconds
-from pipeline.records import RecordError, read_manifest
+from pipeline.records import RecordError, read_study_manifest
 from pipeline.study.config import Pairing, Study
 from pipeline.study.run import Chunk, chunk_listed, missing_caches, plan
 from pipeline.workers import WORKER_BYTES, check_jobs, memory_bytes
@@ -395,7 +395,7 @@ def _chunks_to_play(planned: Study, directory: Path) -> list[Chunk]:
     is another config's, lists none: the run itself says what is wrong with it)."""
     listed = None
     try:
-        manifest = read_manifest(directory) if (directory / MANIFEST).is_file() else None
+        manifest = read_study_manifest(directory) if (directory / MANIFEST).is_file() else None
         if manifest is not None and manifest["config"] == planned.as_dict():
             listed = manifest
     except (RecordError, OSError):

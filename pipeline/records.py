@@ -241,7 +241,7 @@ def new_manifest(config: dict[str, Any]) -> Manifest:
     return {"study": config["name"], "config": config, "versions": versions(), "chunks": {}}
 
 
-def read_manifest(directory: Path, *, legacy: bool = False) -> Manifest:
+def read_study_manifest(directory: Path, *, legacy: bool = False) -> Manifest:
     """The folder's manifest with the chunks of its journal, its seal (pipeline.runfolder) and
     every field checked: a manifest is read from a folder a user may have edited, and its names
     become paths. ``legacy``: an unsealed manifest of an earlier release too (for the run)."""
@@ -402,7 +402,7 @@ def scan_games(directory: str | Path, folder: str = GAMES) -> pl.LazyFrame:
     """The games (or, with folder="plies", the plies) of a study as a polars LazyFrame, after
     checking every file against the manifest."""
     directory = Path(directory)
-    files = check_files(directory, read_manifest(directory), folder)
+    files = check_files(directory, read_study_manifest(directory), folder)
     if not files:
         raise RecordError(f"{directory} holds no finished chunk in {folder}/; run the study first")
     return pl.scan_parquet(files)
@@ -423,7 +423,7 @@ def scan_exact(directory: str | Path) -> pl.LazyFrame:
     """The exact outcomes of a study (exact.parquet) as a polars LazyFrame, after checking the
     file against the manifest."""
     directory = Path(directory)
-    manifest = read_manifest(directory)
+    manifest = read_study_manifest(directory)
     entry = manifest.get("exact")
     if entry is None:
         raise RecordError(f"{directory} holds no exact outcomes: its config says no exact, or its run did not finish")

@@ -92,6 +92,15 @@ def read_manifest(directory: Path, kind: RunKind, *, legacy: bool = False) -> di
     return manifest
 
 
+def read_listed_manifest(directory: Path, kind: RunKind) -> dict[str, Any]:
+    """The manifest of a run that lists its files with their checksums (a ladder's, an atlas's),
+    read as ``read_manifest`` reads it, and refused in one line if it lists none."""
+    manifest = read_manifest(directory, kind)
+    if not isinstance(manifest.get("files"), dict):
+        raise RecordError(f"{directory / MANIFEST} lists no files; run '{kind.command}' again into a new folder")
+    return manifest
+
+
 def is_sealed(directory: Path) -> bool:
     """Whether the folder's manifest carries a seal (it may still fail it: read_manifest checks)."""
     try:

@@ -35,7 +35,7 @@ import engine
 from engine.tables import load_tables
 from pipeline.atlas import run as atlas_module
 from pipeline.atlas.analyse import SELF_PLAY_SPECS
-from pipeline.atlas.run import Atlas, load_atlas, parse_atlas, read_manifest, run_atlas
+from pipeline.atlas.run import Atlas, load_atlas, parse_atlas, read_atlas_manifest, run_atlas
 from pipeline.cli import main
 from pipeline.config import ConfigError
 from pipeline.lock import FolderBusyError, folder_lock
@@ -226,7 +226,7 @@ def test_a_rule_set_too_large_for_a_worker_is_refused_up_front(
     atlas = parse_atlas({"name": "big", "grid": {"stones_per_pit": [2, 10]}})
     monkeypatch.setattr(atlas_module, "memory_bytes", lambda: 2 * 8 << 30)  # two workers of 8 GB
     run_atlas(atlas, tmp_path / "big", jobs=2, progress=False)
-    manifest = read_manifest(tmp_path / "big")
+    manifest = read_atlas_manifest(tmp_path / "big")
     assert manifest["done"] == 1 and list(manifest["refused"]) == ["modiar-stones10"]
     message = manifest["refused"]["modiar-stones10"]
     assert "90,858,768 positions" in message and "a worker has 8.0 GB" in message

@@ -31,7 +31,7 @@ from pipeline.atlas.effects import (
 )
 from pipeline.atlas.maps import tradeoff_figure
 from pipeline.atlas.report import build_atlas_report, rule_that_matters
-from pipeline.atlas.run import Atlas, parse_atlas, read_manifest, run_atlas
+from pipeline.atlas.run import Atlas, parse_atlas, read_atlas_manifest, run_atlas
 from pipeline.figures import FORMATS
 from pipeline.records import RecordError
 
@@ -156,7 +156,7 @@ def test_a_partial_atlas_still_reports(atlas: Atlas, folder: Path, tmp_path: Pat
 
 
 def test_values_come_in_the_configs_order(folder: Path) -> None:
-    order = config_order(read_manifest(folder))
+    order = config_order(read_atlas_manifest(folder))
     assert order["sow_origin"] == [True, False]
     block = map_block(atlas_frame(folder)).sort("rules", descending=True)  # another order than the config's
     assert map_layout(block, order=order).rows + map_layout(block, order=order).columns == ((True,), (False,), (True,), (False,))

@@ -16,8 +16,8 @@ from engine.search import solution
 from pipeline.cli import main
 from pipeline.config import ConfigError
 from pipeline.ladder.report import build_ladder_report, ladder_tables
-from pipeline.ladder.run import EXPLOITABILITY, MANIFEST, OUTCOMES, Ladder, load_ladder, parse_ladder, run_ladder
-from pipeline.paths import STUDIES, bundled_ladders, bundled_studies
+from pipeline.ladder.run import EXPLOITABILITY, OUTCOMES, Ladder, load_ladder, parse_ladder, run_ladder
+from pipeline.paths import MANIFEST, STUDIES, bundled_ladders, bundled_studies
 from pipeline.records import RecordError
 from pipeline.study.config import load_study
 

@@ -20,7 +20,7 @@ from pipeline import notebooks
 from pipeline.cli import main
 from pipeline.notebooks import MissingStudyError, study_folder
 from pipeline.paths import ROOT
-from pipeline.records import read_manifest, scan_games
+from pipeline.records import read_study_manifest, scan_games
 from pipeline.study.report import compute
 from pipeline.study.status import exact_words
 
@@ -100,7 +100,7 @@ def test_explore_a_study(one_rule_set: Path, monkeypatch: pytest.MonkeyPatch) ->
     # the report's own words and tables: where the exact outcomes stand, and the ratings' fit
     printed = "".join(str(output.get("text", "")) for output in outputs(notebook) if output.get("output_type") == "stream")
     assert exact_words(one_rule_set) in printed
-    fit = compute(scan_games(one_rule_set), read_manifest(one_rule_set), per_ply=False, solutions={}).ratings_fit
+    fit = compute(scan_games(one_rule_set), read_study_manifest(one_rule_set), per_ply=False, solutions={}).ratings_fit
     assert fit is not None
     for row in fit.filter(pl.col("model") == "per_strategy").iter_rows(named=True):
         assert f"{row['rules']}: the model " in printed and f"(dispersion {row['dispersion']:.1f})" in printed

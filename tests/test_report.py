@@ -21,7 +21,7 @@ from pipeline.cli import main
 from pipeline.figures import FORMATS_VARIABLE
 from pipeline.paths import ROOT
 from pipeline.ratings import ratings
-from pipeline.records import read_manifest, scan_games
+from pipeline.records import read_study_manifest, scan_games
 from pipeline.stats import mean_interval, wilson
 from pipeline.study.report import PAIRING_COLUMNS, ReportData, compose, compute, figure, figure_names
 from pipeline.study.report.words import short
@@ -374,7 +374,7 @@ def test_an_unknown_figure_format_is_one_line_before_any_work(built, tmp_path, m
 
 def test_report_data_from_the_library(built):
     """compute gives the tables by name; a figure whose table is missing is one ValueError."""
-    data = compute(scan_games(built[0]), read_manifest(built[0]))
+    data = compute(scan_games(built[0]), read_study_manifest(built[0]))
     assert [name for name, _ in data.tables()] == [field.name for field in fields(ReportData) if field.name not in EXACT_TABLES]
     assert data.outcomes.select(PAIRING_COLUMNS).equals(pl.read_csv(built[1] / "tables" / "outcomes.csv").select(PAIRING_COLUMNS))
     assert "perfect_play_agreement" in figure_names(data)
@@ -389,7 +389,7 @@ def test_report_data_from_the_library(built):
 def test_a_quick_look_leaves_out_the_replays_and_the_solutions_not_given(built):
     """compute(per_ply=False, solutions=...): the tables of aggregates as the report's, the
     per-ply ones None (and no report from them), agreement only by the solutions given."""
-    games, manifest = scan_games(built[0]), read_manifest(built[0])
+    games, manifest = scan_games(built[0]), read_study_manifest(built[0])
     quick = compute(games, manifest, per_ply=False, solutions={})
     assert (quick.ludii_plies, quick.ludii_comparable, quick.events_by_ply, quick.agreement, quick.openings) == (None,) * 5
     assert quick.outcomes.equals(pl.read_csv(built[1] / "tables" / "outcomes.csv", schema=quick.outcomes.schema))

@@ -22,7 +22,7 @@ import pytest
 from PIL import Image
 
 from pipeline.cli import main
-from pipeline.records import read_manifest, scan_exact, scan_games
+from pipeline.records import read_study_manifest, scan_exact, scan_games
 from pipeline.render.folder import publish_pages, staging
 from pipeline.study.report import Report, Section, Table, compose, compute, markdown, page
 from pipeline.study.report.render import publish
@@ -198,7 +198,7 @@ def report_page(tmp_path_factory) -> Path:
     config.write_text(CONFIG)
     study = folder / "study"
     assert main(["study", "run", str(config), "--out", str(study), "--quiet", "--jobs", "1"]) == 0
-    manifest = read_manifest(study)
+    manifest = read_study_manifest(study)
     report = compose(manifest, compute(scan_games(study), manifest, exact=scan_exact(study)))
     if not any(section.appendix for section in report.sections):
         report.sections[-1] = replace(report.sections[-1], appendix=True)

@@ -20,7 +20,7 @@ from sealing import edit_manifest
 import engine
 from pipeline.cli import main
 from pipeline.exact.check import FLAG_P, QUANTITIES, _sampled, binomial_p, exact_check, least_count_variance, z_score
-from pipeline.records import parquet_bytes, read_manifest, scan_exact, scan_games
+from pipeline.records import parquet_bytes, read_study_manifest, scan_exact, scan_games
 from pipeline.study.report import ReportData, compose, compute
 from pipeline.study.report.words import short
 
@@ -351,14 +351,14 @@ def test_a_study_without_exact_gets_no_exact_part(tmp_path):
     assert ALARM not in text and 'class="alarm"' not in page
     assert not (tmp_path / "report" / "tables" / "exact.csv").exists()
     assert not (tmp_path / "report" / "figures" / "sampled_against_exact.svg").exists()
-    data = compute(scan_games(study), read_manifest(study))
+    data = compute(scan_games(study), read_study_manifest(study))
     assert data.exact is None and data.exact_check is None
-    assert compose(read_manifest(study), data).alarm == []
+    assert compose(read_study_manifest(study), data).alarm == []
 
 
 def test_report_data_with_exact_from_the_library(built):
     study = built[0]
-    data = compute(scan_games(study), read_manifest(study), exact=scan_exact(study))
+    data = compute(scan_games(study), read_study_manifest(study), exact=scan_exact(study))
     assert isinstance(data, ReportData) and data.exact is not None and data.exact_check is not None
     assert {"exact", "exact_check"} <= dict(data.tables()).keys()
     written = pl.read_csv(built[1] / "tables" / "exact_check.csv")

@@ -21,7 +21,7 @@ from sealing import edit_sealed, payload
 import engine
 import pipeline.study.report
 from pipeline.cli import main
-from pipeline.records import RecordError, read_manifest
+from pipeline.records import RecordError, read_study_manifest
 from pipeline.study.report import MARKER, build_report, check_out
 
 # With one stone per pit no move is legal: every game ends at ply 0.
@@ -226,9 +226,9 @@ def test_failed_move_puts_the_previous_report_back(zero, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("name", ["../escaped", "", ".", "nested/escaped", 7])
 def test_default_folder_stays_in_reports(zero, tmp_path, monkeypatch, capsys, name):
-    # records.read_manifest checks the name too; this is the report's own check behind it.
-    manifest = {**read_manifest(zero[0]), "study": name}
-    monkeypatch.setattr(pipeline.study.report, "read_manifest", lambda directory: manifest)
+    # records.read_study_manifest checks the name too; this is the report's own check behind it.
+    manifest = {**read_study_manifest(zero[0]), "study": name}
+    monkeypatch.setattr(pipeline.study.report, "read_study_manifest", lambda directory: manifest)
     monkeypatch.setattr(pipeline.study.report, "REPORTS", tmp_path / "reports" / "all")
     assert main(["study", "report", str(zero[0]), "--quiet"]) == 2
     error = capsys.readouterr().err.strip()

@@ -25,7 +25,7 @@ import pytest
 import engine
 from pipeline.cli import main
 from pipeline.exact.cache import cached_exact_outcome
-from pipeline.records import read_manifest, scan_exact, scan_games
+from pipeline.records import read_study_manifest, scan_exact, scan_games
 from pipeline.study import run as runner
 from pipeline.study.config import parse_study
 from pipeline.study.report import compute, figure
@@ -129,7 +129,7 @@ def test_the_seat_effect_figure_has_a_legend_and_crosses_that_stand_out(half_exa
     unfinished = half_exact[0]
     done = finished(half_exact, tmp_path)
     for study, exact in ((unfinished, None), (done, scan_exact(done))):
-        data = compute(scan_games(study), read_manifest(study), exact=exact, per_ply=False, solutions={})
+        data = compute(scan_games(study), read_study_manifest(study), exact=exact, per_ply=False, solutions={})
         drawn = figure("seat_effect", data)
         axes = drawn.axes[0]
         legend = axes.get_legend()

@@ -17,7 +17,7 @@ from pipeline.cli import main
 from pipeline.config import ConfigError
 from pipeline.lock import folder_lock
 from pipeline.paths import JOURNAL, LOCK, MANIFEST
-from pipeline.records import RecordError, read_manifest, scan_games
+from pipeline.records import RecordError, read_study_manifest, scan_games
 from pipeline.study import run as runner
 from pipeline.study.config import load_study, parse_study
 from pipeline.study.run import plan, run_study
@@ -65,7 +65,7 @@ def copy(finished, tmp_path) -> Path:
 def test_a_manifest_study_name_that_is_not_a_folder_name_is_refused(copy, name, capsys):
     edit_manifest(copy, lambda manifest: manifest.update(study=name))
     with pytest.raises(RecordError, match=r"study name|'study' must be a JSON string"):
-        read_manifest(copy)
+        read_study_manifest(copy)
     assert main(["study", "report", str(copy), "--quiet"]) == 2
     one_line_error(capsys)
 
@@ -146,7 +146,7 @@ def test_chunks_finished_before_a_crash_are_kept_in_the_journal_and_the_run_resu
     with pytest.raises(RecordError, match=r"cannot write .*No space left on device; the chunks already finished are kept"):
         run_study(study(), folder, progress=False)
     assert manifest_payload(folder)["chunks"] == {}  # the chunks are in the journal alone
-    assert len(read_manifest(folder)["chunks"]) == 10
+    assert len(read_study_manifest(folder)["chunks"]) == 10
     assert "INCOMPLETE, 22 chunks missing" in status(folder)
     monkeypatch.undo()
     run_study(study(), folder, progress=False)
@@ -177,7 +177,7 @@ def test_a_journal_line_cut_short_by_a_kill_is_not_a_chunk(copy):
     edit_manifest(copy, lambda manifest: manifest["chunks"].pop("p003-c00007"))
     line = json.dumps(sealed({"chunk": "p003-c00007", **entry}, {"kind": "finished chunk"}))
     (copy / JOURNAL).write_text(line + "\n" + line[: len(line) // 2])
-    assert read_manifest(copy)["chunks"]["p003-c00007"] == entry
+    assert read_study_manifest(copy)["chunks"]["p003-c00007"] == entry
     assert "32 of 32 chunks done (complete)" in status(copy)
 
 

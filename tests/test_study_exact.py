@@ -15,7 +15,7 @@ import pytest
 import engine
 from pipeline.config import ConfigError
 from pipeline.exact.cache import exact_folder
-from pipeline.records import RecordError, read_manifest, scan_exact
+from pipeline.records import RecordError, read_study_manifest, scan_exact
 from pipeline.study.config import parse_study
 from pipeline.study.run import run_study
 from pipeline.study.status import status
@@ -69,7 +69,7 @@ def test_exact_parquet_holds_engine_exact_outcome_of_every_table_pairing_and_no_
     assert row["south_win"] + row["draw"] + row["north_win"] == pytest.approx(1, abs=1e-12)
     data = (folder / "exact.parquet").read_bytes()
     sha = hashlib.sha256(data).hexdigest()
-    assert read_manifest(folder)["exact"] == {"file": "exact.parquet", "bytes": len(data), "sha256": sha, "rows": 8}
+    assert read_study_manifest(folder)["exact"] == {"file": "exact.parquet", "bytes": len(data), "sha256": sha, "rows": 8}
 
 
 def test_self_play_lists_only_a_strategy_against_itself(tmp_path, cache):
@@ -82,7 +82,7 @@ def test_self_play_lists_only_a_strategy_against_itself(tmp_path, cache):
         ("four", "random", "random"),
         ("four", "heuristic", "heuristic"),
     ]
-    assert read_manifest(folder)["config"]["exact"] == "self-play"
+    assert read_study_manifest(folder)["config"]["exact"] == "self-play"
 
 
 def test_a_study_without_exact_keeps_its_config_and_writes_no_exact_parquet(tmp_path):
@@ -90,7 +90,7 @@ def test_a_study_without_exact_keeps_its_config_and_writes_no_exact_parquet(tmp_
     assert "exact" not in plain.as_dict() and plain.exact_pairings() == []
     assert "exact" not in parse_study({key: value for key, value in CONFIG.items() if key != "exact"}).as_dict()
     folder = run_study(parse_study({**CONFIG, "exact": False, "variants": {}}), tmp_path / "study", progress=False)
-    assert not (folder / "exact.parquet").exists() and "exact" not in read_manifest(folder)
+    assert not (folder / "exact.parquet").exists() and "exact" not in read_study_manifest(folder)
     with pytest.raises(RecordError, match="holds no exact outcomes"):
         scan_exact(folder)
 
@@ -108,11 +108,11 @@ def test_turning_exact_on_or_off_keeps_the_games_and_writes_or_drops_exact_parqu
     run_study(study(), folder, progress=False)
     assert {path.name: digest(path) for path in (folder / "games").glob("*.parquet")} == games
     assert exact_rows(folder).height == len(study().exact_pairings())
-    assert read_manifest(folder)["config"]["exact"] is True
+    assert read_study_manifest(folder)["config"]["exact"] is True
     run_study(study(exact="self-play"), folder, progress=False)
     assert exact_rows(folder).height == len(study(exact="self-play").exact_pairings())
     run_study(study(exact=False), folder, progress=False)
-    assert not (folder / "exact.parquet").exists() and "exact" not in read_manifest(folder)
+    assert not (folder / "exact.parquet").exists() and "exact" not in read_study_manifest(folder)
     assert {path.name: digest(path) for path in (folder / "games").glob("*.parquet")} == games
     with pytest.raises(RecordError, match=r"another config \(seed differs\)"):  # any other change is refused
         run_study(study(seed=4), folder, progress=False)
@@ -143,7 +143,7 @@ def test_one_and_two_jobs_write_the_same_bytes(tmp_path, cache):
     (cache / "exact").rename(tmp_path / "first-exact")  # the second run computes them too, in two workers
     two = run_study(study(), tmp_path / "two", jobs=2, progress=False)
     assert (one / "exact.parquet").read_bytes() == (two / "exact.parquet").read_bytes()
-    assert read_manifest(one)["exact"] == read_manifest(two)["exact"]
+    assert read_study_manifest(one)["exact"] == read_study_manifest(two)["exact"]
     assert {path.name: path.read_bytes() for path in (tmp_path / "first-exact").iterdir()} == {
         path.name: path.read_bytes() for path in (cache / "exact").iterdir()
     }
@@ -176,12 +176,12 @@ def test_a_damaged_cache_file_is_computed_again_with_a_warning(tmp_path, cache, 
 def test_a_killed_run_leaves_no_exact_parquet_and_resumes_to_the_same_bytes(tmp_path, cache):
     whole = run_study(study(), tmp_path / "whole", progress=False)
     stopped = run_study(study(), tmp_path / "stopped", progress=False, stop_after=3)
-    assert not (stopped / "exact.parquet").exists() and "exact" not in read_manifest(stopped)
+    assert not (stopped / "exact.parquet").exists() and "exact" not in read_study_manifest(stopped)
     (stopped / ".exact.parquet.tmp-99").write_bytes(b"PAR1")  # a kill inside write_atomic
     run_study(study(), stopped, jobs=2, progress=False)
     assert not (stopped / ".exact.parquet.tmp-99").exists()
     assert (stopped / "exact.parquet").read_bytes() == (whole / "exact.parquet").read_bytes()
-    assert read_manifest(stopped)["exact"] == read_manifest(whole)["exact"]
+    assert read_study_manifest(stopped)["exact"] == read_study_manifest(whole)["exact"]
 
 
 def test_a_finished_study_with_exact_outcomes_runs_again_without_writing(tmp_path, cache, monkeypatch):

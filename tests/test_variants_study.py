@@ -12,7 +12,7 @@ import pytest
 import engine
 from pipeline.cli import main
 from pipeline.paths import STUDIES
-from pipeline.records import RecordError, read_manifest, scan_games
+from pipeline.records import RecordError, read_study_manifest, scan_games
 from pipeline.seeds import pairing_key, rules_key
 from pipeline.study.config import BASE, load_study, parse_study
 from pipeline.study.run import chunk_seeds, plan, run_study
@@ -167,7 +167,7 @@ def test_a_stopped_sweep_resumes_to_the_same_bytes(tmp_path):
     stopped = run_study(swept, tmp_path / "stopped", progress=False, stop_after=20)
     run_study(swept, stopped, jobs=2, progress=False)
     assert snapshot(stopped) == snapshot(whole)
-    assert read_manifest(whole)["config"]["variants"]["off"]["rules"]["feeding"] is False
+    assert read_study_manifest(whole)["config"]["variants"]["off"]["rules"]["feeding"] is False
 
 
 def test_adding_or_removing_variants_is_another_config(tmp_path):

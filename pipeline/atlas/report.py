@@ -52,7 +52,7 @@ from pipeline.atlas.effects import (
     varying_fields,
 )
 from pipeline.atlas.maps import effects_figure, map_figure, stones_figure, tradeoff_figure
-from pipeline.atlas.run import atlas_of_manifest, read_manifest
+from pipeline.atlas.run import atlas_of_manifest, read_atlas_manifest
 from pipeline.paths import REPORTS
 from pipeline.records import RecordError
 from pipeline.render.document import Section, Table
@@ -64,7 +64,7 @@ def build_atlas_report(directory: Path, out: Path | None = None, *, progress: bo
     reports/<atlas>/). Raises RecordError for a folder that is not a sound atlas, an atlas with no
     rule set done, or an ``out`` that is not a new or empty folder or a report of ours."""
     started = time.perf_counter()
-    manifest = read_manifest(directory)
+    manifest = read_atlas_manifest(directory)
     name = str(manifest.get("atlas", directory.name))
     out = check_out(directory, out if out is not None else REPORTS / name)
     frame = atlas_frame(directory)

@@ -56,12 +56,11 @@ from engine.integrity import DamagedFileError, read_json, write_json
 from engine.rules import RULE_FIELD, RuleField
 from pipeline.atlas.analyse import Analysis, analyse, estimated_bytes, positions_of, schema
 from pipeline.config import ConfigError, check_keys, load_config, parse_name, shown
-from pipeline.paths import DATA, MANIFEST
+from pipeline.paths import DATA
 from pipeline.progress import Ticker
 from pipeline.records import RecordError, file_sha256, parquet_bytes, sha256, versions
 from pipeline.runfolder import ATLAS as ATLAS_RUN
-from pipeline.runfolder import claim, write_manifest
-from pipeline.runfolder import read_manifest as read_run_manifest
+from pipeline.runfolder import claim, read_listed_manifest, write_manifest
 from pipeline.workers import backend, check_backend, exit_with_parent, memory_bytes
 
 log = logging.getLogger(__name__)
@@ -399,17 +398,14 @@ def _write_manifest(directory: Path, atlas: Atlas, refused: dict[str, str] | Non
         raise RecordError(f"cannot write the atlas to {directory}: {error.strerror or error}") from None
 
 
-def read_manifest(directory: Path) -> dict[str, Any]:
+def read_atlas_manifest(directory: Path) -> dict[str, Any]:
     """An atlas folder's manifest, its seal and config checked, with a table of files."""
-    manifest = read_run_manifest(directory, ATLAS_RUN)
-    if not isinstance(manifest.get("files"), dict):
-        raise RecordError(f"{directory / MANIFEST} lists no files; run 'modiar atlas run' again into a new folder")
-    return manifest
+    return read_listed_manifest(directory, ATLAS_RUN)
 
 
 def read_atlas(directory: Path) -> pa.Table:
     """The atlas's table, after checking it against the manifest."""
-    manifest = read_manifest(directory)
+    manifest = read_atlas_manifest(directory)
     entry = manifest["files"].get(ATLAS)
     path = directory / ATLAS
     if not isinstance(entry, dict) or file_sha256(path) != entry.get("sha256"):

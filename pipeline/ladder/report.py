@@ -25,7 +25,7 @@ from matplotlib.figure import Figure
 from engine.registry import engine_strategy
 from pipeline import figures as plot
 from pipeline.exact.cache import is_wide
-from pipeline.ladder.run import EXPLOITABILITY, OUTCOMES, checked_files, read_manifest
+from pipeline.ladder.run import EXPLOITABILITY, OUTCOMES, checked_files, read_ladder_manifest
 from pipeline.paths import MANIFEST, REPORTS
 from pipeline.records import RecordError
 from pipeline.render.document import Section, Table
@@ -79,7 +79,7 @@ def ladder_tables(directory: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 def listed_strategies(directory: Path) -> tuple[list[str], list[str]]:
     """The rungs and the opponents of the manifest's config, refused (RecordError) unless lists of specs."""
-    config = read_manifest(directory)["config"]
+    config = read_ladder_manifest(directory)["config"]
     found = [config.get("rungs"), config.get("opponents")]
     for key, specs in zip(("rungs", "opponents"), found, strict=True):
         if not isinstance(specs, list) or not all(isinstance(spec, str) for spec in specs) or not (specs or key != "rungs"):
@@ -223,7 +223,7 @@ def build_ladder_report(directory: Path, out: Path | None = None, *, progress: b
     reports/<ladder>/). Raises RecordError for a folder that is not a sound ladder or an ``out``
     that is not a new or empty folder or a report of ours."""
     started = time.perf_counter()
-    manifest = read_manifest(directory)
+    manifest = read_ladder_manifest(directory)
     name = str(manifest["ladder"])
     out = check_out(directory, out if out is not None else REPORTS / name)
     rungs, pairings = ladder_tables(directory)

@@ -50,11 +50,10 @@ from pipeline.exact.cache import (
     worker_bytes,
 )
 from pipeline.exact.progress import ExactBar, Reporter
-from pipeline.paths import DATA, MANIFEST
+from pipeline.paths import DATA
 from pipeline.records import RecordError, exact_table, file_sha256, parquet_bytes, sha256, versions
 from pipeline.runfolder import LADDER as LADDER_RUN
-from pipeline.runfolder import claim, write_manifest
-from pipeline.runfolder import read_manifest as read_run_manifest
+from pipeline.runfolder import claim, read_listed_manifest, write_manifest
 from pipeline.workers import exit_with_parent, memory_bytes
 
 log = logging.getLogger(__name__)
@@ -247,17 +246,14 @@ def _write(directory: Path, ladder: Ladder, outcomes: list[engine.ExactOutcome],
         raise RecordError(f"cannot write the ladder to {directory}: {error.strerror or error}") from None
 
 
-def read_manifest(directory: Path) -> dict[str, Any]:
+def read_ladder_manifest(directory: Path) -> dict[str, Any]:
     """A ladder folder's manifest, its seal and config checked, with a table of files."""
-    manifest = read_run_manifest(directory, LADDER_RUN)
-    if not isinstance(manifest.get("files"), dict):
-        raise RecordError(f"{directory / MANIFEST} lists no files; run 'modiar ladder run' again into a new folder")
-    return manifest
+    return read_listed_manifest(directory, LADDER_RUN)
 
 
 def checked_files(directory: Path) -> Iterator[Path]:
     """The ladder's Parquet files, each after checking it against the manifest."""
-    manifest = read_manifest(directory)
+    manifest = read_ladder_manifest(directory)
     for name in (OUTCOMES, EXPLOITABILITY):
         entry = manifest["files"].get(name)
         if not isinstance(entry, dict) or file_sha256(directory / name) != entry.get("sha256"):

@@ -76,7 +76,7 @@ from pipeline.records import (
     parquet_bytes,
     parquet_rows,
     plies_table,
-    read_manifest,
+    read_study_manifest,
     sha256,
     write_manifest,
 )
@@ -340,7 +340,7 @@ def _run_locked(run: _Run) -> None:
 def _finished(directory: Path, study: Study) -> bool:
     """Whether every chunk of the study is on disk, checked, and in the manifest itself."""
     config = study.as_dict()
-    if not is_sealed(directory) or _only_exact_differs(read_manifest(directory, legacy=True)["config"], config):
+    if not is_sealed(directory) or _only_exact_differs(read_study_manifest(directory, legacy=True)["config"], config):
         return False  # a manifest to seal, or exact.parquet to write afresh: under the folder's lock
     manifest = _open_manifest(directory, study)
     return (
@@ -494,7 +494,7 @@ def _open_manifest(directory: Path, study: Study) -> Manifest:
     """The folder's manifest, or a new one; refuses a folder that belongs to something else."""
     config = study.as_dict()
     if (directory / MANIFEST).exists():
-        manifest = read_manifest(directory, legacy=True)
+        manifest = read_study_manifest(directory, legacy=True)
         if _only_exact_differs(manifest["config"], config):
             # The games stand: the manifest takes the new config, and exact.parquet is written
             # afresh for it (or dropped), the manifest first so that a crash leaves no stale entry.

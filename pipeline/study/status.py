@@ -9,7 +9,7 @@ from pathlib import Path
 from pipeline.config import ConfigError
 from pipeline.exact.cache import read_cached
 from pipeline.paths import EXACT
-from pipeline.records import Manifest, RecordError, exact_done, read_manifest
+from pipeline.records import Manifest, RecordError, exact_done, read_study_manifest
 from pipeline.study.config import Pairing, Study, parse_study
 from pipeline.study.run import Chunk, chunk_done, plan
 
@@ -44,7 +44,7 @@ def progress(directory: Path, manifest: Manifest | None = None, *, verified: boo
     """Which chunks of the study in ``directory`` are done (their files match their checksums),
     and whether its exact outcomes are written. ``verified``: the games' files were checked
     already (records.scan_games); the plies' files and exact.parquet are checked all the same."""
-    manifest = read_manifest(directory) if manifest is None else manifest
+    manifest = read_study_manifest(directory) if manifest is None else manifest
     study = _study(directory, manifest)
     try:
         chunks = plan(study)
@@ -101,7 +101,7 @@ def exact_words(directory: str | Path, manifest: Manifest | None = None) -> str:
     (exact = false in its config), written (exact.parquet, as the manifest vouches), or
     exact_pending's words."""
     directory = Path(directory)
-    manifest = read_manifest(directory) if manifest is None else manifest
+    manifest = read_study_manifest(directory) if manifest is None else manifest
     study = _study(directory, manifest)
     if study.exact is False:
         return "no exact outcomes: the study's config says exact = false"
@@ -115,7 +115,7 @@ def exact_pending(directory: str | Path, manifest: Manifest | None = None) -> st
     exact.parquet)" when the study asks for exact outcomes and its run has not written them; None
     when they are written or not asked for. The report's warning, captions and abstract say it so."""
     directory = Path(directory)
-    manifest = read_manifest(directory) if manifest is None else manifest
+    manifest = read_study_manifest(directory) if manifest is None else manifest
     study = _study(directory, manifest)
     pairings = study.exact_pairings()
     if not pairings or exact_done(directory, manifest, len(pairings)):

@@ -36,7 +36,7 @@ from pathlib import Path
 from engine.version import ENGINE_VERSION
 from pipeline.paths import REPORTS, ROOT
 from pipeline.progress import StepsBar
-from pipeline.records import PAIRING_COLUMNS, RecordError, read_manifest, scan_exact, scan_games
+from pipeline.records import PAIRING_COLUMNS, RecordError, read_study_manifest, scan_exact, scan_games
 from pipeline.render.document import Section, Table
 from pipeline.render.folder import MARKER, check_out, staging
 from pipeline.study.report.figures import figure, figure_names
@@ -70,7 +70,7 @@ def build_report(directory: str | Path, out: str | Path | None = None, *, progre
     for an ``out`` that is not a new or empty folder or a report of ours (see check_out), or
     cannot be written; then the report that was there, if any, is left as it was."""
     directory = Path(directory)
-    manifest = read_manifest(directory)
+    manifest = read_study_manifest(directory)
     games = scan_games(directory)
     rebuilt_with = footer(directory, None if out is None else Path(out))
     out = check_out(directory, out if out is not None else _default_out(manifest["study"]))

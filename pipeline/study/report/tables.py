@@ -126,7 +126,7 @@ def compute(
     solutions: Mapping[str, engine.Solution] | None = None,
 ) -> ReportData:
     """Every table of the report from a study's games (pipeline.records.scan_games).
-    ``manifest`` (the study's, pipeline.records.read_manifest) gives the rule sets their
+    ``manifest`` (the study's, pipeline.records.read_study_manifest) gives the rule sets their
     variant labels; without it a rule set is labelled by its name. ``exact`` (the study's exact
     outcomes, pipeline.records.scan_exact) adds the tables exact and exact_check. A ``games``
     that is no frame of games, or holds none, is refused naming it.
