@@ -24,7 +24,7 @@ the sparse products go on to the cap: the matrices hold each move's far chance, 
 left only the moves of positions not yet settled at k (engine.policy.PolicyTable.settled; sorted
 by it, they are a prefix of the varying moves) are corrected by their chance at k minus the far
 one (engine.exact_graph._Moves.corrected), their classes followed child by child down the
-solution's log (engine.policy.NearCap). The graph is found again, with every legal move of
+solution's log (engine.near_cap.NearCap). The graph is found again, with every legal move of
 the unsettled positions, if mass is left at far_from (most games have ended by then); when
 both players already give each of those moves a chance (perfect's dials), the first graph
 holds them all and is made deep from the start instead (_plays_every_unsettled_move). The
@@ -58,7 +58,8 @@ from engine.events import END_EVENTS, EVENTS, POSITION_FLAGS, unpack_events
 from engine.exact_graph import CAPTURE_COUNTS, _Graph, _move_counts, _select, _States
 from engine.exact_tail import MARGIN, POSITION, Tail
 from engine.index import row_stones
-from engine.policy import NearCap, PolicyTable, policy_table
+from engine.near_cap import NearCap
+from engine.policy import PolicyTable, policy_table
 from engine.positions import positions
 from engine.rules import ROW, Rules, check_rules
 from engine.strategy_base import Strategy

@@ -15,7 +15,8 @@ from scipy import sparse
 from engine.choice import SCALE
 from engine.events import POSITION_FLAGS
 from engine.exact_tail import Kept
-from engine.policy import NearCap, PolicyTable
+from engine.near_cap import NearCap
+from engine.policy import PolicyTable
 from engine.rules import ROW
 from engine.tables import PositionTables
 

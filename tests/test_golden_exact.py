@@ -76,5 +76,5 @@ def test_the_engine_gives_todays_values(south, north):
 def test_a_strong_dial_against_itself_gives_todays_values():
     """perfect(epsilon=0.1) against itself (a few minutes): its games cycle past far_from, so
     its sparse products go on to the cap with the near-cap corrections (engine.exact_graph._Moves.corrections,
-    engine.policy.NearCap) that replaced the merging of children."""
+    engine.near_cap.NearCap) that replaced the merging of children."""
     test_the_engine_gives_todays_values("perfect(epsilon=0.1)", "perfect(epsilon=0.1)")

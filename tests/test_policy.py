@@ -30,7 +30,8 @@ from engine import Position, Rng, Rules, UnknownStrategyError, make_strategy, pl
 from engine.board import rotate
 from engine.choice import NO_MOVE, SCALE, pack_keys, pit_of
 from engine.game_batch import GAME_COLUMNS, GameBatch
-from engine.policy import NearCap, NotATableStrategyError, PolicyTable, is_table_strategy, policy_path, policy_table
+from engine.near_cap import NearCap
+from engine.policy import NotATableStrategyError, PolicyTable, is_table_strategy, policy_path, policy_table
 from engine.positions import positions
 from engine.rng import game_seeds
 from engine.search import _heuristic_score, alphabeta_scores, solution
@@ -664,7 +665,7 @@ def test_near_the_cap_perfect_keeps_its_far_class_only_where_no_child_value_chan
 
 @pytest.mark.parametrize("spec", ["perfect(temperature=1.0)", "perfect(epsilon=0.1)", "greedy"])
 def test_near_the_cap_classes_followed_ply_by_ply_are_those_of_classes_at(spec):
-    """engine.policy.NearCap follows the children's values down the plies left (two a call, as
+    """engine.near_cap.NearCap follows the children's values down the plies left (two a call, as
     one player's turns come) over a growing prefix of the positions, most unsettled first: at
     every call its classes have the keys classes_at gives."""
     rules = NEAR_CAP_RULES[1]
