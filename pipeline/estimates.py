@@ -50,8 +50,9 @@ from pipeline.paths import MANIFEST
 from pipeline.play import HUMAN
 from pipeline.progress import game_seconds, scalar_game_seconds
 from pipeline.records import RecordError, read_study_manifest
+from pipeline.study.caches import missing_caches
 from pipeline.study.config import Pairing, Study
-from pipeline.study.run import Chunk, chunk_listed, missing_caches, plan
+from pipeline.study.run import Chunk, chunk_listed, plan
 from pipeline.workers import WORKER_BYTES, check_jobs, memory_bytes
 
 LONG_SECONDS = 3600.0  # a run estimated longer than this needs --yes
@@ -185,7 +186,7 @@ def study(planned: Study, directory: Path, *, jobs: int, remote: bool) -> Estima
     chunks = _chunks_to_play(planned, directory)
     games = sum(len(chunk) for chunk in chunks)
     play = sum(len(chunk) * game_seconds(chunk.pairing.south, chunk.pairing.north, chunk.pairing.rules) for chunk in chunks)
-    builds = [_table_caches(rules, specs) for rules, specs in missing_caches(chunks).items()]
+    builds = [_table_caches(rules, specs) for rules, specs in missing_caches(chunk.pairing for chunk in chunks).items()]
     exacts = [_exact(pairing.south, pairing.north, pairing.rules) for pairing in _exact_to_compute(planned)]
     workers = jobs if remote else exact_jobs(jobs, {pairing.rules for pairing in _exact_to_compute(planned)})
     seconds = (play + _seconds(builds)) / jobs + _seconds(exacts) / workers

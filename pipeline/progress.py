@@ -133,7 +133,7 @@ BLEND_SHARE = 0.1  # the share of a run's work done from which its time left is 
 
 
 class CachesBar:
-    """The bar of the rule sets whose caches (pipeline.study.run.build_caches) are being built; it names the ones
+    """The bar of the rule sets whose caches (pipeline.study.caches.build_caches) are being built; it names the ones
     in progress, taken to be the first ``jobs`` not yet built, as the workers take them in order,
     and, given each one's estimate in ``seconds`` (pipeline.estimates.caches_seconds), the time
     left: the estimates of those not built, at this machine's pace once one is built (its

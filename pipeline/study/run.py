@@ -48,17 +48,14 @@ import engine
 from engine.batch import batchable
 from engine.cache import temporary_files, write_atomic
 from engine.game_batch import GameBatch, concatenate
-from engine.policy import is_table_strategy, policies_folder, policy_path, policy_table
 from engine.registry import engine_strategy
 from engine.rng import game_seeds
-from engine.solver import solution_path, solutions_folder
-from engine.tables import cache_path, load_tables, table_rules, tables_folder
 from pipeline.config import ConfigError
 from pipeline.exact.cache import cached_exact_outcome, exact_jobs, exact_seconds, read_cached
 from pipeline.exact.progress import ExactBar, Reporter
 from pipeline.lock import FolderBusyError, folder_lock
 from pipeline.paths import EXACT, GAMES, JOURNAL, LOCK, MANIFEST, PLIES, study_dir
-from pipeline.progress import CachesBar, GamesBar
+from pipeline.progress import GamesBar
 from pipeline.records import (
     ChunkEntry,
     ExactEntry,
@@ -82,6 +79,7 @@ from pipeline.records import (
 )
 from pipeline.runfolder import STUDY, clear_litter, is_sealed
 from pipeline.seeds import pairing_key, rules_key
+from pipeline.study.caches import build_all, keep_caches_loaded, missing_caches
 from pipeline.study.config import BASE, Pairing, Study
 from pipeline.workers import backend as _backend
 from pipeline.workers import check_backend, check_jobs, check_scheduler, exit_with_parent
@@ -174,7 +172,7 @@ def play_chunk(study: Study, chunk: Chunk, *, batched: bool = True, cache: Path 
     and solutions in ``cache``: the caller's cache folder, passed as workers may be elsewhere)."""
     exit_with_parent()
     engine.set_cache_folder(cache)
-    _keep_caches_loaded()
+    keep_caches_loaded()
     rules = chunk.pairing.rules
     batch = _play_batched(study, chunk) if batched else None
     if batch is None:
@@ -185,63 +183,6 @@ def play_chunk(study: Study, chunk: Chunk, *, batched: bool = True, cache: Path 
     games = parquet_bytes(games_table(batch, study=study.name, first_id=chunk.first_id))
     plies = parquet_bytes(plies_table(batch, rules, chunk.first_id)) if study.keep_plies else None
     return ChunkResult(chunk.name, len(batch), games, plies)
-
-
-def build_caches(rules: engine.Rules, strategies: tuple[str, ...], cache: Path) -> str:
-    """Build (or check) what the strategies need under a rule set in the cache folder the workers
-    load it from: the position tables, the solution when a ``perfect`` plays, and the policy table
-    of every table strategy (runs in a worker); returns the rule set's name."""
-    exit_with_parent()
-    engine.set_cache_folder(cache)
-    tables = load_tables(table_rules(rules), verbose=False)
-    if any(_needs_solution(spec) for spec in strategies):
-        engine.solve(rules, tables=tables, verbose=False)
-    for spec in strategies:
-        if is_table_strategy(spec):
-            policy_table(spec, rules, tables=tables)
-    return rules.name
-
-
-def missing_caches(chunks: list[Chunk]) -> dict[engine.Rules, tuple[str, ...]]:
-    """The rule sets of the chunks whose caches (build_caches) are not all there yet, each with the
-    strategies that play under it; largest rule sets first, as they take longest."""
-    return _missing_caches([chunk.pairing for chunk in chunks])
-
-
-def _missing_caches(pairings: list[Pairing]) -> dict[engine.Rules, tuple[str, ...]]:
-    needed: dict[engine.Rules, dict[str, None]] = {}
-    for pairing in pairings:
-        needed.setdefault(pairing.rules, {}).update(dict.fromkeys((pairing.south, pairing.north)))
-    missing = {rules: tuple(specs) for rules, specs in needed.items() if not _cached(rules, tuple(specs))}
-    return dict(sorted(missing.items(), key=lambda item: -item[0].stones_per_pit))
-
-
-def _cached(rules: engine.Rules, strategies: tuple[str, ...]) -> bool:
-    tables, solutions, policies = tables_folder(), solutions_folder(), policies_folder()
-    if tables is None or solutions is None or policies is None:
-        return True  # no cache folder: each worker builds what it needs in memory
-    files = [cache_path(table_rules(rules), tables)]
-    if any(_needs_solution(spec) for spec in strategies):
-        files.append(solution_path(rules, solutions))
-    files += [policy_path(spec, rules, policies) for spec in strategies if is_table_strategy(spec)]
-    return all(path.exists() for path in files)
-
-
-def _needs_solution(spec: str) -> bool:
-    return engine_strategy(spec).needs_solution
-
-
-def _keep_caches_loaded() -> None:
-    """loky restarts a worker whose memory has grown 300 MB since its first task, taking that
-    for a leak; a worker here means to keep the position tables and the solution loaded, and
-    restarting it would only load them again. The limit is a private loky setting, so it is
-    raised only where it exists."""
-    try:
-        from joblib.externals.loky import process_executor
-    except ImportError:
-        return
-    if hasattr(process_executor, "_MAX_MEMORY_LEAK_SIZE"):
-        process_executor._MAX_MEMORY_LEAK_SIZE = max(process_executor._MAX_MEMORY_LEAK_SIZE, 16 << 30)
 
 
 def run_study(
@@ -386,7 +327,7 @@ def _record_exact(run: _Run, manifest: Manifest) -> None:
     missing = [pairing for pairing in pairings if _exact_key(pairing) not in found]
     missing.sort(key=lambda pairing: -exact_seconds(pairing.south, pairing.north))  # the longest first
     if missing:
-        _build_caches(_missing_caches(missing), run.jobs, run.progress)
+        build_all(missing_caches(missing), run.jobs, run.progress)
         jobs = run.jobs if run.backend == "dask" else exact_jobs(run.jobs, {pairing.rules for pairing in missing})
         bar = ExactBar(
             [(_exact_name(_exact_key(pairing)), exact_seconds(pairing.south, pairing.north)) for pairing in missing],
@@ -426,7 +367,7 @@ def _exact_job(key: _ExactKey, cache: Path | None, reports: Path | None) -> tupl
     exit_with_parent()
     started = time.perf_counter()
     engine.set_cache_folder(cache)
-    _keep_caches_loaded()
+    keep_caches_loaded()
     rules, south, north = key
     reporter = Reporter(reports, _exact_name(key))
     try:
@@ -436,23 +377,7 @@ def _exact_job(key: _ExactKey, cache: Path | None, reports: Path | None) -> tupl
 
 
 def _build_missing_caches(chunks: list[Chunk], jobs: int, progress: bool) -> None:
-    _build_caches(missing_caches(chunks), jobs, progress)
-
-
-def _build_caches(missing: dict[engine.Rules, tuple[str, ...]], jobs: int, progress: bool) -> None:
-    if not missing:
-        return
-    from pipeline.estimates import caches_seconds  # pipeline.estimates reads the runner's plan
-
-    seconds = {rules.name: caches_seconds(rules, strategies) for rules, strategies in missing.items()}
-    bar = CachesBar(missing, jobs, disable=not progress, seconds=seconds)
-    try:
-        for name in Parallel(n_jobs=jobs, return_as="generator_unordered")(
-            delayed(build_caches)(rules, strategies, engine.cache_folder()) for rules, strategies in missing.items()
-        ):
-            bar.built(name)
-    finally:
-        bar.close()
+    build_all(missing_caches(chunk.pairing for chunk in chunks), jobs, progress)
 
 
 def _entropy(seed: int, pairing: Pairing) -> list[int]:

@@ -1,0 +1,88 @@
+"""What a study needs before its games: the position tables of each rule set, the solution when
+a strategy reads it, and each table strategy's policy table, built once per rule set (in
+parallel across rule sets) and kept loaded in the workers that play."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from joblib import Parallel, delayed
+
+import engine
+from engine.policy import is_table_strategy, policies_folder, policy_path, policy_table
+from engine.registry import engine_strategy
+from engine.solver import solution_path, solutions_folder
+from engine.tables import cache_path, load_tables, table_rules, tables_folder
+from pipeline.progress import CachesBar
+from pipeline.study.config import Pairing
+from pipeline.workers import exit_with_parent
+
+
+def build_caches(rules: engine.Rules, strategies: tuple[str, ...], cache: Path) -> str:
+    """Build (or check) what the strategies need under a rule set in the cache folder the workers
+    load it from: the position tables, the solution when a ``perfect`` plays, and the policy table
+    of every table strategy (runs in a worker); returns the rule set's name."""
+    exit_with_parent()
+    engine.set_cache_folder(cache)
+    tables = load_tables(table_rules(rules), verbose=False)
+    if any(_needs_solution(spec) for spec in strategies):
+        engine.solve(rules, tables=tables, verbose=False)
+    for spec in strategies:
+        if is_table_strategy(spec):
+            policy_table(spec, rules, tables=tables)
+    return rules.name
+
+
+def missing_caches(pairings: Iterable[Pairing]) -> dict[engine.Rules, tuple[str, ...]]:
+    """The rule sets of the pairings whose caches (build_caches) are not all there yet, each with
+    the strategies that play under it; largest rule sets first, as they take longest."""
+    needed: dict[engine.Rules, dict[str, None]] = {}
+    for pairing in pairings:
+        needed.setdefault(pairing.rules, {}).update(dict.fromkeys((pairing.south, pairing.north)))
+    missing = {rules: tuple(specs) for rules, specs in needed.items() if not _cached(rules, tuple(specs))}
+    return dict(sorted(missing.items(), key=lambda item: -item[0].stones_per_pit))
+
+
+def _cached(rules: engine.Rules, strategies: tuple[str, ...]) -> bool:
+    tables, solutions, policies = tables_folder(), solutions_folder(), policies_folder()
+    if tables is None or solutions is None or policies is None:
+        return True  # no cache folder: each worker builds what it needs in memory
+    files = [cache_path(table_rules(rules), tables)]
+    if any(_needs_solution(spec) for spec in strategies):
+        files.append(solution_path(rules, solutions))
+    files += [policy_path(spec, rules, policies) for spec in strategies if is_table_strategy(spec)]
+    return all(path.exists() for path in files)
+
+
+def _needs_solution(spec: str) -> bool:
+    return engine_strategy(spec).needs_solution
+
+
+def keep_caches_loaded() -> None:
+    """loky restarts a worker whose memory has grown 300 MB since its first task, taking that
+    for a leak; a worker here means to keep the position tables and the solution loaded, and
+    restarting it would only load them again. The limit is a private loky setting, so it is
+    raised only where it exists."""
+    try:
+        from joblib.externals.loky import process_executor
+    except ImportError:
+        return
+    if hasattr(process_executor, "_MAX_MEMORY_LEAK_SIZE"):
+        process_executor._MAX_MEMORY_LEAK_SIZE = max(process_executor._MAX_MEMORY_LEAK_SIZE, 16 << 30)
+
+
+def build_all(missing: dict[engine.Rules, tuple[str, ...]], jobs: int, progress: bool) -> None:
+    if not missing:
+        return
+    from pipeline.estimates import caches_seconds  # pipeline.estimates reads the runner's plan
+
+    seconds = {rules.name: caches_seconds(rules, strategies) for rules, strategies in missing.items()}
+    bar = CachesBar(missing, jobs, disable=not progress, seconds=seconds)
+    try:
+        for name in Parallel(n_jobs=jobs, return_as="generator_unordered")(
+            delayed(build_caches)(rules, strategies, engine.cache_folder()) for rules, strategies in missing.items()
+        ):
+            bar.built(name)
+    finally:
+        bar.close()
