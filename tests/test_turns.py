@@ -12,6 +12,7 @@ from engine.solver import cached_solution
 from pipeline import agreement as agreement_module
 from pipeline import turns
 from pipeline.agreement import AGREEMENT_COLUMNS, agreement, first_games
+from pipeline.boards import rotated as _rotated
 from pipeline.cli import main
 from pipeline.records import scan_games
 from pipeline.stats import Z95, mean_interval, wilson
@@ -21,7 +22,6 @@ from pipeline.turns import (
     LUDII_PLIES,
     TURN_FLAGS,
     Plies,
-    _rotated,
     events_by_ply,
     ludii_plies,
     ply_tables,
