@@ -225,15 +225,7 @@ def _searched(
 
 
 # ---------------------------------------------------------------------------------------------
-# Tables derived from the position tables, once per rule set
-
-
-# ---------------------------------------------------------------------------------------------
-# Seeds and draws
-
-
-# ---------------------------------------------------------------------------------------------
-# One chunk of games
+# The tables a chunk plays from are engine.batch_tables', its draws engine.rng's, its loop engine.batch_chunk's.
 
 
 def _empty_batch(n_games: int, players: tuple[_Player, _Player], rules: Rules) -> GameBatch:
