@@ -48,7 +48,7 @@ class BatchStrategy(Protocol):
     ``pick_batch(tables, positions, draws, legal)`` gets the movers' position indices (int64,
     each in its mover's view: the row is pits 0, 1, 2), the games' draws of this ply (uint32:
     one per turn, as a table strategy of engine.strategies takes) and the (n, 3) bool mask of
-    the legal pits (on the first move, those of engine.tables.first_moves); it returns one
+    the legal pits (on the first move, those of engine.first_move); it returns one
     legal pit (0, 1 or 2, the mover's view) per game.
     """
 

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.events import EVENTS, POSITION_FLAGS, unpack_events
+from engine.first_move import first_moves
 from engine.index import row_stones
-from engine.moves import start_board
 from engine.rules import ROW, Rules
-from engine.tables import END_MASK, END_SHIFT, FLAGS, PositionTables, first_moves
+from engine.tables import END_MASK, END_SHIFT, FLAGS, PositionTables
 
 NO_MOVE = 4  # the pit a finished game picks; NO_MOVE & 3 is pit 0
 STEP_CHILD_BITS = 24  # a step entry is 32 bits when the child fits these and the capture code the rest
@@ -62,7 +62,7 @@ class _Derived:
     events: tuple[np.ndarray, np.ndarray]  # counter units of South's turns, of North's
     mover_row: np.ndarray  # (positions,) uint8 stones in the mover's row
     start: int  # the start position
-    first_pits: np.ndarray  # the first move's options (engine.tables.first_moves): pits,
+    first_pits: np.ndarray  # the first move's options (engine.first_move): pits,
     first_child: np.ndarray  # children,
     first_events: dict[str, np.ndarray]  # and events
 
@@ -101,8 +101,8 @@ def _derive(tables: PositionTables) -> _Derived:
         class_keys, capture_keys = _keys(tables, block)
         info[block] = class_number[class_keys]
         step[block] = _steps(tables, block, capture_number[capture_keys], step.dtype, code_shift)
-    options = first_moves(tables.rules)
-    first_events = [unpack_events(events) for _, _, events in options]
+    first = first_moves(tables.rules)
+    first_events = [unpack_events(events) for events in first.events]
     return _Derived(
         tables.rules,
         info,
@@ -113,9 +113,9 @@ def _derive(tables: PositionTables) -> _Derived:
         (_pick_table(classes & 7), _pick_table((classes >> 3) & 7)),
         _event_tables(classes, captures),
         row_stones(tables.index)[0],
-        tables.index.rank(start_board(tables.rules)),
-        np.array([pit for pit, _, _ in options], dtype=np.uint8),
-        np.array([child for _, child, _ in options], dtype=np.int64),
+        first.start,
+        first.pits.astype(np.uint8),
+        first.children,
         {name: np.array([events[name] for events in first_events], dtype=np.int64) for name in EVENTS},
     )
 

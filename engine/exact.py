@@ -6,7 +6,7 @@ exact probability its policy table gives (a multiple of 2**-32, the chance its o
 gives). ``exact_outcome`` pushes the probability forward ply by ply:
 
     mass_0 = the first move's options, each with its chance and margin (ply 0: its captures
-             may be forfeited, so it comes from engine.positions, as the tables' start does not)
+             may be forfeited, so it comes from engine.first_move, as the tables' start does not)
     mass_(p+1)(child(i, q), m + s_p * captured(i, q)) += mass_p(i, m) * chance_p(i, q)
 
 where s_p is +1 at South's turns (p even) and -1 at North's, and chance_p the mover's policy
@@ -57,10 +57,10 @@ from engine.choice import SCALE
 from engine.events import END_EVENTS, EVENTS, POSITION_FLAGS, unpack_events
 from engine.exact_graph import CAPTURE_COUNTS, _Graph, _move_counts, _select, _States
 from engine.exact_tail import MARGIN, POSITION, Tail
+from engine.first_move import first_moves
 from engine.index import row_stones
 from engine.near_cap import NearCap
 from engine.policy import PolicyTable, policy_table
-from engine.positions import positions
 from engine.rules import ROW, Rules, check_rules
 from engine.strategy_base import Strategy
 from engine.tables import END_MASK, END_SHIFT, FLAGS, PositionTables, kept_tables, table_rules
@@ -229,19 +229,18 @@ class _Run:
         return next((ply for ply in range(1, cap) if cap - ply < floors[ply % 2]), cap)
 
     def first_move(self) -> tuple[_States, _States]:
-        """Ply 0 from the moves of engine.positions, with South's first-move chances: the states
+        """Ply 0 from the moves of engine.first_move, with South's first-move chances: the states
         by position and margin, and by position with the mass each tracked event left untouched."""
-        memo = positions(self.rules)
-        options = memo.options(memo.start, 0)
-        start = self.tables.index.rank(memo.start)
-        if not options:  # no first move: the game ends at once
+        first = first_moves(self.rules)
+        start = first.start
+        if not first.options:  # no first move: the game ends at once
             ended = _States(np.array([start]), np.zeros(1, np.int64), np.ones(1), np.ones((1, len(TRACKED))))
             self._end(ended, 0)
             self._score(_select(ended, np.array([0]), columns=False), 0)
             return _States.empty(0), _States.empty(len(TRACKED))
         chances = self.players[0].chances(np.array([self.players[0].first]))[0] / SCALE
         position, margin, total, untouched = [], [], [], []
-        for option in options:
+        for option, child in zip(first.options, first.children.tolist(), strict=True):
             chance = float(chances[option.pit])
             if chance == 0:
                 continue
@@ -250,7 +249,7 @@ class _Run:
                 self.event_mean[name] += chance * count
                 if name.startswith("first_move"):
                     self.first_fires[name] = self.first_fires.get(name, 0.0) + chance * (count > 0)
-            position.append(self.tables.index.rank(option.child))
+            position.append(child)
             margin.append(option.captured)
             total.append(chance)
             untouched.append([chance * (counts[name] == 0) for name in TRACKED])

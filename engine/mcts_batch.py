@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.choice import NO_MOVE
+from engine.first_move import first_moves
 from engine.index import row_stones
 from engine.policy import PolicyTable
-from engine.positions import positions
 from engine.rng import GAMMA, MASK32, SEED_SALT, mix64_words
 from engine.rules import ROW, Rules
 from engine.search import UCT_EXPLORATION, MctsStrategy
@@ -90,8 +90,7 @@ class Board:
     def of(cls, tables: PositionTables, rules: Rules) -> Board:
         legal = (tables.child >= 0).astype(np.uint8) @ np.array([1, 2, 4], dtype=np.uint8)
         own, opponent = row_stones(tables.index)
-        memo = positions(rules)
-        first = memo.options(memo.start, 0)
+        first = first_moves(rules)
         row_difference = (own.astype(np.int16) - opponent).astype(np.int8)
         sink = 3 * tables.size
         moves = tables.child >= 0
@@ -108,10 +107,10 @@ class Board:
             np.ascontiguousarray(tables.captured).astype(np.int8).reshape(-1),
             legal.astype(np.uint8),
             row_difference,
-            tables.index.rank(memo.start),
-            np.array([option.pit for option in first], dtype=np.int64),
-            np.array([tables.index.rank(option.child) for option in first], dtype=np.int64),
-            np.array([option.captured for option in first], dtype=np.int64),
+            first.start,
+            first.pits,
+            first.children,
+            first.captured,
             _pick_table(),
             np.where(np.arange(64) % 8 == 0, _COUNT[np.arange(64) // 8 % 8] > 1, 0).astype(np.uint64),
             step,

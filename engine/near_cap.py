@@ -1,8 +1,16 @@
-"""Perfect's choices near the cap (NearCap): a policy table's class of a position with fewer
-plies left than its far_from, followed child by child down the solution's log of value changes
-(two plies a call), for the exact outcomes (engine.exact) of perfect and its dials."""
+"""Perfect's choices near the cap: a policy table's class of a position with fewer plies left
+than its far_from, the key of capture minus each child's value with one ply less
+(``classes_from``), followed down the solution's log of value changes.
+
+Two sweeps ask for them, in opposite directions: the exact outcomes (engine.exact) go from
+the start towards the cap, plies left falling (``NearCap``); exploitability (engine.exploit)
+goes from the cap back to the start, plies left rising (``RisingNearCap``). Both are for
+perfect and its dials, whose values come from the solution (``PolicyTable.follows_solution``).
+"""
 
 from __future__ import annotations
+
+from typing import Protocol
 
 import numpy as np
 
@@ -10,7 +18,26 @@ from engine.choice import pack_keys
 from engine.policy import PolicyTable
 from engine.rules import ROW
 from engine.search import solution
-from engine.values import Solved
+from engine.solver_layers import distinct, slice_indices
+
+
+class Reach(Protocol):
+    """What RisingNearCap reads of the positions reachable from the start (engine.exploit)."""
+
+    positions: list[np.ndarray]  # per parity, the tables' numbers, ascending
+    rows: list[np.ndarray]  # per parity, V_0: the mover's row minus the opponent's
+    live: list[np.ndarray]  # per parity, the positions with a legal move
+    child: list[np.ndarray]  # per parity, (3, n): each pit's child among the other parity (n: none)
+    captured: list[np.ndarray]  # per parity, (3, n): each pit's capture
+    size: list[int]
+
+    def parents_of(self, parity: int, changed: np.ndarray) -> np.ndarray: ...
+
+
+def classes_from(table: PolicyTable, legal: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The classes of positions near the cap from their moves, (n, 3) each: which are legal and
+    what each is worth, its capture minus the child's value with one ply less."""
+    return table.classes_of_keys(pack_keys(legal, q))
 
 
 class NearCap:
@@ -28,7 +55,7 @@ class NearCap:
     def __init__(self, table: PolicyTable) -> None:
         self.table = table
         self.asked: tuple[int, np.ndarray, np.ndarray] | None = None
-        self.solved = isinstance(table.values, Solved) and not table.values.swept
+        self.solved = table.follows_solution
         self.j = -1  # the children's plies left the cursors stand at
         empty = np.empty(0, dtype=np.int64)
         self.at, self.classes = empty, empty  # the positions followed, and their classes
@@ -120,5 +147,53 @@ class NearCap:
         cursor, first = self.cursor[rows], self.first[rows]
         value = np.where(cursor >= first, values[np.maximum(cursor, 0)].astype(np.int64), self.base[rows])
         child = self.child[rows]
-        q = self.captured[rows] - value
-        return self.table.classes_of_keys(pack_keys(child >= 0, q))
+        return classes_from(self.table, child >= 0, self.captured[rows] - value)
+
+
+class RisingNearCap:
+    """Perfect's classes near the cap for a sweep that starts at the cap and goes away from it
+    (engine.exploit: plies left rising from 1), at the positions of one parity of a reach (the
+    positions reachable from the start, numbered per parity), from V_(k-1) of the children kept
+    ply by ply.
+
+    The solution's log (engine.solver) is position major; here it is turned ply major for the
+    children (the other parity's positions): ``owners[bounds[j] .. bounds[j + 1]]`` change value
+    at j (1 <= j <= far_from - 2), to ``new_values`` of the same slice.
+    """
+
+    def __init__(self, policy: PolicyTable, reach: Reach, parity: int) -> None:
+        self.policy, self.reach, self.parity = policy, reach, parity
+        solved = solution(policy.rules)
+        children = reach.positions[1 - parity]
+        self.values = np.append(reach.rows[1 - parity].astype(np.int64), 0)  # V_0 of each child; an illegal pit
+        self.held = 0  # self.values holds V_held
+        self.first = True
+        last = policy.far_from - 2  # the largest j = k - 1 read below far_from
+        starts = solved.offsets[children].astype(np.int64)
+        lengths = solved.offsets[children + 1].astype(np.int64) - starts
+        entries = slice_indices(starts, lengths)
+        owners = np.repeat(np.arange(len(children), dtype=np.int32), lengths)
+        plies = solved.change_plies[entries]
+        kept = plies <= last
+        order = np.argsort(plies[kept], kind="stable")
+        self.owners = owners[kept][order]
+        self.new_values = solved.change_values[entries[kept][order]].astype(np.int64)
+        self.bounds = np.searchsorted(plies[kept][order], np.arange(max(last, 0) + 2))  # the first entry at ply >= j
+
+    def update(self, plies_left: int) -> tuple[np.ndarray, np.ndarray]:
+        """The positions whose class may have changed since the last update, and their classes
+        with ``plies_left``: those with a child whose value changed."""
+        changed = []
+        for j in range(self.held + 1, plies_left):
+            at = slice(self.bounds[j], self.bounds[j + 1])
+            self.values[self.owners[at]] = self.new_values[at]
+            changed.append(self.owners[at])
+        self.held = plies_left - 1
+        if self.first:
+            self.first = False
+            rows = self.reach.live[self.parity]
+        else:
+            rows = self.reach.parents_of(self.parity, distinct(np.concatenate(changed or [np.empty(0, np.int32)])))
+        child = self.reach.child[self.parity][:, rows]
+        q = self.reach.captured[self.parity][:, rows].astype(np.int64) - self.values[child]
+        return rows, classes_from(self.policy, (child < self.reach.size[1 - self.parity]).T, q.T)

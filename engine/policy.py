@@ -26,7 +26,7 @@ A policy table holds, with positions numbered as ``engine.tables`` does (mover's
     varying[v]         the positions marked VARIES, ascending, and
     varying_classes[v, k - far_from]    their class with k plies left (far_from <= k < cap)
     first              the class of the first move (ply 0: its captures may be forfeited, so
-                       its moves are those of engine.positions, not the start's row of the tables)
+                       its moves are those of engine.first_move, not the start's row of the tables)
     cuts1, cuts2, cuts3[c]   the cuts of class c under the strategy's rule (engine.choice)
 
 ``classes_at(positions, plies_left)`` gives the classes of positions, ``pits(classes, draws)``
@@ -62,10 +62,10 @@ import numpy as np
 
 from engine.cache import cache_folder
 from engine.choice import ARGMAX, Rule, pack_keys
+from engine.first_move import first_moves
 from engine.integrity import DamagedFileError, read_arrays, write_arrays
-from engine.positions import positions
 from engine.registry import make_strategy
-from engine.rules import ROW, Rules, check_rules
+from engine.rules import Rules, check_rules
 from engine.search import solution
 from engine.solver import ValueLog, per_position
 from engine.strategy_base import EngineStrategy, PolicyValues, Strategy
@@ -114,6 +114,12 @@ class PolicyTable(PolicyArrays):
         self._cut(len(self.keys))
 
     @property
+    def follows_solution(self) -> bool:
+        """Whether its values are perfect's, read from the solution (engine.near_cap follows its
+        classes near the cap down the solution's log), rather than swept or heuristic."""
+        return isinstance(self.values, Solved) and not self.values.swept
+
+    @property
     def varies(self) -> int:
         """The class number that marks a position of ``far`` as VARIES."""
         return int(np.iinfo(self.far.dtype).max)
@@ -122,7 +128,8 @@ class PolicyTable(PolicyArrays):
         """For ``perfect``'s values, each position's least plies left k (>= 1) such that its
         class with any k' plies left, k <= k' < far_from, is its far class (positions marked
         VARIES aside); None for the other values (made on first use, from the solution's log)."""
-        if self._settled is None and isinstance(self.values, Solved) and not self.values.swept:
+        if self._settled is None and self.follows_solution:
+            assert isinstance(self.values, Solved)  # follows_solution
             self._settled = self.values.settled_from()
         return self._settled
 
@@ -347,14 +354,9 @@ def _build(values: PolicyValues, rules: Rules, tables: PositionTables) -> Policy
 
 
 def _first_key(values: PolicyValues, rules: Rules, tables: PositionTables) -> np.ndarray:
-    """The key of the first move, from the moves of ply 0 (engine.positions): their captures may
+    """The key of the first move, from the moves of ply 0 (engine.first_move): their captures may
     be forfeited, so they are not the start's row of the tables."""
-    memo = positions(rules)
-    child = np.full((1, ROW), -1, dtype=np.int64)
-    captured = np.zeros((1, ROW), dtype=np.int64)
-    for option in memo.options(memo.start, 0):
-        child[0, option.pit] = tables.index.rank(option.child)
-        captured[0, option.pit] = option.captured
+    child, captured = (column[None, :] for column in first_moves(rules).by_pit())
     return pack_keys(child >= 0, values.q(captured, child, rules.ply_cap))
 
 

@@ -11,7 +11,7 @@ position before its move (in the mover's view) and what the move did.
     game g           ->  final_position[g], end_code[g], forfeited[g]
 
 Ply 0 is not in the tables (its capture is forfeited): its moves, children and events come
-from ``engine.tables.first_moves``, so that it captures nothing (with first_move_forfeit) and
+from ``engine.first_move``, so that it captures nothing (with first_move_forfeit) and
 the stones it would have taken are counted per game in ``forfeited``.
 
 The games go CHUNK_GAMES at a time; within a chunk, one ply number at a time, every game still
@@ -29,9 +29,9 @@ import numpy as np
 
 from engine.errors import IllegalMoveError
 from engine.events import TURN_FLAGS, unpack_events
-from engine.moves import start_board
+from engine.first_move import first_moves
 from engine.rules import ROW, Rules
-from engine.tables import END_MASK, END_SHIFT, FLAGS, PositionTables, first_moves, load_tables, table_rules
+from engine.tables import END_MASK, END_SHIFT, FLAGS, PositionTables, load_tables, table_rules
 
 
 def _make_flag_bits() -> dict[str, int]:
@@ -145,7 +145,7 @@ def replay(rules: Rules, moves: np.ndarray, offsets: np.ndarray, tables: Positio
 
 @dataclass(frozen=True)
 class _FirstMoves:
-    """Ply 0 from engine.tables.first_moves, indexed by the pit (mover's view): the child (-1
+    """Ply 0 from engine.first_move, indexed by the pit (mover's view): the child (-1
     when not legal), the turn flags, and the counters of _FIRST_EVENTS."""
 
     start: int
@@ -156,17 +156,16 @@ class _FirstMoves:
 
     @classmethod
     def of(cls, tables: PositionTables) -> _FirstMoves:
-        options = first_moves(tables.rules)
-        child = np.full(ROW, -1, dtype=np.int64)
+        first = first_moves(tables.rules)
+        child, _ = first.by_pit()
         flags = np.zeros(ROW, dtype=np.uint8)
         events = {name: np.zeros(ROW, dtype=np.uint8) for name in _FIRST_EVENTS}
-        for pit, after, packed in options:
+        for pit, packed in zip(first.pits.tolist(), first.events, strict=True):
             counts = unpack_events(packed)
-            child[pit] = after
             flags[pit] = sum(bit for name, bit in FLAG_BITS.items() if counts[name])
             for name, counter in _FIRST_EVENTS.items():
                 events[name][pit] = counts[counter]
-        return cls(tables.index.rank(start_board(tables.rules)), len(options), child, flags, events)
+        return cls(first.start, len(first.pits), child, flags, events)
 
 
 @lru_cache(maxsize=2)

@@ -58,6 +58,7 @@ import numpy as np
 
 from engine.board import NORTH, SOUTH, Board, check_board, rotate, unpack
 from engine.cache import cache_folder
+from engine.first_move import first_moves
 from engine.index import BoardIndex, board_index
 from engine.integrity import DamagedFileError, read_arrays, write_arrays
 from engine.moves import Option
@@ -205,12 +206,12 @@ class Solution:
 
     def _first_move_values(self, seen: Board, plies_left: np.ndarray) -> np.ndarray:
         """The value of ``seen`` at ply 0 (forfeit moves) for each k of ``plies_left`` (>= 1)."""
-        options = positions(self.rules).options(seen, 0)
-        if not options:
-            return np.full(len(plies_left), row_difference(seen), dtype=np.int16)
+        first = first_moves(self.rules, seen)
+        if not len(first.pits):
+            return np.full(len(plies_left), first.start_rows, dtype=np.int16)
         scores = [
-            captured - self.values_of(np.full(len(plies_left), self.index.rank(child)), plies_left - 1).astype(np.int16)
-            for _, child, _, captured in options
+            captured - self.values_of(np.full(len(plies_left), child), plies_left - 1).astype(np.int16)
+            for child, captured in zip(first.children.tolist(), first.captured.tolist(), strict=True)
         ]
         return np.max(scores, axis=0)
 

@@ -12,7 +12,7 @@ A position is a board seen by the player to move (its row is pits 0, 1, 2), numb
                          mover has no legal move, its end event (END_MASK bits)
 
 The tables hold the moves of every ply but the first: ply 0 forfeits its captures, and
-its three moves from the start are taken from the scalar engine (``first_moves``). They
+its moves from the start are taken from the scalar engine (``engine.first_move``). They
 are built with NumPy, one rule set at a time, and cached in the caller's cache folder
 (``engine.cache``: ``tables/`` in it), keyed by the rule set's name and the engine version,
 and sealed with what they hold (``engine.integrity``): tables of another rule set copied over
@@ -34,7 +34,6 @@ from engine.events import END_EVENTS, POSITION_FLAGS
 from engine.index import BoardIndex, board_index
 from engine.integrity import DamagedFileError, read_arrays, write_arrays
 from engine.moves import OWN_ROW, sowing_path, tables
-from engine.positions import positions
 from engine.rules import PIT_LIMIT, PITS, ROW, Rules
 from engine.version import ENGINE_VERSION
 
@@ -156,13 +155,6 @@ def table_rules(rules: Rules) -> Rules:
     """The rule set whose tables serve ``rules``: the same with the default ply cap. The tables
     do not depend on the cap, so the solver and the replay load one cache file for every cap."""
     return rules.replace(ply_cap=TABLES_PLY_CAP)
-
-
-def first_moves(rules: Rules) -> list[tuple[int, int, int]]:
-    """The legal moves of the start at ply 0 as (pit, child index, packed events)."""
-    index = board_index(rules.total_stones)
-    memo = positions(rules)
-    return [(pit, index.rank(child), events) for pit, child, events, _ in memo.options(memo.start, 0)]
 
 
 def _block_tables(index: BoardIndex, counts: np.ndarray, rules: Rules) -> tuple[np.ndarray, ...]:

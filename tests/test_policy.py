@@ -29,6 +29,7 @@ import engine
 from engine import Position, Rng, Rules, UnknownStrategyError, make_strategy, play_batch, play_game
 from engine.board import rotate
 from engine.choice import NO_MOVE, SCALE, pack_keys, pit_of
+from engine.first_move import first_moves
 from engine.game_batch import GAME_COLUMNS, GameBatch
 from engine.near_cap import NearCap
 from engine.policy import NotATableStrategyError, PolicyTable, is_table_strategy, policy_path, policy_table
@@ -36,7 +37,7 @@ from engine.positions import positions
 from engine.rng import game_seeds
 from engine.search import _heuristic_score, alphabeta_scores, solution
 from engine.solver import sweep_values
-from engine.tables import PositionTables, first_moves, load_tables, table_rules
+from engine.tables import PositionTables, load_tables, table_rules
 
 RULE_SETS = [
     Rules(),
@@ -232,9 +233,7 @@ def replayed_positions(batch: GameBatch, rules: Rules, tables: PositionTables) -
     moves = np.full((len(batch), max(1, int(plies.max()))), -1, dtype=np.int64)
     rows = np.repeat(np.arange(len(batch)), plies)
     moves[rows, np.arange(len(batch.moves)) - batch.move_offsets[rows]] = batch.moves
-    first_child = np.full(3, -1, dtype=np.int64)
-    for pit, child, _ in first_moves(rules):
-        first_child[pit] = child
+    first_child, _ = first_moves(rules).by_pit()
     start = tables.index.rank(engine.start_board(rules))
     found_indices, found_plies = [np.array([start])], [np.array([0])]
     position = np.full(len(batch), start, dtype=np.int64)

@@ -428,6 +428,36 @@ def test_first_move_forfeit_every_first_move_of_the_start_forfeits_2(pit, after)
     assert result.events == events(first_move_forfeit=1, first_move_forfeit_stones=2)
 
 
+def test_first_move_forfeit_the_table_numbers_every_batched_and_exact_code_reads(default_tables):
+    """Step 4 in the tables' numbers: the tables hold no ply 0, so batched play, replay, the
+    solver, the exact chain and exploitability read the first moves from engine.first_move.
+
+    Its children are the three boards drawn above (2 stones kept in the origin, nothing
+    captured); the start's row of the tables is the move at a later ply, which captures them.
+    """
+    from engine.first_move import first_moves
+
+    first = first_moves(Rules())
+    index = default_tables.index
+    assert first.start == index.rank(engine.start_board())
+    assert first.pits.tolist() == [0, 1, 2]
+    assert first.captured.tolist() == [0, 0, 0]
+    # the children are seen by North, the next mover: its row first
+    turned = [[8, 8, 8, 2, 8, 8], [8, 8, 8, 8, 2, 8], [8, 8, 8, 8, 8, 2]]
+    assert first.children.tolist() == [index.rank(pack(board)) for board in turned]
+    assert default_tables.captured[first.start].tolist() == [2, 2, 2]
+    assert default_tables.child[first.start].tolist() == [
+        index.rank(pack([8, 8, 8, 0, 8, 8])),
+        index.rank(pack([8, 8, 8, 8, 0, 8])),
+        index.rank(pack([8, 8, 8, 8, 8, 0])),
+    ]
+    child, captured = first.by_pit()
+    assert child.tolist() == first.children.tolist() and captured.tolist() == [0, 0, 0]
+    without = first_moves(Rules(first_move_forfeit=False))
+    assert without.children.tolist() == default_tables.child[first.start].tolist()
+    assert without.captured.tolist() == [2, 2, 2]
+
+
 @pytest.mark.parametrize("ply", [0, 1, 2, 3])
 def test_first_move_forfeit_on_ply_0_only_and_its_stones_are_counted(ply):
     """Settled here, "first-move exception": only the game's first move (ply 0) forfeits.
