@@ -10,6 +10,7 @@ from engine.api import MoveResult, apply_move, end_event, legal_moves, perft, pe
 from engine.batch import play_batch
 from engine.board import Board, pack, parse_board, render, unpack
 from engine.cache import cache_folder, set_cache_folder
+from engine.deprecation import renamed
 from engine.errors import IllegalMoveError
 from engine.events import END_EVENTS, EVENTS, TURN_EVENTS, possible_events
 from engine.exact import ExactOutcome, ExactProgress, exact_outcome
@@ -22,7 +23,7 @@ from engine.release import release_caches
 from engine.rng import Rng
 from engine.rules import Rules
 from engine.solver import Solution, solve
-from engine.strategy_base import Position, Strategy, TableStrategy
+from engine.strategy_base import OneDrawStrategy, Position, Strategy
 from engine.version import ENGINE_VERSION
 
 __all__ = [
@@ -38,13 +39,13 @@ __all__ = [
     "GameRecord",
     "IllegalMoveError",
     "MoveResult",
+    "OneDrawStrategy",
     "PolicyTable",
     "Position",
     "Rng",
     "Rules",
     "Solution",
     "Strategy",
-    "TableStrategy",
     "UnknownStrategyError",
     "apply_move",
     "cache_folder",
@@ -72,3 +73,10 @@ __all__ = [
     "start_board",
     "unpack",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name == "TableStrategy":  # its old name
+        renamed("engine.TableStrategy", "engine.OneDrawStrategy")
+        return OneDrawStrategy
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,7 +13,7 @@ from engine.registry import make_strategy
 from engine.rng import GAMMA, MASK32, MASK64, MIX1, MIX2, SEED_SALT, Rng, check_seed, mix64
 from engine.rules import ROW, Rules, check_rules
 from engine.scoring import WINNERS, final_score
-from engine.strategy_base import Position, Strategy, TableStrategy
+from engine.strategy_base import OneDrawStrategy, Position, Strategy
 
 DEFAULT_RULES = Rules()
 CAPTURE_STONES = SHIFT["capture_stones"]
@@ -55,7 +55,7 @@ def play_game(
     check_rules(rules)
     state = mix64(seed ^ SEED_SALT)
     memo = positions(rules)
-    if on_move is None and isinstance(players[SOUTH], TableStrategy) and isinstance(players[NORTH], TableStrategy):
+    if on_move is None and isinstance(players[SOUTH], OneDrawStrategy) and isinstance(players[NORTH], OneDrawStrategy):
         moves, board, mover, totals = _play_tables(players, state, memo)  # type: ignore[arg-type]
     else:
         moves, board, mover, totals = _play_any(players, state, memo, on_move)
@@ -63,7 +63,7 @@ def play_game(
 
 
 def _play_tables(
-    players: tuple[TableStrategy, TableStrategy], state: int, memo: Positions
+    players: tuple[OneDrawStrategy, OneDrawStrategy], state: int, memo: Positions
 ) -> tuple[list[int], Board, int, list[int]]:
     """The fast loop: two table strategies, one random draw each per turn.
 

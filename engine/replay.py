@@ -170,7 +170,7 @@ class _FirstMoves:
 
 @lru_cache(maxsize=2)
 def _loaded_tables(rules: Rules) -> PositionTables:
-    return load_tables(rules, verbose=False)
+    return load_tables(rules, progress=False)
 
 
 def _check_offsets(moves: np.ndarray, offsets: np.ndarray, rules: Rules) -> None:

@@ -199,7 +199,7 @@ def solution(rules: Rules) -> Solution:
     """The strong solution of ``rules`` at its own cap, from the engine's cache folder, where
     it is built the first time (about 45 s for the default rules, tables included; in memory,
     each process, when no cache folder is set)."""
-    return solve(rules, verbose=False)
+    return solve(rules, progress=False)
 
 
 def alphabeta_scores(position: Position, depth: int) -> list[int]:

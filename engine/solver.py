@@ -58,6 +58,7 @@ import numpy as np
 
 from engine.board import NORTH, SOUTH, Board, check_board, rotate, unpack
 from engine.cache import cache_folder
+from engine.deprecation import progress_switch
 from engine.first_move import first_moves
 from engine.index import BoardIndex, board_index
 from engine.integrity import DamagedFileError, read_arrays, write_arrays
@@ -222,7 +223,8 @@ def solve(
     *,
     tables: PositionTables | None = None,
     cache: Path | None = CONFIGURED,
-    verbose: bool = True,
+    progress: bool = True,
+    verbose: bool | None = None,
 ) -> Solution:
     """The strong solution of ``rules`` capped at ``cap`` plies (default ``rules.ply_cap``), from
     the cache when it holds a sound copy, else built and cached.
@@ -230,8 +232,10 @@ def solve(
     ``cache`` is a folder of solutions; by default the ``solutions/`` folder of the engine's
     cache folder (``engine.cache``). ``tables`` saves loading the position tables (only a
     build needs them; else they come from the engine's cache folder). ``cache=None`` builds
-    without touching the disk, the tables included. A build is logged (INFO, or DEBUG without ``verbose``).
+    without touching the disk, the tables included. A build is logged (INFO, or DEBUG without ``progress``;
+    ``verbose`` is its old, deprecated name).
     """
+    progress = progress_switch(progress, verbose, "solve")
     check_rules(rules)
     game = rules.replace(ply_cap=rules.ply_cap if cap is None else _checked_cap(cap))
     cache = solutions_folder() if cache is CONFIGURED else cache
@@ -241,13 +245,13 @@ def solve(
         return found
     started = time.perf_counter()
     if tables is None:
-        tables = load_tables(table_rules(game), None if cache is None else tables_folder(), verbose=verbose)
+        tables = load_tables(table_rules(game), None if cache is None else tables_folder(), progress=progress)
     loaded = time.perf_counter() - started
     built = build_solution(game, tables)
     built.timings["tables"] = loaded
     if path is not None:
         _write(path, built)
-        level = logging.INFO if verbose else logging.DEBUG
+        level = logging.INFO if progress else logging.DEBUG
         log.log(level, "solved %s in %.1f s: %s", game.name, built.timings["solve"], path)
     return built
 

@@ -1,6 +1,6 @@
 """The table strategies: random and greedy, each one random draw per turn.
 
-What a strategy is (``Position``, ``Strategy``, ``TableStrategy``) lives in
+What a strategy is (``Position``, ``Strategy``, ``OneDrawStrategy``) lives in
 ``engine.strategy_base``; the search strategies (heuristic, alphabeta, mcts, perfect) in
 ``engine.search``; ``engine.registry`` makes any of them from its spec string.
 """
@@ -10,12 +10,12 @@ from __future__ import annotations
 from engine.moves import Option
 from engine.rng import choice_index
 from engine.rules import Rules
-from engine.strategy_base import TableStrategy
+from engine.strategy_base import OneDrawStrategy
 from engine.tables import PositionTables
 from engine.values import Captures, Zero
 
 
-class RandomStrategy(TableStrategy, name="random"):
+class RandomStrategy(OneDrawStrategy, name="random"):
     """Uniformly random among the legal moves."""
 
     spec = "random"
@@ -31,7 +31,7 @@ class RandomStrategy(TableStrategy, name="random"):
         return Zero()
 
 
-class GreedyStrategy(TableStrategy, name="greedy"):
+class GreedyStrategy(OneDrawStrategy, name="greedy"):
     """The largest immediate capture; ties broken uniformly at random."""
 
     spec = "greedy"

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from engine.board import Board
+from engine.deprecation import renamed
 from engine.moves import Option
 from engine.rng import Rng
 from engine.rules import ROW, Rules
@@ -109,10 +110,12 @@ class EngineStrategy:
 REGISTERED: dict[str, type[EngineStrategy]] = {}
 
 
-class TableStrategy(EngineStrategy):
-    """A strategy that picks among the options of a turn with exactly one random draw."""
+class OneDrawStrategy(EngineStrategy):
+    """A strategy that picks among the options of a turn with exactly one random draw (random,
+    greedy), which engine.game's fast loop plays without a Position. Called ``TableStrategy``
+    before 2026-12, a name that "table strategy" (one with a policy table: all but mcts) took."""
 
-    spec = "table"
+    spec = "one-draw"
     uniform = False  # True: pick is exactly (draw * len(options)) >> 32, which the game loop inlines
 
     def pick(self, options: tuple[Option, ...], draw: int) -> int:
@@ -122,3 +125,10 @@ class TableStrategy(EngineStrategy):
     def choose(self, position: Position, rng: Rng) -> int:
         index = self.pick(position.options, rng.next_u32())
         return position.options[index].pit + ROW * position.mover
+
+
+def __getattr__(name: str) -> object:
+    if name == "TableStrategy":  # its old name
+        renamed("engine.strategy_base.TableStrategy", "OneDrawStrategy")
+        return OneDrawStrategy
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.cache import cache_folder
+from engine.deprecation import progress_switch
 from engine.events import END_EVENTS, POSITION_FLAGS
 from engine.index import BoardIndex, board_index
 from engine.integrity import DamagedFileError, read_arrays, write_arrays
@@ -106,13 +107,17 @@ def build_tables(rules: Rules, *, block: int = TABLE_BLOCK) -> PositionTables:
     return PositionTables(rules, index, child, captured, own_captured, capture_pits, flags)
 
 
-def load_tables(rules: Rules, cache: Path | None = CONFIGURED, *, verbose: bool = True) -> PositionTables:
+def load_tables(
+    rules: Rules, cache: Path | None = CONFIGURED, *, progress: bool = True, verbose: bool | None = None
+) -> PositionTables:
     """The tables of ``rules``, from the cache when it holds a sound copy, else built and cached.
 
     ``cache`` is a folder of tables; by default the ``tables/`` folder of the engine's cache
     folder (``engine.cache``), and none when that is not set. ``cache=None`` builds the tables
-    without touching the disk. A build is logged (at INFO, or DEBUG without ``verbose``).
+    without touching the disk. A build is logged (at INFO, or DEBUG without ``progress``;
+    ``verbose`` is its old, deprecated name).
     """
+    progress = progress_switch(progress, verbose, "load_tables")
     cache = tables_folder() if cache is CONFIGURED else cache
     if cache is None:
         return build_tables(rules)
@@ -123,7 +128,7 @@ def load_tables(rules: Rules, cache: Path | None = CONFIGURED, *, verbose: bool 
     start = time.perf_counter()
     built = build_tables(rules)
     _write(path, built)
-    level = logging.INFO if verbose else logging.DEBUG
+    level = logging.INFO if progress else logging.DEBUG
     log.log(level, "built position tables of %s in %.1f s: %s", rules.name, time.perf_counter() - start, path)
     return built
 

@@ -158,16 +158,16 @@ def table_build() -> None:
     size = f"{built.nbytes() / 2**20:,.0f} MiB of tables"
     print(f"  built {built.size:,} positions in {took:.1f} s ({_verdict(took <= 60)}); {size}")
     del built
-    load_tables(engine.Rules(), verbose=False)  # writes the cache if it is missing
+    load_tables(engine.Rules(), progress=False)  # writes the cache if it is missing
     start = time.perf_counter()
-    load_tables(engine.Rules(), verbose=False)
+    load_tables(engine.Rules(), progress=False)
     print(f"  read back from {tables_folder()} in {time.perf_counter() - start:.1f} s (checksum verified); {_peak()}")
 
 
 def batched_games(seconds: float) -> float:
     """engine.play_batch, uniformly random games, one core; returns games/s."""
     print(f"\nrandom games through engine.play_batch, one process, {seconds:.0f} s [>= 430,000 games/s on one core]")
-    tables = load_tables(engine.Rules(), verbose=False)
+    tables = load_tables(engine.Rules(), progress=False)
     start = time.perf_counter()
     engine.play_batch(1 << 16, "random", "random", tables=tables)
     print(f"  batch tables derived (with a first batch of 65,536 games) in {time.perf_counter() - start:.1f} s")
@@ -186,7 +186,7 @@ def policy_build(spec: str, target_seconds: float | None, target_gib: float | No
     """Build one policy table in memory (the cache untouched) once the position tables (and, for
     perfect, the solution) are loaded; memory is what NumPy allocates beyond them (tracemalloc)."""
     rules = engine.Rules()
-    tables = load_tables(rules, verbose=False)
+    tables = load_tables(rules, progress=False)
     if isinstance(engine.make_strategy(spec), PerfectStrategy):
         solution(rules)
     tracemalloc.start()
@@ -205,7 +205,7 @@ def batched_strategies(seconds: float) -> None:
     """Batched self-play of every table strategy, its policy table loaded (or built) first."""
     print("\nbatched self-play of each table strategy, one process [>= 1,000,000 games/s and >= half of random]")
     rules = engine.Rules()
-    tables = load_tables(rules, verbose=False)
+    tables = load_tables(rules, progress=False)
     speeds = {}
     for spec in BATCHED_STRATEGIES:
         engine.play_batch(1 << 10, spec, spec, tables=tables)  # the policy table and the batch tables, untimed
@@ -226,7 +226,7 @@ def mcts_batches(playouts: int, games: int, target: float) -> None:
     """``games`` games of mcts(playouts) self-play in one engine.play_batch call, and a few
     through engine.play_game for the ratio; memory is the process's peak."""
     rules = engine.Rules()
-    tables = load_tables(rules, verbose=False)
+    tables = load_tables(rules, progress=False)
     spec = f"mcts(playouts={playouts})"
     engine.play_batch(2, spec, spec, tables=tables)  # the search tables, untimed
     start = time.perf_counter()
@@ -249,7 +249,7 @@ def exact_self_play(spec: str, target_seconds: float, target_gib: float) -> None
     """engine.exact_outcome of ``spec`` against itself once the tables (and policy tables) are
     loaded; memory is what NumPy allocates beyond them (tracemalloc) and the process's peak."""
     rules = engine.Rules()
-    tables = load_tables(rules, verbose=False)
+    tables = load_tables(rules, progress=False)
     policy_table(spec, rules, tables=tables)
     tracemalloc.start()
     start = time.perf_counter()
@@ -270,8 +270,8 @@ def exact_self_play(spec: str, target_seconds: float, target_gib: float) -> None
 def full_solve() -> None:
     """Solve the default rules with cap 400 once the tables exist, without the solution cache."""
     print("\nstrong solution of the default rules, cap 400 [<= 60 s after the tables, peak <= 4 GiB]")
-    tables = load_tables(engine.Rules(), verbose=False)
-    solution = engine.solve(engine.Rules(), 400, tables=tables, cache=None, verbose=False)
+    tables = load_tables(engine.Rules(), progress=False)
+    solution = engine.solve(engine.Rules(), 400, tables=tables, cache=None, progress=False)
     took = solution.timings["solve"]
     print(f"  solved in {took:.1f} s ({_verdict(took <= 60)}): start value {solution.start_value():+d},")
     best = solution.best_moves(engine.start_board(), 0, 0)
@@ -299,9 +299,9 @@ def solver_scale(rules: engine.Rules, target_seconds: float | None, target_gib: 
     """Solve ``rules`` without the solution cache: seconds to read the tables and to solve, and
     the process's peak memory (ru_maxrss, tables included) in all and per position."""
     start = time.perf_counter()
-    tables = load_tables(rules, verbose=False)
+    tables = load_tables(rules, progress=False)
     read = time.perf_counter() - start
-    solution = engine.solve(rules, 400, tables=tables, cache=None, verbose=False)
+    solution = engine.solve(rules, 400, tables=tables, cache=None, progress=False)
     took = solution.timings["solve"]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     print(
@@ -312,7 +312,7 @@ def solver_scale(rules: engine.Rules, target_seconds: float | None, target_gib: 
 
 
 def _cache_tables(rules: engine.Rules) -> None:
-    load_tables(rules, verbose=False)  # builds and caches them when missing
+    load_tables(rules, progress=False)  # builds and caches them when missing
 
 
 def study_runs() -> None:

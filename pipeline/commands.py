@@ -382,7 +382,7 @@ def exact(arguments: argparse.Namespace) -> None:
         engine.policy_table(spec, rules)
     ready = time.perf_counter()
     estimate = estimates.exact(south, north, rules).seconds
-    line = ExactLine(f"exact outcome of {south} against {north}", estimate, disable=arguments.quiet)
+    line = ExactLine(f"exact outcome of {south} against {north}", estimate, progress=not arguments.quiet)
     try:
         outcome = engine.exact_outcome(south, north, rules=rules, progress=line)
     finally:

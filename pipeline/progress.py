@@ -78,7 +78,7 @@ class GamesBar:
     estimate itself shared by ``jobs`` workers: the first chunks to finish are cheap ones and
     carry the workers' start, so the measured pace alone swings by hours in the first seconds."""
 
-    def __init__(self, chunks: Sequence[Chunk], name: str, *, disable: bool, jobs: int = 1) -> None:
+    def __init__(self, chunks: Sequence[Chunk], name: str, *, progress: bool, jobs: int = 1) -> None:
         # In whole microseconds: a float total would end a little off the sum of its parts.
         self.work = {
             chunk.name: max(
@@ -95,7 +95,7 @@ class GamesBar:
             desc=name,
             bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}{postfix}]",
             file=sys.stderr,
-            disable=disable,
+            disable=not progress,
             postfix=self._games(),
         )
         self.ticker = Ticker(self.bar, before=self._redraw)
@@ -140,7 +140,7 @@ class CachesBar:
     seconds over its estimate), over the workers, less the time since the last one was built."""
 
     def __init__(
-        self, rule_sets: Iterable[engine.Rules], jobs: int, *, disable: bool, seconds: Mapping[str, float] | None = None
+        self, rule_sets: Iterable[engine.Rules], jobs: int, *, progress: bool, seconds: Mapping[str, float] | None = None
     ) -> None:
         self.waiting, self.jobs = [rules.name for rules in rule_sets], max(1, jobs)
         self.seconds = dict(seconds or {})
@@ -151,7 +151,7 @@ class CachesBar:
             desc="tables, solutions and policies",
             bar_format="{desc}: {n_fmt}/{total_fmt} rule sets [{elapsed}{postfix}]",
             file=sys.stderr,
-            disable=disable,
+            disable=not progress,
             postfix=self._building(),
         )
         self.ticker = Ticker(self.bar, before=self._redraw)
@@ -194,7 +194,7 @@ class StepsBar:
     this machine's pace (the seconds of the steps done over their estimates), less the time
     spent in the one running; redrawn every second."""
 
-    def __init__(self, desc: str, steps: Sequence[tuple[str, float]], *, disable: bool) -> None:
+    def __init__(self, desc: str, steps: Sequence[tuple[str, float]], *, progress: bool) -> None:
         self.steps = list(steps)
         self.index = -1
         self.started = self.step_started = time.time()
@@ -204,7 +204,7 @@ class StepsBar:
             desc=desc,
             bar_format="{desc}: {n_fmt}/{total_fmt} steps [{elapsed}{postfix}]",
             file=sys.stderr,
-            disable=disable,
+            disable=not progress,
             leave=False,
         )
         self.ticker = Ticker(self.bar, before=self._redraw)

@@ -33,7 +33,7 @@ os.environ[FORMATS_VARIABLE] = DRAFT
 @pytest.fixture(scope="session")
 def default_tables() -> PositionTables:
     """The default rules' position tables, from the tests' cache (built once per machine)."""
-    return load_tables(Rules(), verbose=False)
+    return load_tables(Rules(), progress=False)
 
 
 @pytest.fixture

@@ -201,7 +201,7 @@ NOT_CALLED_WITH_INPUT = {
     "IllegalMoveError": "an error the engine raises",
     "UnknownStrategyError": "an error the engine raises",
     "Strategy": "a protocol",
-    "TableStrategy": "a base class of the engine's strategies",
+    "OneDrawStrategy": "a base class of the engine's strategies",
 }
 
 
@@ -347,7 +347,7 @@ def test_the_table_has_a_bad_call_of_every_callable_of_engine_all():
 @functools.cache
 def _four_games() -> engine.GameBatch:
     """Four games, played on tables built in memory: the cache folder is left as it was."""
-    return engine.play_batch(4, "random", "random", rules=STONES3, tables=load_tables(STONES3, None, verbose=False))
+    return engine.play_batch(4, "random", "random", rules=STONES3, tables=load_tables(STONES3, None, progress=False))
 
 
 def _no_games() -> object:

@@ -15,7 +15,7 @@ from engine.batch import play_batch
 from engine.game_batch import END_REASONS, GameBatch
 from engine.rng import game_seeds, game_seeds_between
 from engine.scoring import WINNERS
-from engine.strategy_base import TableStrategy
+from engine.strategy_base import OneDrawStrategy
 from engine.tables import PositionTables, build_tables
 
 PAIRS = [("random", "random"), ("greedy", "random"), ("random", "greedy"), ("greedy", "greedy")]
@@ -137,7 +137,7 @@ class Uniform:
         return np.argmax(legal & (ranks == index[:, None].astype(np.int64)), axis=1)
 
 
-class Lowest(TableStrategy):
+class Lowest(OneDrawStrategy):
     """The lowest legal pit; takes its one draw a turn like every table strategy."""
 
     spec = "lowest"

@@ -25,7 +25,7 @@ from engine.index import row_stones
 from engine.registry import REGISTRY, engine_strategy
 from engine.replay import replay
 from engine.rng import game_seeds
-from engine.strategy_base import REGISTERED, TableStrategy
+from engine.strategy_base import REGISTERED, OneDrawStrategy
 from engine.tables import load_tables
 
 STRATEGIES = sorted(REGISTRY)
@@ -53,7 +53,7 @@ def test_every_strategy_plays_alike_scalar_batched_and_replayed(name: str, rules
 def _plays_alike(name: str, rules: Rules) -> None:
     strategy = engine_strategy(name)
     games = SEARCHED_GAMES if strategy.searches else GAMES
-    tables = load_tables(rules, verbose=False)
+    tables = load_tables(rules, progress=False)
     own, other = row_stones(tables.index)
     for south, north in _pairings(name):
         records = [play_game(south, north, rules=rules, seed=int(seed)) for seed in game_seeds(7, games)]
@@ -80,7 +80,7 @@ def test_every_table_strategys_exact_outcome_is_what_its_games_score(name: str, 
 
 
 def _exact_is_sampled(name: str, rules: Rules) -> None:
-    tables = load_tables(rules, verbose=False)
+    tables = load_tables(rules, progress=False)
     south, north = _pairings(name)[0]
     exact = engine.exact_outcome(south, north, rules=rules, tables=tables)
     assert sum(exact.margin.values()) + exact.unresolved == pytest.approx(1.0, abs=1e-12)
@@ -105,7 +105,7 @@ def test_a_strategy_registered_from_a_test_meets_the_same_contract() -> None:
     """Adding a strategy is one class: "always the leftmost legal pit", registered here and
     nowhere else, plays alike in every engine path and its exact outcome is what its games score."""
 
-    class Leftmost(TableStrategy, name="leftmost"):
+    class Leftmost(OneDrawStrategy, name="leftmost"):
         spec = "leftmost"
         has_policy_table = True
 

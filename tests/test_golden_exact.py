@@ -50,7 +50,7 @@ def test_perfect_against_perfect_is_the_solved_game():
     entry = golden()["perfect", "perfect"]
     assert entry["north_win"] == 1.0 and entry["south_win"] == entry["draw"] == entry["unresolved"] == 0.0
     assert entry["margin"] == [[-2, 1.0]]
-    assert engine.solve(engine.Rules(), verbose=False).start_value() == -2
+    assert engine.solve(engine.Rules(), progress=False).start_value() == -2
 
 
 @pytest.mark.slow

@@ -84,7 +84,7 @@ def spec_id(spec: str) -> str:
 
 @functools.cache
 def variant_tables(rules: Rules) -> PositionTables:
-    return load_tables(table_rules(rules), verbose=False)
+    return load_tables(table_rules(rules), progress=False)
 
 
 @functools.cache

@@ -36,7 +36,7 @@ def test_a_game_costs_more_the_stronger_the_search():
 def test_the_games_bar_moves_by_work_and_counts_games(capsys):
     study = parse_study({"name": "bars", "seed": 1, "games_per_seat": 300, "strategies": ["random", "mcts(playouts=100)"]})
     chunks = plan(study)
-    bar = GamesBar(chunks, study.name, disable=False)
+    bar = GamesBar(chunks, study.name, progress=True)
     fast = [chunk for chunk in chunks if chunk.pairing.south == chunk.pairing.north == "random"]
     for chunk in fast:
         bar.done(chunk.name, len(chunk))
@@ -57,7 +57,7 @@ def test_the_games_bars_time_left_starts_from_the_estimate_and_goes_over_to_the_
     once a tenth of the work is done the measured pace alone (here a tenth in 10 s: 90 s left),
     and between the two a blend (a twentieth in 10 s: the halfway point of 190 and 190 s)."""
     study = parse_study({"name": "bars", "seed": 1, "games_per_seat": 300, "strategies": ["random", "mcts(playouts=100)"]})
-    bar = GamesBar(plan(study), study.name, disable=True, jobs=2)
+    bar = GamesBar(plan(study), study.name, progress=False, jobs=2)
     bar.work_total = 400_000_000  # 400 s of estimated work, in microseconds
     assert bar.seconds_left(now=bar.started) == pytest.approx(200.0)
     assert bar.seconds_left(now=bar.started + 30) == pytest.approx(170.0)
@@ -72,7 +72,7 @@ def test_the_games_bars_time_left_starts_from_the_estimate_and_goes_over_to_the_
 
 def test_the_caches_bar_names_the_rule_sets_in_progress(capsys):
     rule_sets = [Rules(), Rules(stones_per_pit=5), Rules(stones_per_pit=4)]
-    bar = CachesBar(rule_sets, jobs=2, disable=False)
+    bar = CachesBar(rule_sets, jobs=2, progress=True)
     assert bar.bar.postfix == "building modiar, modiar-stones5"
     bar.built("modiar")
     assert bar.bar.postfix == "building modiar-stones5, modiar-stones4"
@@ -87,7 +87,7 @@ def test_the_caches_bar_says_the_time_left_from_the_estimates_at_the_measured_pa
     on two workers, less the time since."""
     rule_sets = [Rules(), Rules(stones_per_pit=5), Rules(stones_per_pit=4)]
     seconds = {"modiar": 60.0, "modiar-stones5": 30.0, "modiar-stones4": 30.0}
-    bar = CachesBar(rule_sets, jobs=2, disable=True, seconds=seconds)
+    bar = CachesBar(rule_sets, jobs=2, progress=False, seconds=seconds)
     assert bar.seconds_left(now=bar.started) == pytest.approx(60.0)
     assert bar._building() == "building modiar, modiar-stones5; about 60 s left"
     bar.started -= 30.0  # modiar took 30 s
@@ -96,13 +96,13 @@ def test_the_caches_bar_says_the_time_left_from_the_estimates_at_the_measured_pa
     assert bar.seconds_left(now=bar.last + 5) == pytest.approx(10.0, abs=0.1)
     assert bar.seconds_left(now=bar.last + 100) == 0.0
     bar.close()
-    assert CachesBar(rule_sets, jobs=2, disable=True).seconds_left() is None  # no estimates, no time left said
+    assert CachesBar(rule_sets, jobs=2, progress=False).seconds_left() is None  # no estimates, no time left said
 
 
 def test_a_steps_bar_names_the_step_running_and_the_time_left(capsys):
     """Steps estimated at 10, 20 and 30 s: 60 s left at the start; the first done in 5 s (half
     its estimate) leaves the other two at that pace, 25 s, less the time spent in the second."""
-    bar = StepsBar("report of default", [("a", 10.0), ("b", 20.0), ("c", 30.0)], disable=False)
+    bar = StepsBar("report of default", [("a", 10.0), ("b", 20.0), ("c", 30.0)], progress=True)
     bar.step("a")
     assert bar.seconds_left(now=bar.step_started) == pytest.approx(60.0)
     assert bar.bar.postfix == "a; about 60 s left"
@@ -116,7 +116,7 @@ def test_a_steps_bar_names_the_step_running_and_the_time_left(capsys):
 
 
 def test_quiet_bars_start_no_thread():
-    bar = GamesBar([], "quiet", disable=True)
+    bar = GamesBar([], "quiet", progress=False)
     bar.close()
     assert bar.ticker.thread is None
 
@@ -124,7 +124,7 @@ def test_quiet_bars_start_no_thread():
 def test_a_running_pairing_is_named_with_its_ply_and_mass_in_play(capsys):
     """A worker's reports reach the bar through its folder: the bar names the pairing, its ply
     and the mass still in play, and says the time left."""
-    bar = ExactBar([("random v random", 45.0), ("greedy v greedy", 1.0)], jobs=1, disable=False)
+    bar = ExactBar([("random v random", 45.0), ("greedy v greedy", 1.0)], jobs=1, progress=True)
     reporter = Reporter(bar.folder, "random v random")
     reporter(ExactProgress(1, 400, 1.0, BUILDING))
     bar._read()
@@ -146,7 +146,7 @@ def test_a_running_pairing_is_named_with_its_ply_and_mass_in_play(capsys):
 def test_modiar_exacts_line_names_the_ply_and_mass_and_the_time_left(capsys):
     """``modiar exact`` computes in its own process: its line says where the propagation is and
     the time left, from the estimate until two plies were seen, then from the measured rates."""
-    line = ExactLine("exact outcome of random against random", 40.0, disable=False)
+    line = ExactLine("exact outcome of random against random", 40.0, progress=True)
     line.running.started -= 10  # ten seconds in, still finding the states
     line(ExactProgress(1, 400, 1.0, BUILDING))
     line._describe()
@@ -169,7 +169,7 @@ def test_the_time_left_follows_the_measured_rates():
     running.cap = 80  # the cap comes first
     assert running.seconds_left() == pytest.approx(3.0)
     assert _Running("b", started=0.0).seconds_left() is None  # no rate before two plies
-    bar = ExactBar([("a", 100.0), ("b", 100.0), ("c", 50.0)], jobs=2, disable=True)
+    bar = ExactBar([("a", 100.0), ("b", 100.0), ("c", 50.0)], jobs=2, progress=False)
     bar.done("a", 50.0)  # this machine takes half the estimates
     assert bar.seconds_left() == pytest.approx((50 + 25) / 2)
     bar.close()

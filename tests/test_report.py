@@ -399,7 +399,7 @@ def test_a_quick_look_leaves_out_the_replays_and_the_solutions_not_given(built):
         figure("events_by_ply", quick)
     with pytest.raises(ValueError, match="a report needs the per-ply tables"):
         compose(manifest, quick)
-    judged = compute(games, manifest, per_ply=False, solutions={RULES.name: engine.solve(RULES, verbose=False)})
+    judged = compute(games, manifest, per_ply=False, solutions={RULES.name: engine.solve(RULES, progress=False)})
     assert judged.agreement is not None and judged.agreement.equals(
         pl.read_csv(built[1] / "tables" / "agreement.csv", schema=judged.agreement.schema)
     )
@@ -531,7 +531,7 @@ def test_variant_rule_sets_table(swept):
             "variant": label,
             "rules": rules.name,
             "games": f"{len(played):,}",
-            "value of the start (perfect play)": f"{engine.solve(rules, verbose=False).start_value():+d}"
+            "value of the start (perfect play)": f"{engine.solve(rules, progress=False).start_value():+d}"
             if "perfect" in set(played.south)
             else "n/a",
         }

@@ -209,7 +209,7 @@ def test_the_ply_cap_perfect_play_and_a_rule_set_without_feeding_read_as_sentenc
     assert capped > 1
     assert f"{capped:,} games reached the cap of 5 plies and were stopped there." in abstract(text)
     assert "of the cap of" not in text
-    value = engine.solve(off, verbose=False).start_value()
+    value = engine.solve(off, progress=False).start_value()
     assert value < 0
     assert f"North (second) wins by {-value} stone{'s' if value != -1 else ''} with perfect play on both sides" in text
     assert "Value of the start for South:" not in text

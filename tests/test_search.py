@@ -41,7 +41,7 @@ def small_tables(rules: Rules) -> engine.tables.PositionTables:
 @functools.cache
 def solved(rules: Rules) -> Solution:
     """The solution of ``rules`` at its own cap, built in memory."""
-    return solve(rules, tables=small_tables(rules), cache=None, verbose=False)
+    return solve(rules, tables=small_tables(rules), cache=None, progress=False)
 
 
 @pytest.fixture

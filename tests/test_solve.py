@@ -167,7 +167,7 @@ def test_row_differences_are_own_row_minus_opponent_row_in_index_order(total):
 
 def test_the_default_rules_at_the_full_cap():
     # One test, so that the workers of pytest-xdist do not both build the solution.
-    solution = solve(Rules(), verbose=False)
+    solution = solve(Rules(), progress=False)
     start = engine.start_board()
     assert solution.cap == 400 and solution.size == 12_271_512
     assert solution.start_value() == solution.value(start, 0, 0) == -2  # North wins 22-20
@@ -196,21 +196,21 @@ def test_the_default_rules_at_the_full_cap():
 
 def test_the_cache_is_reused_and_rebuilt_when_corrupt(tmp_path, caplog):
     rules, tables = Rules(stones_per_pit=3), small_tables(Rules(stones_per_pit=3))
-    built = solve(rules, 20, tables=tables, cache=tmp_path, verbose=False)
+    built = solve(rules, 20, tables=tables, cache=tmp_path, progress=False)
     (path,) = tmp_path.iterdir()
     assert path.name == f"modiar-stones3-cap20-engine{engine.ENGINE_VERSION}.npz"
     again = solve(rules, 20, cache=tmp_path)
     assert "read" in again.timings and "read" not in built.timings
     assert_same(again, built)
     path.write_bytes(path.read_bytes()[:-100])  # truncated
-    assert_same(solve(rules, 20, tables=tables, cache=tmp_path, verbose=False), built)
+    assert_same(solve(rules, 20, tables=tables, cache=tmp_path, progress=False), built)
     assert "unreadable" in caplog.text  # logged by the engine, which prints nothing
     with np.load(path) as stored:
         arrays = dict(stored)
     arrays["change_values"][len(arrays["change_values"]) // 2] += 1  # a sound file, a wrong value
     with open(path, "wb") as handle:
         np.savez(handle, **arrays)
-    assert_same(solve(rules, 20, tables=tables, cache=tmp_path, verbose=False), built)
+    assert_same(solve(rules, 20, tables=tables, cache=tmp_path, progress=False), built)
     assert "checksum" in caplog.text
     assert "read" in solve(rules, 20, cache=tmp_path).timings
 

@@ -124,14 +124,14 @@ def test_first_moves_are_the_forfeiting_moves_of_the_start():
 
 def test_the_cache_is_reused_and_rebuilt_when_corrupt(tmp_path):
     rules = Rules(stones_per_pit=2)
-    built = load_tables(rules, tmp_path, verbose=False)
+    built = load_tables(rules, tmp_path, progress=False)
     (path,) = tmp_path.iterdir()
-    again = load_tables(rules, tmp_path, verbose=False)
+    again = load_tables(rules, tmp_path, progress=False)
     assert np.array_equal(again.child, built.child)
     path.write_bytes(path.read_bytes()[:-100])  # truncated
-    rebuilt = load_tables(rules, tmp_path, verbose=False)
+    rebuilt = load_tables(rules, tmp_path, progress=False)
     assert np.array_equal(rebuilt.child, built.child)
-    assert np.array_equal(load_tables(rules, tmp_path, verbose=False).flags, built.flags)
+    assert np.array_equal(load_tables(rules, tmp_path, progress=False).flags, built.flags)
 
 
 @pytest.mark.parametrize(

@@ -258,7 +258,7 @@ def test_events_by_ply_denominators_and_intervals(plies, games):
 
 
 def test_agreement_perfect_keeps_the_value_and_random_loses_some(study):
-    solution = engine.solve(BASE, verbose=False)
+    solution = engine.solve(BASE, progress=False)
     base = scan_games(study).filter(pl.col("rules") == BASE.name)
     table = agreement(base, solution, max_games_per_pairing=None)
     rows = {row["strategy"]: row for row in table.iter_rows(named=True)}
@@ -278,7 +278,7 @@ def test_agreement_perfect_keeps_the_value_and_random_loses_some(study):
 
 
 def test_agreement_keeps_exactly_the_best_moves_of_the_solution(study):
-    solution = engine.solve(BASE, verbose=False)
+    solution = engine.solve(BASE, progress=False)
     games = scan_games(study).filter((pl.col("rules") == BASE.name) & (pl.col("south") == "random")).collect()
     kept = losses = moves = 0
     for pits, north in games.select("moves", "north").iter_rows():
@@ -298,7 +298,7 @@ def test_agreement_keeps_exactly_the_best_moves_of_the_solution(study):
 
 
 def test_agreement_takes_the_first_games_of_each_pairing(study):
-    solution = engine.solve(BASE, verbose=False)
+    solution = engine.solve(BASE, progress=False)
     base = scan_games(study).filter(pl.col("rules") == BASE.name)
     table = agreement(base, solution, max_games_per_pairing=5)
     first = base.collect().sort("game_id").group_by("south", "north", maintain_order=True).head(5)
@@ -332,7 +332,7 @@ def test_games_replayed_block_by_block_give_the_tables_of_one_replay(study, plie
 
 
 def test_agreement_judged_block_by_block_is_the_same(study, monkeypatch):
-    solution = engine.solve(BASE, verbose=False)
+    solution = engine.solve(BASE, progress=False)
     base = scan_games(study).filter(pl.col("rules") == BASE.name)
     whole = agreement(base, solution)
     monkeypatch.setattr(agreement_module, "AGREEMENT_PLIES", 30)  # a block every two games or so
@@ -341,7 +341,7 @@ def test_agreement_judged_block_by_block_is_the_same(study, monkeypatch):
 
 def test_agreement_per_rule_set(study):
     feeding_off = BASE.replace(feeding=False)
-    solutions = {BASE.name: engine.solve(BASE, verbose=False), feeding_off.name: engine.solve(feeding_off, cache=None)}
+    solutions = {BASE.name: engine.solve(BASE, progress=False), feeding_off.name: engine.solve(feeding_off, cache=None)}
     table = agreement(scan_games(study), solutions, max_games_per_pairing=10)
     assert table.select("rules", "strategy").rows() == [
         (BASE.name, "greedy"),
@@ -357,7 +357,7 @@ def test_agreement_per_rule_set(study):
 
 def test_cached_solution_never_solves(tmp_path):
     assert cached_solution(BASE, cache=tmp_path) is None
-    engine.solve(BASE, verbose=False)  # makes sure the shared cache holds it
+    engine.solve(BASE, progress=False)  # makes sure the shared cache holds it
     found = cached_solution(BASE)
     assert found is not None and found.rules == BASE and found.start_value() == engine.solve(BASE).start_value()
 
@@ -369,6 +369,6 @@ def test_an_illegal_move_names_the_game_id_and_the_ply():
 
 
 def test_agreement_of_no_games_is_an_empty_table(study):
-    solution = engine.solve(BASE, verbose=False)
+    solution = engine.solve(BASE, progress=False)
     table = agreement(scan_games(study).filter(pl.lit(False)), solution)
     assert table.height == 0 and table.columns == list(AGREEMENT_COLUMNS)

@@ -95,7 +95,7 @@ def analyse(rules: engine.Rules, cache: Path | None = None) -> Analysis:
     seconds: dict[str, float] = {}
     with _peak_memory() as peak, _scratch_cache(cache):
         with _timed(seconds, "tables"):
-            tables = load_tables(table_rules(rules), verbose=False)
+            tables = load_tables(table_rules(rules), progress=False)
         with _timed(seconds, "size"):
             row.update(_size(rules, tables))
         with _timed(seconds, "solve"):

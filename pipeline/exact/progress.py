@@ -120,7 +120,7 @@ class ExactBar:
         pairings: Sequence[tuple[str, float]],
         jobs: int,
         *,
-        disable: bool,
+        progress: bool,
         desc: str = "exact outcomes",
         unit: str = "pairings",
     ) -> None:
@@ -130,13 +130,13 @@ class ExactBar:
         self.done_estimate = self.done_seconds = 0.0
         self.started = time.time()
         self.running: dict[str, _Running] = {}
-        self.folder = None if disable else Path(tempfile.mkdtemp(prefix="modiar-exact-"))
+        self.folder = None if not progress else Path(tempfile.mkdtemp(prefix="modiar-exact-"))
         self.bar = tqdm(
             total=len(pairings),
             desc=desc,
             bar_format="{desc}: {n_fmt}/{total_fmt} " + unit + " [{elapsed}{postfix}]",
             file=sys.stderr,
-            disable=disable,
+            disable=not progress,
             postfix=self.describe(),
         )
         self.ticker = Ticker(self.bar, before=self._read)
@@ -213,10 +213,10 @@ class ExactLine:
     ``estimate`` (seconds, this machine's estimate of the whole) less the time spent; redrawn
     every second while the propagation runs."""
 
-    def __init__(self, name: str, estimate: float, *, disable: bool) -> None:
+    def __init__(self, name: str, estimate: float, *, progress: bool) -> None:
         self.running = _Running(name, time.time())
         self.estimate = estimate
-        self.bar = tqdm(bar_format="{desc} [{elapsed}]", desc=name, file=sys.stderr, leave=False, disable=disable)
+        self.bar = tqdm(bar_format="{desc} [{elapsed}]", desc=name, file=sys.stderr, leave=False, disable=not progress)
         self.ticker = Ticker(self.bar, before=self._describe)
 
     def __call__(self, progress: engine.ExactProgress) -> None:

@@ -155,7 +155,7 @@ def _run_locked(ladder: Ladder, directory: Path, jobs: int, progress: bool) -> N
         bar = ExactBar(
             [(_name(kind, pairing), _weight(kind, pairing)) for kind, pairing in tasks],
             jobs,
-            disable=not progress,
+            progress=progress,
             desc=f"ladder {ladder.name}",
             unit="tasks",
         )

@@ -25,9 +25,9 @@ def build_caches(rules: engine.Rules, strategies: tuple[str, ...], cache: Path) 
     of every table strategy (runs in a worker); returns the rule set's name."""
     exit_with_parent()
     engine.set_cache_folder(cache)
-    tables = load_tables(table_rules(rules), verbose=False)
+    tables = load_tables(table_rules(rules), progress=False)
     if any(_needs_solution(spec) for spec in strategies):
-        engine.solve(rules, tables=tables, verbose=False)
+        engine.solve(rules, tables=tables, progress=False)
     for spec in strategies:
         if is_table_strategy(spec):
             policy_table(spec, rules, tables=tables)
@@ -78,7 +78,7 @@ def build_all(missing: dict[engine.Rules, tuple[str, ...]], jobs: int, progress:
     from pipeline.estimates import caches_seconds  # pipeline.estimates reads the runner's plan
 
     seconds = {rules.name: caches_seconds(rules, strategies) for rules, strategies in missing.items()}
-    bar = CachesBar(missing, jobs, disable=not progress, seconds=seconds)
+    bar = CachesBar(missing, jobs, progress=progress, seconds=seconds)
     try:
         for name in Parallel(n_jobs=jobs, return_as="generator_unordered")(
             delayed(build_caches)(rules, strategies, engine.cache_folder()) for rules, strategies in missing.items()

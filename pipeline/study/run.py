@@ -260,7 +260,7 @@ def _run_locked(run: _Run) -> None:
         clear_litter(directory, STUDY)  # temporary files of a run killed mid-write: never part of the records
         write_manifest(directory, manifest)  # only once the workers are there: a failed start leaves nothing
         _build_missing_caches(chunks, run.jobs, run.progress)
-        bar = GamesBar(chunks, study.name, disable=not run.progress, jobs=run.jobs)
+        bar = GamesBar(chunks, study.name, progress=run.progress, jobs=run.jobs)
         results = Parallel(n_jobs=run.jobs, return_as="generator_unordered")(
             delayed(play_chunk)(study, chunk, batched=run.batched, cache=engine.cache_folder()) for chunk in chunks
         )
@@ -332,7 +332,7 @@ def _record_exact(run: _Run, manifest: Manifest) -> None:
         bar = ExactBar(
             [(_exact_name(_exact_key(pairing)), exact_seconds(pairing.south, pairing.north)) for pairing in missing],
             jobs,
-            disable=not run.progress,
+            progress=run.progress,
         )
         try:
             for key, outcome, seconds in Parallel(n_jobs=jobs, return_as="generator_unordered")(

@@ -76,7 +76,7 @@ def build_report(directory: str | Path, out: str | Path | None = None, *, progre
     out = check_out(directory, out if out is not None else _default_out(manifest["study"]))
     started = time.perf_counter()
     played = sum(entry["rows"] for entry in manifest["chunks"].values())
-    bar = StepsBar(f"report of {manifest['study']}", report_steps(played), disable=not progress)
+    bar = StepsBar(f"report of {manifest['study']}", report_steps(played), progress=progress)
     try:
         with staging(out) as folder:
             bar.step(COMPUTING)

@@ -380,7 +380,7 @@ def _judged(games: pl.LazyFrame, rules: str, solution: engine.Solution | None) -
     from pipeline.agreement import agreement, first_games
 
     judged = first_games(games)
-    solution = solve(Rules.from_name(rules), verbose=False) if solution is None else solution
+    solution = solve(Rules.from_name(rules), progress=False) if solution is None else solution
     return agreement(judged, solution, max_games_per_pairing=None), _openings(rules, solution)
 
 
