@@ -9,7 +9,7 @@ from engine.board import NORTH, PLAYER_NAMES, SOUTH, Board, check_board, unpack,
 from engine.board import rotate as turned
 from engine.errors import IllegalMoveError
 from engine.events import field, unpack_events
-from engine.moves import tables
+from engine.moves import move_lookups
 from engine.positions import positions
 from engine.rules import PIT_LIMIT, PITS, ROW, Rules, check_rules
 from engine.strategy_base import Position
@@ -64,7 +64,7 @@ def apply_move(board: Board, mover: int, pit: int, ply: int, rules: Rules = DEFA
     for option in seen.options:
         if option.pit == seen_pit:
             after = turned(option.child) if mover == SOUTH else option.child  # the child is seen by the next mover
-            chain = tables(rules).sowing[seen_pit][unpack(board)[pit]].chain[: field(option.events, "capture_pits")]
+            chain = move_lookups(rules).sowing[seen_pit][unpack(board)[pit]].chain[: field(option.events, "capture_pits")]
             taken = tuple((chain_pit + ROW * mover) % PITS for chain_pit in chain)
             return MoveResult(after, option.captured, taken, unpack_events(option.events))
     raise IllegalMoveError(_illegal(board, mover, pit, ply, rules))
@@ -147,7 +147,7 @@ def _reason(board: Board, mover: int, pit: int, ply: int, rules: Rules) -> str:
         held = "a single stone" if stones == 1 else f"only {stones} stones"
         return f"it holds {held}, and a pit needs at least {least} stones to be played"
     seen = board if mover == SOUTH else turned(board)
-    sown = moves.sow(seen, pit - ROW * mover, ply == 0 and rules.first_move_forfeit, tables(rules))
+    sown = moves.sow(seen, pit - ROW * mover, ply == 0 and rules.first_move_forfeit, move_lookups(rules))
     if moves.is_grand_slam(sown) and rules.grand_slam == "prohibited":
         return f"it would capture every stone in {opponent}'s row, and taking a whole row (a grand slam) is not allowed"
     feeding = [str(move) for move in legal_moves(board, mover, ply, rules)]

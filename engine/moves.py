@@ -49,7 +49,7 @@ class Sowing(NamedTuple):
     feeds: bool  # at least one stone lands in the opponent's row
 
 
-class Tables(NamedTuple):
+class MoveLookups(NamedTuple):
     """Everything that depends only on the rule set, built once per rule set."""
 
     rules: Rules
@@ -63,13 +63,13 @@ def start_board(rules: Rules) -> Board:
 
 
 @lru_cache(maxsize=64)
-def tables(rules: Rules) -> Tables:
+def move_lookups(rules: Rules) -> MoveLookups:
     sowing = tuple(tuple(_make_sowing(rules, pit, hand) for hand in range(PIT_LIMIT + 1)) for pit in OWN_ROW)
     capturable = tuple(stones in rules.capture_counts for stones in range(PIT_LIMIT + 1))
-    return Tables(rules, sowing, capturable)
+    return MoveLookups(rules, sowing, capturable)
 
 
-def sow(board: Board, pit: int, forfeit: bool, tabs: Tables) -> Sown:
+def sow(board: Board, pit: int, forfeit: bool, lookups: MoveLookups) -> Sown:
     """Sow ``pit`` (mover's view) and make its captures; ``forfeit`` keeps them on the board.
 
     Returns ``(board, captured, chain_taken, own_row_stones, forfeited, feeds)``: the board
@@ -78,9 +78,9 @@ def sow(board: Board, pit: int, forfeit: bool, tabs: Tables) -> Sown:
     from the mover's row, the stones a forfeited first capture left, and whether the move
     sows into the opponent's row.
     """
-    increment, chain, keep, feeds = tabs.sowing[pit][(board >> (PIT_BITS * pit)) & PIT_LIMIT]
+    increment, chain, keep, feeds = lookups.sowing[pit][(board >> (PIT_BITS * pit)) & PIT_LIMIT]
     board += increment
-    capturable = tabs.capturable
+    capturable = lookups.capturable
     captured = own_row = taken = 0
     for chain_pit in chain:
         stones = (board >> (PIT_BITS * chain_pit)) & PIT_LIMIT
@@ -105,27 +105,27 @@ def playable(board: Board, rules: Rules) -> list[int]:
     return [pit for pit in OWN_ROW if (board >> (PIT_BITS * pit)) & PIT_LIMIT >= rules.min_stones_to_play]
 
 
-def options(board: Board, forfeit: bool, tabs: Tables) -> tuple[Option, ...]:
+def options(board: Board, forfeit: bool, lookups: MoveLookups) -> tuple[Option, ...]:
     """The legal moves of the mover in ``board`` (mover's view), ascending pit.
 
     RULES.md order: playable pits, then the grand-slam ban, then feeding. It runs once per
     position (engine.positions memoises it), yet often enough that ``playable``,
     ``is_grand_slam`` and ``rotate`` are written out inline.
     """
-    rules = tabs.rules
+    rules = lookups.rules
     minimum = rules.min_stones_to_play
     events = 0
     moves = []
     for pit in OWN_ROW:
         if (board >> (PIT_BITS * pit)) & PIT_LIMIT < minimum:
             continue
-        sown = sow(board, pit, forfeit, tabs)
+        sown = sow(board, pit, forfeit, lookups)
         if sown[1] > sown[3] and sown[0] < OPPONENT_ROW_EMPTY:  # a grand slam
             if rules.grand_slam == "prohibited":
                 events |= GRAND_SLAM_BLOCKED
                 continue
             if rules.grand_slam == "no_capture":
-                sown = (sow(board, pit, True, tabs)[0], 0, 0, 0, 0, sown[5])
+                sown = (sow(board, pit, True, lookups)[0], 0, 0, 0, 0, sown[5])
         moves.append((pit, sown))
     if board < OPPONENT_ROW_EMPTY:
         events |= FEEDING_ACTIVE

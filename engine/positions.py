@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from engine.board import NORTH, SOUTH, Board, row_stones
 from engine.events import SHIFT
-from engine.moves import Option, Tables, end_event, options, start_board, tables
+from engine.moves import MoveLookups, Option, end_event, move_lookups, options, start_board
 from engine.rules import Rules
 
 # A dict entry costs about 400 bytes; past this many the memo starts afresh, so that
@@ -25,7 +25,7 @@ class Positions:
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
         self.name = rules.name
-        self.tables: Tables = tables(rules)
+        self.lookups: MoveLookups = move_lookups(rules)
         self.later: dict[Board, tuple[Option, ...]] = {}
         self.first: dict[Board, tuple[Option, ...]] = {}
         self.finals: dict[Board, tuple[int, int, int]] = {}
@@ -41,7 +41,7 @@ class Positions:
         memo = self.first if first else self.later
         if len(memo) >= MEMO_LIMIT:
             memo.clear()
-        found = memo[board] = options(board, first and self.rules.first_move_forfeit, self.tables)
+        found = memo[board] = options(board, first and self.rules.first_move_forfeit, self.lookups)
         return found
 
     def final(self, board: Board) -> tuple[int, int, int]:

@@ -34,7 +34,7 @@ from engine.deprecation import progress_switch
 from engine.events import END_EVENTS, POSITION_FLAGS
 from engine.index import BoardIndex, board_index
 from engine.integrity import DamagedFileError, read_arrays, write_arrays
-from engine.moves import OWN_ROW, sowing_path, tables
+from engine.moves import OWN_ROW, move_lookups, sowing_path
 from engine.rules import PIT_LIMIT, PITS, ROW, Rules
 from engine.version import ENGINE_VERSION
 
@@ -242,12 +242,12 @@ def _sowing_arrays(pit: int, rules: Rules) -> tuple[np.ndarray, np.ndarray, np.n
     change, the capture chain (padded with -1), and whether the hand feeds."""
     increments = np.zeros((PIT_LIMIT + 1, PITS), dtype=np.int16)
     chains = np.full((PIT_LIMIT + 1, PITS), -1, dtype=np.int8)
-    for hand, entry in enumerate(tables(rules).sowing[pit]):
+    for hand, entry in enumerate(move_lookups(rules).sowing[pit]):
         increments[hand, pit] -= hand
         for target in sowing_path(pit, hand, rules.sow_origin):
             increments[hand, target] += 1
         chains[hand, : len(entry.chain)] = entry.chain
-    feeds = np.array([entry.feeds for entry in tables(rules).sowing[pit]], dtype=bool)
+    feeds = np.array([entry.feeds for entry in move_lookups(rules).sowing[pit]], dtype=bool)
     return increments, chains, feeds
 
 

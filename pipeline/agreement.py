@@ -12,7 +12,7 @@ import polars as pl
 from engine.replay import Replay
 from engine.rules import Rules
 from engine.solver import Solution
-from pipeline.metrics import PAIRING, _wilson, numbered
+from pipeline.metrics import PAIRING, numbered, wilson_columns
 from pipeline.stats import Z95
 from pipeline.turns import GAME_COLUMNS, Plies, replayed_blocks
 
@@ -63,7 +63,7 @@ def agreement(
     table = _agreement_of_sums(pl.concat(parts)) if parts else _agreement_of_nothing()
     spread = Z95 * pl.col("_sd") / pl.col("moves").cast(pl.Float64).sqrt()
     return table.with_columns(
-        *_wilson("kept", "moves", "kept"),
+        *wilson_columns("kept", "moves", "kept"),
         (pl.col("loss") - spread).alias("loss_low"),
         (pl.col("loss") + spread).alias("loss_high"),
     ).select(AGREEMENT_COLUMNS)

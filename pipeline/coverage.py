@@ -43,7 +43,7 @@ def coverage(
 ) -> pl.DataFrame:
     """The coverage of the 95% intervals of pipeline.metrics in ``replications`` pairings of
     ``games`` games of ``south`` against ``north`` (table strategies), against the exact values
-    in ``exact`` (a row of the report's exact table, pipeline.study.report.tables.EXACT_COLUMNS:
+    in ``exact`` (a row of the report's exact table, pipeline.study.report.data.EXACT_COLUMNS:
     first_player_score, mean_plies, fires_<event> and mean_<event>). Games are those of
     engine.play_batch with ``seed``, cut into consecutive pairings.
 

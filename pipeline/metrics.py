@@ -21,7 +21,7 @@ import polars as pl
 
 import engine
 from engine.rules import Rules
-from pipeline.stats import Z95, first_player, rate_from_sums
+from pipeline.stats import Z95, first_player, rate_from_sums, wilson_centre
 
 PAIRING = ("south", "north")
 
@@ -33,14 +33,12 @@ def _aggregate(games: pl.LazyFrame, by: Sequence[str], exprs: list[pl.Expr]) -> 
     return games.select(exprs).collect()
 
 
-def _wilson(successes: str, trials: str, name: str, z: float = Z95) -> list[pl.Expr]:
-    """The share successes / trials with its Wilson score interval, as name_share/_low/_high.
-
-    The same formula as pipeline.stats.wilson (successes may be fractional)."""
+def wilson_columns(successes: str, trials: str, name: str, z: float = Z95) -> list[pl.Expr]:
+    """The share successes / trials with its Wilson score interval, as name_share/_low/_high:
+    pipeline.stats.wilson on columns (successes may be fractional)."""
     n = pl.col(trials).cast(pl.Float64)
     share = pl.col(successes).cast(pl.Float64) / n
-    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
-    half = z / (1 + z * z / n) * (share * (1 - share) / n + z * z / (4 * n * n)).sqrt()
+    centre, half = wilson_centre(share, n, z, pl.Expr.sqrt)
     return [
         share.alias(f"{name}_share"),
         (centre - half).clip(lower_bound=0.0).alias(f"{name}_low"),
@@ -66,9 +64,9 @@ def outcomes(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
         ],
     )
     table = table.with_columns(
-        *_wilson("south_wins", "games", "south"),
-        *_wilson("draws", "games", "draw"),
-        *_wilson("north_wins", "games", "north"),
+        *wilson_columns("south_wins", "games", "south"),
+        *wilson_columns("draws", "games", "draw"),
+        *wilson_columns("north_wins", "games", "north"),
     )
     counts = (table["south_wins"], table["draws"], table["north_wins"])
     return table.with_columns(*first_player_columns(*counts, "first_player_score", "first_player"))
@@ -212,7 +210,7 @@ def events(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
         for name in engine.EVENTS
     ]
     table = pl.concat(parts).with_columns(order=pl.col("event").replace_strict(list(engine.EVENTS), range(len(engine.EVENTS))))
-    table = table.sort(*by, "order").drop("order").with_columns(*_wilson("fired", "games", "fired"))
+    table = table.sort(*by, "order").drop("order").with_columns(*wilson_columns("fired", "games", "fired"))
     ones = table["games"].cast(pl.Float64)  # a rate per game: each game's exposure is 1
     per_game = _rate(table, ones, ones, table["total"].cast(pl.Float64), "mean", 1.0)
     per_turn = _rate(table, table["turns"], table["_turns_squared"], table["_by_turns"], "per_100_turns", 100.0)

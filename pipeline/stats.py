@@ -11,6 +11,7 @@ mean_interval(values)               a mean with its normal interval (for large s
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -112,12 +113,19 @@ def first_player(first_wins: np.ndarray, draws: np.ndarray, second_wins: np.ndar
     return FirstPlayer(score, np.where(games > 0, low, np.nan), np.where(games > 0, high, np.nan), p)
 
 
+def wilson_centre(share: Any, n: Any, z: float, sqrt: Callable[[Any], Any]) -> tuple[Any, Any]:
+    """The centre and half-width of the Wilson score interval of ``share`` over ``n`` trials,
+    before clipping to [0, 1]: the one formula for NumPy arrays (``wilson``) and for polars
+    expressions (pipeline.metrics.wilson_columns), given the ``sqrt`` of either."""
+    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * sqrt(share * (1 - share) / n + z * z / (4 * n * n))
+    return centre, half
+
+
 def _wilson_bounds(successes: np.ndarray, trials: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
     """wilson's bounds, row by row (NaN for no trials)."""
     n = np.where(trials > 0, trials, np.nan).astype(float)
-    share = successes / n
-    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
-    half = z / (1 + z * z / n) * np.sqrt(share * (1 - share) / n + z * z / (4 * n * n))
+    centre, half = wilson_centre(successes / n, n, z, np.sqrt)
     return np.maximum(0.0, centre - half), np.minimum(1.0, centre + half)
 
 

@@ -38,7 +38,7 @@ from engine.replay import FLAG_BITS, Replay, replay
 from engine.rules import Rules
 from engine.tables import END_CODES, kept_tables
 from pipeline.boards import as_it_lies, distinct_states
-from pipeline.metrics import PAIRING, _wilson, possible_only
+from pipeline.metrics import PAIRING, possible_only, wilson_columns
 from pipeline.stats import Z95
 
 GAME_COLUMNS = ("rules", "game_id", "south", "north", "plies")
@@ -330,7 +330,7 @@ def _ludii_intervals() -> list[pl.Expr]:
     for name in MEANS_OVER_GAMES:
         spread = Z95 * pl.col(f"_{name}_sd").fill_null(0.0) / pl.col(f"_{name}_n").cast(pl.Float64).sqrt()
         intervals += [(pl.col(name) - spread).alias(f"{name}_low"), (pl.col(name) + spread).alias(f"{name}_high")]
-    share, low, high = _wilson("_repeated", "games", "_ludii")
+    share, low, high = wilson_columns("_repeated", "games", "_ludii")
     repeated = [share.alias("PositionalRepetition_ludii"), low.alias("PositionalRepetition_ludii_low")]
     return [*intervals, *_per_turn(), *repeated, high.alias("PositionalRepetition_ludii_high")]
 
@@ -455,7 +455,7 @@ class _PlyCounts:
             parts.append(_event_rows(name, turns, positions, self.end_codes[code], positions, self.width))
         table = pl.concat(parts)
         table = self.keys.join(table, on="_group").sort("_group", "_event", "ply").drop("_group", "_event")
-        table = table.with_columns(_wilson("fired", "_trials", "_s")).drop("_trials")
+        table = table.with_columns(wilson_columns("fired", "_trials", "_s")).drop("_trials")
         return table.rename({"_s_share": "share", "_s_low": "share_low", "_s_high": "share_high"})
 
 

@@ -354,6 +354,6 @@ def _no_games() -> object:
     """A frame of games with the report's columns and no game."""
     import polars as pl
 
-    from pipeline.study.report.tables import PAIRING_COLUMNS
+    from pipeline.study.report.data import PAIRING_COLUMNS
 
     return pl.LazyFrame({key: [] for key in PAIRING_COLUMNS}, schema=dict.fromkeys(PAIRING_COLUMNS, pl.String))

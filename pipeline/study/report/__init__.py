@@ -39,10 +39,10 @@ from pipeline.progress import StepsBar
 from pipeline.records import PAIRING_COLUMNS, RecordError, read_study_manifest, scan_exact, scan_games
 from pipeline.render.document import Section, Table
 from pipeline.render.folder import MARKER, check_out, staging
+from pipeline.study.report.data import ReportData, compute, variant_labels
 from pipeline.study.report.figures import figure, figure_names
 from pipeline.study.report.render import markdown, page, publish
 from pipeline.study.report.sections import Report, compose
-from pipeline.study.report.tables import ReportData, compute, variant_labels
 from pipeline.study.status import exact_pending, incomplete_warning
 
 __all__ = [

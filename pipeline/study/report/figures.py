@@ -17,7 +17,7 @@ from engine.board import unpack
 from engine.rules import Rules
 from pipeline import figures as plot
 from pipeline.records import IS_SELF_PLAY, PAIRING_COLUMNS
-from pipeline.study.report.tables import GAME_EVENTS, ReportData
+from pipeline.study.report.data import GAME_EVENTS, ReportData
 from pipeline.study.report.words import SHORT
 from pipeline.turns import END_EVENTS, TURN_FLAGS
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from pipeline.paths import rules_md
 from pipeline.render import document
 from pipeline.render.folder import replace_folder, write_error, write_marker
+from pipeline.study.report.data import ReportData
 from pipeline.study.report.figures import draw
 from pipeline.study.report.sections import Report
-from pipeline.study.report.tables import ReportData
 
 
 def markdown(report: Report) -> str:

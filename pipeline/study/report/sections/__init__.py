@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from pipeline.records import Manifest
 from pipeline.render.document import Section
+from pipeline.study.report.data import ReportData
 from pipeline.study.report.figures import figure_names
 from pipeline.study.report.sections.cells import _per_ply, _plural
 from pipeline.study.report.sections.exact import _alarm, _exact_section
@@ -32,7 +33,6 @@ from pipeline.study.report.sections.outcomes import (
 )
 from pipeline.study.report.sections.ratings import _agreement_section, _ratings_section
 from pipeline.study.report.sections.variants import _variant_sections
-from pipeline.study.report.tables import ReportData
 
 __all__ = ["Report", "compose"]
 

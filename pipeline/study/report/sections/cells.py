@@ -15,7 +15,7 @@ from engine.rules import Rules
 from pipeline.exact.check import FLAG_Z
 from pipeline.records import PAIRING_COLUMNS
 from pipeline.stats import p_text
-from pipeline.study.report.tables import ReportData
+from pipeline.study.report.data import ReportData
 from pipeline.study.report.words import short
 
 # The rules the report's words refer to: the repository's RULES.md, seen from reports/<study>/.

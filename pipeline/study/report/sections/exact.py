@@ -9,8 +9,8 @@ import polars as pl
 from pipeline.exact.check import FLAG_P, FLAG_Z, MIN_EXPECTED, MIN_GAMES, label
 from pipeline.records import PAIRING_COLUMNS
 from pipeline.render.document import Section, Table
+from pipeline.study.report.data import ReportData
 from pipeline.study.report.sections.cells import _flag_count, _pairing_cells, _pairing_header, _plural, _z
-from pipeline.study.report.tables import ReportData
 
 
 def _exact_section(check: pl.DataFrame, data: ReportData) -> Section:

@@ -10,6 +10,7 @@ import engine
 from engine.rules import Rules
 from pipeline.records import IS_SELF_PLAY, PAIRING_COLUMNS
 from pipeline.render.document import Section, Table
+from pipeline.study.report.data import GAME_EVENTS, ReportData
 from pipeline.study.report.sections.cells import (
     RULES_MD,
     _beside,
@@ -28,7 +29,6 @@ from pipeline.study.report.sections.cells import (
     _rules_header,
     _share,
 )
-from pipeline.study.report.tables import GAME_EVENTS, ReportData
 from pipeline.study.report.words import GAME, describe, event, short
 
 

@@ -9,6 +9,7 @@ import polars as pl
 from pipeline.exact.check import FLAG_P, FLAG_Z
 from pipeline.records import PAIRING_COLUMNS
 from pipeline.render.document import Section, Table
+from pipeline.study.report.data import ReportData
 from pipeline.study.report.sections.cells import (
     _ludii_cell,
     _pairing_cells,
@@ -17,7 +18,6 @@ from pipeline.study.report.sections.cells import (
     _rules_cells,
     _rules_header,
 )
-from pipeline.study.report.tables import ReportData
 from pipeline.study.report.words import short
 
 

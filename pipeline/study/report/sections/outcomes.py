@@ -9,6 +9,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.render.document import Section, Table
+from pipeline.study.report.data import GAME_EVENTS, ReportData
 from pipeline.study.report.sections.cells import (
     EXACT_SCORE_DIGITS,
     _beside,
@@ -33,7 +34,6 @@ from pipeline.study.report.sections.cells import (
     _stones,
     _total_stones,
 )
-from pipeline.study.report.tables import GAME_EVENTS, ReportData
 from pipeline.study.report.words import short
 
 

@@ -9,6 +9,7 @@ import polars as pl
 from pipeline.agreement import MAX_GAMES_PER_PAIRING
 from pipeline.ratings import fits_poorly
 from pipeline.render.document import Section, Table
+from pipeline.study.report.data import ReportData
 from pipeline.study.report.figures import ladder_axis
 from pipeline.study.report.sections.cells import (
     _anchor_text,
@@ -19,7 +20,6 @@ from pipeline.study.report.sections.cells import (
     _share,
     _start_values,
 )
-from pipeline.study.report.tables import ReportData
 
 
 def _ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, fit: pl.DataFrame, data: ReportData) -> Section:

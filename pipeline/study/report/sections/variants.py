@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pipeline.records import IS_SELF_PLAY, PAIRING_COLUMNS
 from pipeline.render.document import Section, Table
+from pipeline.study.report.data import GAME_EVENTS, ReportData
 from pipeline.study.report.sections.cells import RULES_MD, _beside, _exact_cell, _exact_note, _plain, _ruled_out, _share
-from pipeline.study.report.tables import GAME_EVENTS, ReportData
 from pipeline.study.report.words import short
 
 
