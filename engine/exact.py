@@ -53,11 +53,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+from engine.board import Board
 from engine.choice import SCALE
 from engine.events import END_EVENTS, EVENTS, POSITION_FLAGS, unpack_events
 from engine.exact_graph import CAPTURE_COUNTS, _Graph, _move_counts, _select, _States
 from engine.exact_tail import MARGIN, POSITION, Tail
-from engine.first_move import first_moves
+from engine.first_move import checked_start, first_moves
 from engine.index import row_stones
 from engine.near_cap import NearCap
 from engine.policy import PolicyTable, policy_table
@@ -109,6 +110,7 @@ def exact_outcome(
     tables: PositionTables | None = None,
     tolerance: float = TOLERANCE,
     progress: Callable[[ExactProgress], None] | None = None,
+    start: Board | None = None,
 ) -> ExactOutcome:
     """The exact outcome distribution of ``south`` against ``north``, two table strategies (spec
     strings or the engine's objects); a strategy without a policy table (mcts) is refused with
@@ -116,7 +118,8 @@ def exact_outcome(
     engine.tables.kept_tables). The propagation stops at the cap, or once the mass in play is
     below ``tolerance``, a mass from 0 (run to the cap) up to but not including 1.
     ``progress``, if given, is called with an ExactProgress before each graph is built and
-    after every ply."""
+    after every ply. ``start`` is the board South moves first from (engine.pack; the rule set's
+    own start when None): any board of the rule set's stones, as the fairness search asks."""
     check_rules(rules)
     _check_tolerance(tolerance)
     if progress is not None and not callable(progress):
@@ -125,7 +128,7 @@ def exact_outcome(
     if table_rules(tables.rules) != table_rules(rules):
         raise ValueError(f"the tables are those of {tables.rules.name}, not of the rules asked for, {rules.name}")
     players = (policy_table(south, rules, tables=tables), policy_table(north, rules, tables=tables))
-    run = _Run(rules, tables, players)
+    run = _Run(rules, tables, players, checked_start(rules, start))
     report = progress or (lambda _: None)
     margins, events = run.first_move()
     ply, stopped = 1, not len(events.position)
@@ -181,8 +184,10 @@ def _check_tolerance(tolerance: object) -> None:
 class _Run:
     """The sums of one propagation: outcomes, lengths and events."""
 
-    def __init__(self, rules: Rules, tables: PositionTables, players: tuple[PolicyTable, PolicyTable]) -> None:
-        self.rules, self.tables, self.players = rules, tables, players
+    def __init__(
+        self, rules: Rules, tables: PositionTables, players: tuple[PolicyTable, PolicyTable], start: Board | None = None
+    ) -> None:
+        self.rules, self.tables, self.players, self.start = rules, tables, players, start
         self.own_row, self.other_row = row_stones(tables.index)
         self.captured = rules.total_stones - self.own_row - self.other_row  # stones off the board
         self.merge = _Merger(self.captured)  # by position and margin
@@ -231,14 +236,14 @@ class _Run:
     def first_move(self) -> tuple[_States, _States]:
         """Ply 0 from the moves of engine.first_move, with South's first-move chances: the states
         by position and margin, and by position with the mass each tracked event left untouched."""
-        first = first_moves(self.rules)
+        first = first_moves(self.rules, self.start)
         start = first.start
         if not first.options:  # no first move: the game ends at once
             ended = _States(np.array([start]), np.zeros(1, np.int64), np.ones(1), np.ones((1, len(TRACKED))))
             self._end(ended, 0)
             self._score(_select(ended, np.array([0]), columns=False), 0)
             return _States.empty(0), _States.empty(len(TRACKED))
-        chances = self.players[0].chances(np.array([self.players[0].first]))[0] / SCALE
+        chances = self.players[0].chances(np.array([self.players[0].first_class(first)]))[0] / SCALE
         position, margin, total, untouched = [], [], [], []
         for option, child in zip(first.options, first.children.tolist(), strict=True):
             chance = float(chances[option.pit])

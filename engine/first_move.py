@@ -16,11 +16,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from engine.board import Board
+from engine.board import Board, unpack
 from engine.index import board_index
 from engine.moves import Option
 from engine.positions import positions
-from engine.rules import ROW, Rules
+from engine.rules import PIT_BITS, PITS, ROW, Rules
 from engine.scoring import row_difference
 
 
@@ -63,3 +63,16 @@ def first_moves(rules: Rules, board: Board | None = None) -> FirstMoves:
         np.array([option.captured for option in options], dtype=np.int64),
         tuple(option.events for option in options),
     )
+
+
+def checked_start(rules: Rules, board: Board | None) -> Board | None:
+    """``board`` as a start of ``rules`` (None: the rule set's own), or a one-line ValueError:
+    a start holds the rule set's stones, at most PIT_LIMIT a pit."""
+    if board is None:
+        return None
+    if not isinstance(board, int) or isinstance(board, bool) or board < 0 or board >> (PIT_BITS * PITS):
+        raise ValueError(f"a start is a board code (engine.pack), not {board!r}")
+    stones = unpack(board)
+    if sum(stones) != rules.total_stones:
+        raise ValueError(f"the start {list(stones)} holds {sum(stones)} stones; {rules.name} plays with {rules.total_stones}")
+    return board

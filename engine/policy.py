@@ -62,8 +62,9 @@ import numpy as np
 
 from engine.cache import cache_folder
 from engine.choice import ARGMAX, Rule, pack_keys
-from engine.first_move import first_moves
+from engine.first_move import FirstMoves, first_moves
 from engine.integrity import DamagedFileError, read_arrays, write_arrays
+from engine.moves import start_board
 from engine.registry import make_strategy
 from engine.rules import Rules, check_rules
 from engine.search import solution
@@ -189,6 +190,13 @@ class PolicyTable(PolicyArrays):
         """The (m, 3) int64 widths of the cuts of each class: pit p's probability times 2**32."""
         c1, c2, c3 = self.cuts1[classes], self.cuts2[classes], self.cuts3[classes]
         return np.stack([c1, c2 - c1, c3 - c2], axis=1)
+
+    def first_class(self, first: FirstMoves) -> int:
+        """The class of the first move from ``first``'s start: ``first`` (the rule set's own
+        start) or, from another start, its key numbered as any other."""
+        if first.board == start_board(self.rules):
+            return self.first
+        return int(self.classes_of_keys(first_key(self.values, first, self.rules.ply_cap))[0])
 
     def classes_of_keys(self, keys: np.ndarray) -> np.ndarray:
         """The class number of each key, numbering (and cutting) the keys not met before."""
@@ -346,18 +354,18 @@ def _build(values: PolicyValues, rules: Rules, tables: PositionTables) -> Policy
         captured = tables.captured[varying].astype(np.int64)
         for k in range(far_from, rules.ply_cap):
             varying_classes[:, k - far_from] = numbering(pack_keys(child >= 0, values.q(captured, child, k)))
-    first = int(numbering(_first_key(values, rules, tables))[0])
+    first = int(numbering(first_key(values, first_moves(rules), rules.ply_cap))[0])
     class_type = next(t for t in CLASS_TYPES if len(numbering.keys) < np.iinfo(t).max)  # the maximum is VARIES
     far = far.astype(class_type)
     far[varying] = np.iinfo(class_type).max
     return PolicyArrays(far, far_from, varying, varying_classes.astype(class_type), numbering.keys, first)
 
 
-def _first_key(values: PolicyValues, rules: Rules, tables: PositionTables) -> np.ndarray:
-    """The key of the first move, from the moves of ply 0 (engine.first_move): their captures may
+def first_key(values: PolicyValues, first: FirstMoves, cap: int) -> np.ndarray:
+    """The key of a first move, from the moves of ply 0 (engine.first_move): their captures may
     be forfeited, so they are not the start's row of the tables."""
-    child, captured = (column[None, :] for column in first_moves(rules).by_pit())
-    return pack_keys(child >= 0, values.q(captured, child, rules.ply_cap))
+    child, captured = (column[None, :] for column in first.by_pit())
+    return pack_keys(child >= 0, values.q(captured, child, cap))
 
 
 class _Numbering:

@@ -13,7 +13,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from engine import Rules, exact, exact_tail, play_batch
+from engine import Rules, exact, exact_tail, pack, play_batch
 from engine.board import NORTH, SOUTH, row_stones
 from engine.choice import ARGMAX, Epsilon, key_of, probabilities
 from engine.events import EVENTS, unpack_events
@@ -42,7 +42,7 @@ def _chances(spec: str, rules: Rules, board: int, ply: int) -> dict[int, Fractio
     return dict(enumerate(probabilities(rule.cuts(key))))
 
 
-def _brute_force(south: str, north: str, rules: Rules) -> dict[str, object]:
+def _brute_force(south: str, north: str, rules: Rules, start: int | None = None) -> dict[str, object]:
     margins: dict[int, Fraction] = {}
     plies: dict[int, Fraction] = {}
     means = dict.fromkeys(EVENTS, Fraction(0))
@@ -75,15 +75,24 @@ def _brute_force(south: str, north: str, rules: Rules) -> dict[str, object]:
             sign = 1 if ply % 2 == 0 else -1
             walk(option.child, ply + 1, margin + sign * option.captured, chance * p, frozenset(now))
 
-    walk(memo.start, 0, 0, Fraction(1), frozenset())
+    walk(memo.start if start is None else start, 0, 0, Fraction(1), frozenset())
     return {"margins": margins, "plies": plies, "means": means, "fires": fires}
 
 
+# Starts of SMALL's stones other than the rule sets' own: a stone moved (the fairness search's
+# kind), and a lopsided one whose first moves capture (forfeited) from the opponent's row.
+OTHER_STARTS = {SMALL[0].name: [pack([2, 3, 4, 3, 3, 3]), pack([5, 1, 2, 2, 6, 2])], SMALL[1].name: [pack([4, 4, 5, 3, 4, 4])]}
+
+
 @pytest.mark.parametrize(("south", "north"), PAIRS)
-@pytest.mark.parametrize("rules", SMALL, ids=lambda rules: rules.name)
-def test_exact_outcome_is_the_brute_force_over_every_game(rules, south, north):
-    exact = exact_outcome(south, north, rules=rules, tolerance=0)
-    brute = _brute_force(south, north, rules)
+@pytest.mark.parametrize(
+    ("rules", "start"),
+    [(rules, None) for rules in SMALL] + [(rules, start) for rules in SMALL for start in OTHER_STARTS[rules.name]],
+    ids=lambda value: value.name if isinstance(value, Rules) else str(value),
+)
+def test_exact_outcome_is_the_brute_force_over_every_game(rules, start, south, north):
+    exact = exact_outcome(south, north, rules=rules, tolerance=0, start=start)
+    brute = _brute_force(south, north, rules, start)
     assert exact.unresolved == 0
     assert set(exact.margin) == set(brute["margins"])
     for margin, chance in brute["margins"].items():
