@@ -7,7 +7,7 @@ SEED ?= 7
 
 .DEFAULT_GOAL := help
 STUDY ?= data/default
-.PHONY: help setup test test-slow lint format study report variants ladder search-ladder atlas atlas-full notebooks sample bench solve clean
+.PHONY: help setup test test-slow lint format study report variants ladder search-ladder atlas atlas-full fair fair-exact notebooks sample bench solve clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -64,6 +64,12 @@ atlas: $(STAMP) ## the atlas's first part (pipeline/studies/atlas.toml [parts.ma
 atlas-full: $(STAMP) ## the whole atlas (151 rule sets, by far the longest job: its estimate comes first; resumes data/atlas, so it can be run in several goes), and its report
 	$(BIN)/modiar atlas run pipeline/studies/atlas.toml --jobs 2 --yes
 	$(BIN)/modiar atlas report data/atlas
+
+fair: $(STAMP) ## the fairness search of RULES.md's rules: every start within 2 moved stones, its value, the pie rule and komi, into reports/fair/modiar (a few minutes)
+	$(BIN)/modiar fair
+
+fair-exact: $(STAMP) ## the same, with random and perfect self-play played exactly from each fair start within 1 moved stone (about half an hour the first time; cached): reports/fair/modiar-exact-within-1
+	$(BIN)/modiar fair --exact-within 1
 
 notebooks: $(STAMP) ## run the notebooks on data/default and data/variants into reports/notebooks/ (git's copies stay clean); one whose study is not built says which target builds it
 	$(BIN)/python -m pipeline.notebooks --output-dir reports/notebooks notebooks/*.ipynb

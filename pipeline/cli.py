@@ -144,6 +144,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_study_commands(commands)
     _add_ladder_commands(commands)
     _add_atlas_commands(commands)
+    _add_fair_command(commands)
     _add_cache_commands(commands)
     play = commands.add_parser("play", help="play a game in the terminal: a person (human) against any strategy")
     play.add_argument("--south", default="human", help="South's strategy, or human (default human)")
@@ -246,6 +247,28 @@ def _add_atlas_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
     _add_yes_option(run)
     run.set_defaults(run=do.atlas_run)
     _add_report_command(actions, "atlas", do.atlas_report)
+
+
+def _add_fair_command(commands: argparse._SubParsersAction[_Parser]) -> None:
+    fair = commands.add_parser(
+        "fair",
+        help="the fairness search of a rule set: every start within a few moved stones, its value, the pie rule and komi",
+    )
+    _add_rule_options(fair)
+    fair.add_argument("--moved", type=int, default=2, help="starts with up to this many stones moved between pits (default 2)")
+    fair.add_argument(
+        "--exact-within",
+        type=int,
+        default=0,
+        metavar="N",
+        help="play random and perfect self-play exactly from the fair starts with up to N stones moved "
+        "(default 0: from the rule set's own start only; 1 takes about half an hour on two cores, cached)",
+    )
+    fair.add_argument("--jobs", type=int, default=2, help="worker processes for the exact outcomes (default 2)")
+    fair.add_argument("--out", help="the report's folder (default reports/fair/<rule set>/)")
+    fair.add_argument("--quiet", action="store_true", help="no progress")
+    _add_cache_option(fair)
+    fair.set_defaults(run=do.fair)
 
 
 def _add_cache_commands(commands: argparse._SubParsersAction[_Parser]) -> None:

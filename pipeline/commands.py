@@ -314,6 +314,31 @@ def atlas_report(arguments: argparse.Namespace) -> None:
     _build_report(build_atlas_report, arguments)
 
 
+def fair(arguments: argparse.Namespace) -> None:
+    from pipeline.atlas.fair_report import build_fair_report
+    from pipeline.atlas.fair_run import run_fair
+    from pipeline.records import RecordError
+
+    rules = rules_from(arguments)
+    if arguments.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {arguments.jobs}")
+    out = _out_folder(arguments.out)
+    try:
+        search = run_fair(
+            rules, moved=arguments.moved, exact_within=arguments.exact_within, jobs=arguments.jobs, progress=not arguments.quiet
+        )
+        folder = build_fair_report(search, out)
+    except (ValueError, RecordError) as error:
+        raise UsageError(str(error)) from None
+    fair_starts = search.starts.filter(search.starts["value"] == 0)
+    balance = search.balance
+    print(f"fair {rules.name}: start value {balance.value:+d}, pie rule {balance.pie_value}, komi {balance.komi:+d}")
+    for moved in range(1, search.moved + 1):
+        of = search.starts.filter(search.starts["moved"] == moved).height
+        print(f"  {(fair_starts['moved'] == moved).sum()} of {of} starts with {moved} stone(s) moved are fair")
+    print(f"report: {folder / 'index.html'}")
+
+
 def cache_show(arguments: argparse.Namespace) -> None:
     from pipeline.cache import show
 

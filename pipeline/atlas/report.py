@@ -51,6 +51,7 @@ from pipeline.atlas.effects import (
     stones_series,
     varying_fields,
 )
+from pipeline.atlas.fair import balance_table, fair_rule_set_front
 from pipeline.atlas.maps import effects_figure, map_figure, stones_figure, tradeoff_figure
 from pipeline.atlas.run import atlas_of_manifest, read_atlas_manifest
 from pipeline.paths import REPORTS
@@ -116,7 +117,13 @@ def _compose(frame: pl.DataFrame, manifest: dict[str, Any]) -> _Composed:
         figures["atlas_effects"] = effects_figure(spreads)
         sections.append(_effects_section(block, effects, spreads))
     figures["atlas_tradeoff"] = tradeoff_figure(frame, reference)
-    sections += [_tradeoff_section(frame, reference), _costs_section(costs, manifest), _every_rule_set_section(frame)]
+    balances, front = balance_table(frame), fair_rule_set_front(frame, reference)
+    sections += [
+        _tradeoff_section(frame, reference),
+        _balance_section(balances, front, reference),
+        _costs_section(costs, manifest),
+        _every_rule_set_section(frame),
+    ]
     tables = {
         "atlas": flat_atlas(frame),
         "fair": fair_rule_sets(frame),
@@ -125,6 +132,8 @@ def _compose(frame: pl.DataFrame, manifest: dict[str, Any]) -> _Composed:
         "field_effects": spreads,
         "stones": flat_atlas(series).select("rules", "stones_per_pit", *KEY_COLUMNS[1:]),
         "costs": costs,
+        "balance": balances,
+        "fair_front": front,
     }
     return _Composed(_abstract(frame, manifest, spreads, series), _text(frame, manifest), sections, tables, figures)
 
@@ -371,6 +380,31 @@ def _costs_section(costs: pl.DataFrame, manifest: dict[str, Any]) -> Section:
 def _every_rule_set_section(frame: pl.DataFrame) -> Section:
     table = Table("Every rule set's key figures (exact)", _key_header(), _key_rows(flat_atlas(frame)), "atlas")
     return Section("Every rule set", ["All columns are in tables/atlas.csv."], [table], appendix=True)
+
+
+def _balance_section(balances: pl.DataFrame, front: pl.DataFrame, reference: str | None) -> Section:
+    drawn = int((balances["pie_value"] == 0).sum())
+    text = [
+        "Two classic devices balance a game that favours one seat (pipeline.atlas.fair). The pie rule lets North, after "
+        "South's first move, take South's side: South then opens with a move of least |value| and the game is worth "
+        "minus that to South, never more than 0. Komi gives the first player stones at the end: komi shifts every final "
+        "margin alike, so minus the start value draws under perfect play, and half a stone more or less decides every "
+        f"game. Both follow from the values of the first moves the atlas keeps. The pie rule draws {drawn} of the "
+        f"{_count(balances.height, 'rule set')} (a first move worth 0 exists); tables/balance.csv has every value.",
+    ]
+    tables = []
+    if front.height and reference is not None:
+        columns = [column for column in front.columns if column not in ("rules", "pareto")]
+        text.append(
+            "Among the fair rule sets, those on the Pareto front of closeness to "
+            f"{reference}: no other fair rule set is at least as close on each of {_listed(columns)} and closer on one."
+        )
+        rows = [
+            [row["rules"], *(f"{row[column]:.4g}" for column in columns), "yes" if row["pareto"] else ""]
+            for row in front.iter_rows(named=True)
+        ]
+        tables.append(Table("The fair rule sets and the Pareto front", ["rules", *columns, "Pareto"], rows, "fair_front"))
+    return Section("Balancing: the pie rule and komi", text, tables)
 
 
 def _key_header() -> list[str]:

@@ -24,7 +24,7 @@ import hashlib
 import logging
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from math import comb
 from pathlib import Path
 from typing import Any, TypeVar
@@ -53,41 +53,53 @@ _CYCLING_PAIR, _WIDE_PAIR, _WIDE_ONE, _NARROW = 100.0, 45.0, 20.0, 1.0
 _WIDE_EXPLOIT, _EXPLOIT = 40.0, 12.0
 
 
+Start = Sequence[int] | None  # a start's pit counts, pit 0 first; None: the rule set's own
+
+
 def exact_folder() -> Path | None:
     """The folder of exact outcomes in the engine's cache folder, None when the engine builds in memory."""
     folder = engine.cache_folder()
     return None if folder is None else folder / FOLDER
 
 
-def exact_path(south: str, north: str, rules: engine.Rules, folder: Path) -> Path:
-    """Where the exact outcome of ``south`` against ``north`` (canonical specs) is kept in ``folder``."""
-    key = hashlib.sha256(f"{rules.name}\n{south}\n{north}".encode()).hexdigest()[:12]
-    return folder / f"{rules.name}-{slug(south)}-{slug(north)}-{key}-engine{engine.ENGINE_VERSION}.json"
+def exact_path(south: str, north: str, rules: engine.Rules, folder: Path, start: Start = None) -> Path:
+    """Where the exact outcome of ``south`` against ``north`` (canonical specs) is kept in
+    ``folder``; from ``start`` (pit counts; None: the rule set's own), with the counts in the name."""
+    text = f"{rules.name}\n{south}\n{north}" + ("" if start is None else f"\n{_counts(start)}")
+    key = hashlib.sha256(text.encode()).hexdigest()[:12]
+    where = "" if start is None else "-start-" + "-".join(map(str, start))
+    return folder / f"{rules.name}{where}-{slug(south)}-{slug(north)}-{key}-engine{engine.ENGINE_VERSION}.json"
 
 
 def cached_exact_outcome(
-    south: str, north: str, rules: engine.Rules, progress: Callable[[engine.ExactProgress], None] | None = None
+    south: str,
+    north: str,
+    rules: engine.Rules,
+    progress: Callable[[engine.ExactProgress], None] | None = None,
+    start: Start = None,
 ) -> ExactOutcome:
     """engine.exact_outcome of two table strategies, from the cache when it holds a sound copy,
-    else computed (``progress`` is engine.exact_outcome's) and cached."""
+    else computed (``progress`` is engine.exact_outcome's) and cached; from ``start`` (pit counts,
+    pit 0 first) when given, else from the rule set's own start."""
     south, north = engine.canonical_spec(south), engine.canonical_spec(north)
     folder = exact_folder()
+    board = None if start is None else engine.pack(list(start))
     return cached_result(
-        None if folder is None else exact_path(south, north, rules, folder),
-        _of(south, north, rules),
+        None if folder is None else exact_path(south, north, rules, folder, start),
+        _of(south, north, rules, start),
         "exact outcome",
-        lambda: engine.exact_outcome(south, north, rules=rules, progress=progress),
+        lambda: engine.exact_outcome(south, north, rules=rules, progress=progress, start=board),
         _encode,
         lambda payload: _decode(payload, rules),
     )
 
 
-def read_cached(south: str, north: str, rules: engine.Rules) -> ExactOutcome | None:
-    """The cached exact outcome of two canonical specs, None when there is none or it is damaged
-    (with a warning: it will be computed again)."""
+def read_cached(south: str, north: str, rules: engine.Rules, start: Start = None) -> ExactOutcome | None:
+    """The cached exact outcome of two canonical specs (from ``start``, as cached_exact_outcome),
+    None when there is none or it is damaged (with a warning: it will be computed again)."""
     folder = exact_folder()
-    path = None if folder is None else exact_path(south, north, rules, folder)
-    return _read(path, _of(south, north, rules), "exact outcome", lambda payload: _decode(payload, rules))
+    path = None if folder is None else exact_path(south, north, rules, folder, start)
+    return _read(path, _of(south, north, rules, start), "exact outcome", lambda payload: _decode(payload, rules))
 
 
 def exploit_path(strategy: str, rules: engine.Rules, folder: Path) -> Path:
@@ -198,8 +210,13 @@ def _read(path: Path | None, of: dict[str, str], what: str, decode: Callable[[di
     return None
 
 
-def _of(south: str, north: str, rules: engine.Rules) -> dict[str, str]:
-    return {"rules": rules.name, "south": south, "north": north, "engine": engine.ENGINE_VERSION}
+def _of(south: str, north: str, rules: engine.Rules, start: Start = None) -> dict[str, str]:
+    of = {"rules": rules.name, "south": south, "north": north, "engine": engine.ENGINE_VERSION}
+    return of if start is None else {**of, "start": _counts(start)}
+
+
+def _counts(start: Sequence[int]) -> str:
+    return " ".join(map(str, start))
 
 
 def _exploit_of(strategy: str, rules: engine.Rules) -> dict[str, str]:

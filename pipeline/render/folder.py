@@ -43,6 +43,19 @@ def check_out(study: Path, out: str | Path) -> Path:
     return target
 
 
+def check_report_out(out: str | Path) -> Path:
+    """``out`` resolved, if a report that reads no run folder (the fairness search's) may go
+    there: a folder that does not exist, is empty or holds a report of ours and nothing else."""
+    if str(out) == "":
+        raise RecordError("the report's folder (--out) is empty: name a folder, e.g. --out reports/mine")
+    try:
+        target = Path(out).resolve()
+    except (OSError, RuntimeError) as error:
+        raise RecordError(f"{out} cannot be the report's folder: {error}") from None
+    _check_replaceable(target, str(out))
+    return target
+
+
 @contextmanager
 def staging(out: Path) -> Iterator[Path]:
     """A new folder beside ``out`` to build the report in, made first (a folder that cannot be

@@ -59,19 +59,6 @@ def _needs_solution(spec: str) -> bool:
     return engine_strategy(spec).needs_solution
 
 
-def keep_caches_loaded() -> None:
-    """loky restarts a worker whose memory has grown 300 MB since its first task, taking that
-    for a leak; a worker here means to keep the position tables and the solution loaded, and
-    restarting it would only load them again. The limit is a private loky setting, so it is
-    raised only where it exists."""
-    try:
-        from joblib.externals.loky import process_executor
-    except ImportError:
-        return
-    if hasattr(process_executor, "_MAX_MEMORY_LEAK_SIZE"):
-        process_executor._MAX_MEMORY_LEAK_SIZE = max(process_executor._MAX_MEMORY_LEAK_SIZE, 16 << 30)
-
-
 def build_all(missing: dict[engine.Rules, tuple[str, ...]], jobs: int, progress: bool) -> None:
     if not missing:
         return

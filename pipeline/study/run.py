@@ -79,10 +79,10 @@ from pipeline.records import (
 )
 from pipeline.runfolder import STUDY, clear_litter, is_sealed
 from pipeline.seeds import pairing_key, rules_key
-from pipeline.study.caches import build_all, keep_caches_loaded, missing_caches
+from pipeline.study.caches import build_all, missing_caches
 from pipeline.study.config import BASE, Pairing, Study
 from pipeline.workers import backend as _backend
-from pipeline.workers import check_backend, check_jobs, check_scheduler, exit_with_parent
+from pipeline.workers import check_backend, check_jobs, check_scheduler, exit_with_parent, keep_caches_loaded
 
 SEED_BLOCK = 1 << 16  # games per seed block: engine.batch plays 2**16 games in lockstep
 MIN_CHUNKS = 8  # a pairing is cut into at least this many chunks (when it has the games)

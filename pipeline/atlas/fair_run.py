@@ -1,0 +1,147 @@
+"""``modiar fair``: the fairness search of one rule set (pipeline.atlas.fair), run and gathered.
+
+Three steps, each with its progress on stderr:
+
+1. the strong solution of the rule set (engine.solve: from the engine's cache folder, else
+   built and cached; about a minute for RULES.md's rules);
+2. the value of every start within ``moved`` stones of the rule set's own, with its pie-rule
+   value and komi: lookups in the solution, a second or so;
+3. the exact outcomes of random and perfect self-play (pipeline.atlas.fair.EXACT_SPECS) from the
+   rule set's own start and from every fair start within ``exact_within`` stones, in parallel
+   workers, each kept in the engine's cache folder (pipeline.exact.cache) so that a second run,
+   or one stopped and started again, computes only what is missing. About a minute and a half
+   a start on one core for RULES.md's rules.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+from joblib import Parallel, delayed
+
+import engine
+from pipeline.atlas.fair import EXACT_SPECS, Balance, balance, exact_row, pareto_front, start_table
+from pipeline.exact.cache import Start, cached_exact_outcome, read_cached
+from pipeline.exact.progress import ExactBar, Reporter
+from pipeline.workers import check_jobs, exit_with_parent, keep_caches_loaded
+
+log = logging.getLogger(__name__)
+# About one exact outcome from a start under RULES.md on one core, in seconds, measured on the
+# development machine (random 105 s with its policy table built, perfect ...): the bar's estimate.
+EXACT_START_SECONDS = {"random": 90.0, "perfect": 90.0}
+
+
+@dataclass(frozen=True)
+class FairSearch:
+    """What ``run_fair`` found for one rule set."""
+
+    rules: engine.Rules
+    moved: int  # the starts within this many moved stones
+    exact_within: int  # the fair starts within this many have exact figures
+    balance: Balance  # the rule set's own start: value, pie rule, komi
+    own: dict[str, float]  # the own start's exact figures (pipeline.atlas.fair.EXACT_COLUMNS)
+    starts: pl.DataFrame  # pipeline.atlas.fair.start_table, with the exact figures and "pareto"
+    seconds: dict[str, float]  # each step's
+
+
+def run_fair(rules: engine.Rules, *, moved: int = 2, exact_within: int = 1, jobs: int = 2, progress: bool = True) -> FairSearch:
+    """The fairness search of ``rules`` (see the module docstring)."""
+    if moved < 1:
+        raise ValueError(f"--moved is 1 or more, not {moved}")
+    if not 0 <= exact_within <= moved:
+        raise ValueError(f"--exact-within is from 0 to --moved ({moved}), not {exact_within}")
+    check_jobs(jobs)
+    seconds: dict[str, float] = {}
+    started = time.perf_counter()
+    _say(progress, f"fair {rules.name}: the strong solution (engine.solve; built and cached if missing)")
+    solution = engine.solve(rules, progress=progress)
+    seconds["solve"] = time.perf_counter() - started
+    started = time.perf_counter()
+    starts = start_table(rules, solution, moved)
+    start = engine.start_board(rules)
+    own_values = solution.move_values(start, engine.board.SOUTH, 0)
+    own_balance = balance(solution.value(start, engine.board.SOUTH, 0), list(own_values))
+    del solution
+    seconds["values"] = time.perf_counter() - started
+    fair = int((starts["value"] == 0).sum())
+    _say(progress, f"fair {rules.name}: {starts.height} starts within {moved} moved stones, {fair} fair")
+    started = time.perf_counter()
+    chosen = starts.filter((pl.col("value") == 0) & (pl.col("moved") <= exact_within))
+    counts = [_counts(row) for row in chosen.iter_rows(named=True)]
+    outcomes = _exact_outcomes(rules, [None, *counts], jobs, progress)
+    seconds["exact"] = time.perf_counter() - started
+    own = exact_row(outcomes[None])
+    exact = {row["start"]: exact_row(outcomes[_counts(row)]) for row in chosen.iter_rows(named=True)}
+    starts = starts.with_columns(
+        pl.Series(column, [exact[start][column] if start in exact else None for start in starts["start"]], dtype=pl.Float64)
+        for column in own
+    )
+    starts = starts.with_columns(pareto_front(starts, own))
+    return FairSearch(rules, moved, exact_within, own_balance, own, starts, seconds)
+
+
+def _counts(row: dict[str, object]) -> tuple[int, ...]:
+    return tuple(int(row[f"pit_{pit}"]) for pit in range(engine.rules.PITS))  # type: ignore[call-overload]
+
+
+def _exact_outcomes(
+    rules: engine.Rules, starts: list[Start], jobs: int, progress: bool
+) -> dict[Start, dict[str, engine.ExactOutcome]]:
+    found: dict[Start, dict[str, engine.ExactOutcome]] = {start: {} for start in starts}
+    tasks = []
+    for start in starts:
+        for spec in EXACT_SPECS:
+            cached = read_cached(engine.canonical_spec(spec), engine.canonical_spec(spec), rules, start)
+            if cached is None:
+                tasks.append((start, spec))
+            else:
+                found[start][spec] = cached
+    if not tasks:
+        return found
+    bar = ExactBar(
+        [(_name(start, spec), EXACT_START_SECONDS[spec]) for start, spec in tasks],
+        jobs,
+        progress=progress,
+        desc=f"fair {rules.name}: exact outcomes",
+        unit="outcomes",
+    )
+    try:
+        for start, spec, outcome, seconds in Parallel(n_jobs=jobs, return_as="generator_unordered")(
+            delayed(_exact_job)(rules, start, spec, engine.cache_folder(), bar.folder) for start, spec in tasks
+        ):
+            found[start][spec] = outcome
+            bar.done(_name(start, spec), seconds)
+    finally:
+        bar.close()
+    return found
+
+
+def _name(start: Start, spec: str) -> str:
+    where = "the rule set's start" if start is None else " ".join(map(str, start))
+    return f"{spec} from {where}"
+
+
+def _exact_job(
+    rules: engine.Rules, start: Start, spec: str, cache: Path | None, reports: Path | None
+) -> tuple[Start, str, engine.ExactOutcome, float]:
+    """One exact outcome from a start, from the cache folder or computed and cached (in a worker)."""
+    exit_with_parent()
+    keep_caches_loaded()
+    started = time.perf_counter()
+    engine.set_cache_folder(cache)
+    reporter = Reporter(reports, _name(start, spec))
+    try:
+        outcome = cached_exact_outcome(spec, spec, rules, reporter, start)
+        return start, spec, outcome, time.perf_counter() - started
+    finally:
+        reporter.close()
+
+
+def _say(progress: bool, message: str) -> None:
+    if progress:
+        print(message, file=sys.stderr)
