@@ -7,22 +7,13 @@ scores, plies, end reason and rule events. Table strategies take exactly one dra
 so the draw of ply p is draw number p of the game's stream (engine.rng): the high half of
 word p // 2 + 1 at even plies, its low half at odd plies.
 
-Games are played in chunks of CHUNK_GAMES. At each ply every unfinished game of a chunk
-moves, by a few whole-array operations and four gathers from tables derived once per rule
-set (engine.tables gives the positions, each seen by its mover). random and greedy pick by
-the first two; every other table strategy picks by its policy table instead (engine.policy:
-the class of the mover's position, then the cuts of that class on the draw):
-
-    info[position]            the position's class: its legal pits, the pits a greedy
-                              player may take (the largest captures), its flags
-    pick[8 * class + sixth]   the pit a strategy plays, given sixth = (6 * draw) >> 32
-    step[3 * position + pit]  the child position | the move's capture code << 24: one
-                              32-bit word, so one cache miss brings both
-    events[code << 8 | class] what the turn adds to the game's packed event counter
-
-A finished game picks the sentinel NO_MOVE, whose low bits are pit 0; in a position without
-moves the step of pit 0 leads back to the position itself and adds nothing, so a finished
-game stays put until the chunk drops it (once a third of its games have finished).
+Games are played in chunks of CHUNK_GAMES (engine.batch_chunk). At each ply every unfinished
+game of a chunk moves, by a few whole-array operations and four gathers from lookups derived
+once per rule set from its position tables (engine.batch_tables, whose docstring lays them
+out); random and greedy pick from those lookups, every other table strategy by its policy
+table (engine.policy). Ply 0, which the position tables do not hold, comes from
+engine.first_move. This module holds what the caller sees: ``play_batch``, its checks, and
+how games are cut into chunks and put back in order.
 """
 
 from __future__ import annotations

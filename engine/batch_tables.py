@@ -1,4 +1,4 @@
-"""The tables engine.batch plays from, derived once per rule set from its position tables
+"""The lookups engine.batch plays from, derived once per rule set from its position tables
 (engine.tables), and the layout of a game's packed event counter.
 
     info[position]            the position's class: its legal pits, the pits a greedy

@@ -315,15 +315,17 @@ def atlas_report(arguments: argparse.Namespace) -> None:
 
 
 def fair(arguments: argparse.Namespace) -> None:
-    from pipeline.atlas.fair_report import build_fair_report
+    from pipeline.atlas.fair_report import build_fair_report, default_out
     from pipeline.atlas.fair_run import run_fair
     from pipeline.records import RecordError
+    from pipeline.render.folder import check_report_out
 
     rules = rules_from(arguments)
     if arguments.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {arguments.jobs}")
     out = _out_folder(arguments.out)
     try:
+        check_report_out(out if out is not None else default_out(rules, arguments.exact_within))  # before any work
         search = run_fair(
             rules, moved=arguments.moved, exact_within=arguments.exact_within, jobs=arguments.jobs, progress=not arguments.quiet
         )
@@ -336,7 +338,7 @@ def fair(arguments: argparse.Namespace) -> None:
     for moved in range(1, search.moved + 1):
         of = search.starts.filter(search.starts["moved"] == moved).height
         print(f"  {(fair_starts['moved'] == moved).sum()} of {of} starts with {moved} stone(s) moved are fair")
-    print(f"report: {folder / 'index.html'}")
+    print(f"report: {folder / 'index.html'} ({', '.join(f'{step} {seconds:.1f} s' for step, seconds in search.seconds.items())})")
 
 
 def cache_show(arguments: argparse.Namespace) -> None:

@@ -184,7 +184,13 @@ def _exact_section(search: FairSearch, exact: pl.DataFrame) -> Section:
         f"to the rule set's own start on each of {words} and closer on one: the designer's menu of fair "
         "starts that change the game least."
     ]
-    figures = [("fair_pareto", "The fair starts played exactly: the Pareto front filled, the rule set's own start ringed.")]
+    figures = [
+        (
+            "fair_pareto",
+            "The fair starts played exactly, on two of the front's three figures (the third, the grand-slam ban, is in the "
+            "table): the Pareto front filled and named, the rule set's own start ringed.",
+        )
+    ]
     return Section("Play from the fair starts", text, [Table("Exact play from the fair starts", header, rows)], figures)
 
 
@@ -198,7 +204,6 @@ def _methods_section(search: FairSearch) -> Section:
             "figures come from engine.exact_outcome from the start, at its default tolerance.",
             "FairKalah (Neller et al., Computers and Games 2022) made the same search for Kalah(6,4), a first-player "
             "win by 10, and found 254 fair starts with one or two seeds moved (323 with empty captures off).",
-            "Seconds: " + ", ".join(f"{step} {seconds:.1f}" for step, seconds in search.seconds.items()) + ".",
         ],
         appendix=True,
     )
@@ -264,7 +269,9 @@ def _pareto_figure(search: FairSearch, exact: pl.DataFrame) -> Figure:
         axes.scatter([search.own[x]], [search.own[y]], s=80, facecolors="none", edgecolors=plot.OKABE_ITO[3], label="own start")
         axes.set_xlabel(WORDS[x])
         axes.set_ylabel(WORDS[y])
-        axes.legend(frameon=False, fontsize=6.5)
+        for row in front.iter_rows(named=True):
+            axes.annotate(row["start"], (row[x], row[y]), xytext=(4, 3), textcoords="offset points", fontsize=5.5)
+        axes.legend(frameon=False, fontsize=6.5, scatterpoints=1)
     return figure
 
 

@@ -10,7 +10,7 @@ Three steps, each with its progress on stderr:
    rule set's own start and from every fair start within ``exact_within`` stones, in parallel
    workers, each kept in the engine's cache folder (pipeline.exact.cache) so that a second run,
    or one stopped and started again, computes only what is missing. About a minute and a half
-   a start on one core for RULES.md's rules.
+   an outcome on one core for RULES.md's rules.
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ from pipeline.exact.progress import ExactBar, Reporter
 from pipeline.workers import check_jobs, exit_with_parent, keep_caches_loaded
 
 log = logging.getLogger(__name__)
-# About one exact outcome from a start under RULES.md on one core, in seconds, measured on the
-# development machine (random 105 s with its policy table built, perfect ...): the bar's estimate.
+# About one exact outcome from a start under RULES.md on one core, in seconds: the bar's
+# estimate. On the development machine the 30 outcomes of `make fair-exact` took 22 minutes on
+# two workers (about 90 s each; perfect's games from a fair start cycle to the cap more often).
 EXACT_START_SECONDS = {"random": 90.0, "perfect": 90.0}
 
 
