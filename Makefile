@@ -65,10 +65,10 @@ atlas-full: $(STAMP) ## the whole atlas (151 rule sets, by far the longest job: 
 	$(BIN)/modiar atlas run pipeline/studies/atlas.toml --jobs 2 --yes
 	$(BIN)/modiar atlas report data/atlas
 
-fair: $(STAMP) ## the fairness search of RULES.md's rules: every start within 2 moved stones, its value, the pie rule and komi, into reports/fair/modiar (a few minutes)
+fair: $(STAMP) ## the fairness search of RULES.md's rules: every start within 2 moved stones, its value, the pie rule and komi, into reports/fair/modiar (its time: docs/fair.md)
 	$(BIN)/modiar fair
 
-fair-exact: $(STAMP) ## the same, with random and perfect self-play played exactly from each fair start within 1 moved stone (about half an hour the first time; cached): reports/fair/modiar-exact-within-1
+fair-exact: $(STAMP) ## the same, with random and perfect self-play played exactly from each fair start within 1 moved stone (the first time the longest part; cached): reports/fair/modiar-exact-within-1
 	$(BIN)/modiar fair --exact-within 1
 
 notebooks: $(STAMP) ## run the notebooks on data/default and data/variants into reports/notebooks/ (git's copies stay clean); one whose study is not built says which target builds it

@@ -1,6 +1,6 @@
 """Ply 0: the one move the position tables do not hold.
 
-With ``first_move_forfeit`` the first move captures nothing (RULES.md, "The first move"):
+With ``first_move_forfeit`` the first move captures nothing (RULES.md, "A turn", step 4):
 its chain is sown but its stones stay on the board, so its children, captures and events
 are not the start's row of ``engine.tables``. The scalar engine applies the forfeit
 (``engine.positions``, ply 0); this module turns its answer into the table numbers that

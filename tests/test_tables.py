@@ -9,6 +9,7 @@ from variants import EVERY_FIELD_ALONE, OWARE_LIKE
 import engine
 from engine import Rules
 from engine.events import field
+from engine.first_move import first_moves
 from engine.index import board_index, codes_to_counts, counts_to_codes
 from engine.positions import positions
 from engine.tables import (
@@ -19,7 +20,6 @@ from engine.tables import (
     FEEDING_LAPSED,
     GRAND_SLAM_BLOCKED,
     build_tables,
-    first_moves,
     load_tables,
 )
 
@@ -116,8 +116,8 @@ def test_default_tables_agree_on_every_position_of_seeded_games(default_tables):
 def test_first_moves_are_the_forfeiting_moves_of_the_start():
     moves = first_moves(Rules())
     index = board_index(42)
-    assert [pit for pit, _, _ in moves] == [0, 1, 2]
-    for pit, child, _ in moves:
+    assert moves.pits.tolist() == [0, 1, 2]
+    for pit, child in zip(moves.pits.tolist(), moves.children.tolist(), strict=True):
         after = engine.apply_move(engine.start_board(), 0, pit, 0).board
         assert child == index.rank(engine.rotate(after))
 

@@ -10,7 +10,6 @@ figures/*.svg|pdf|png     the values of the starts one stone away, the count of 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import polars as pl
@@ -20,7 +19,7 @@ import engine
 from pipeline import figures as plot
 from pipeline.atlas.fair import EXACT_COLUMNS, PARETO_COLUMNS
 from pipeline.atlas.fair_run import FairSearch
-from pipeline.paths import MANIFEST, REPORTS
+from pipeline.paths import REPORTS
 from pipeline.render.document import Section, Table
 from pipeline.render.folder import check_report_out, publish_pages, staging
 
@@ -49,19 +48,28 @@ def build_fair_report(search: FairSearch, out: Path | None = None) -> Path:
     title = f"Fair Modiar: starts, the pie rule and komi ({search.rules.name})"
     command = f"modiar fair --rules {search.rules.name} --moved {search.moved} --exact-within {search.exact_within}"
     footer = [f"Made by {command}, engine version {engine.ENGINE_VERSION}."]
+    manifest = {
+        "kind": "fair",
+        "rules": search.rules.name,
+        "moved": search.moved,
+        "exact_within": search.exact_within,
+        "engine": engine.ENGINE_VERSION,
+        "command": command,
+    }
     with staging(out) as folder:
         for stem, figure in figures.items():
             plot.save(figure, folder / "figures", stem)
-        manifest = {
-            "kind": "fair",
-            "rules": search.rules.name,
-            "moved": search.moved,
-            "exact_within": search.exact_within,
-            "engine": engine.ENGINE_VERSION,
-            "command": command,
-        }
-        (folder / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-        publish_pages(folder, out, title, _text(search), sections, _tables(search), abstract=_abstract(search), footer=footer)
+        publish_pages(
+            folder,
+            out,
+            title,
+            _text(search),
+            sections,
+            _tables(search),
+            abstract=_abstract(search),
+            footer=footer,
+            manifest=manifest,
+        )
     return out
 
 

@@ -75,8 +75,22 @@ def build_atlas_report(directory: Path, out: Path | None = None, *, progress: bo
     with staging(out) as folder:
         for stem, figure in report.figures.items():
             plot.save(figure, folder / "figures", stem)
+        published = {
+            "kind": "atlas",
+            "atlas": name,
+            "config": manifest.get("config"),
+            "engine": engine.ENGINE_VERSION,
+            "rule_sets_done": frame.height,
+        }
         publish_pages(
-            folder, out, f"Atlas of rule space: {name}", report.text, report.sections, report.tables, abstract=report.abstract
+            folder,
+            out,
+            f"Atlas of rule space: {name}",
+            report.text,
+            report.sections,
+            report.tables,
+            abstract=report.abstract,
+            manifest=published,
         )
     if progress:
         print(f"report of the atlas {name} in {time.perf_counter() - started:.1f} s: {out / 'index.html'}", file=sys.stderr)

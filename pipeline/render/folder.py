@@ -10,11 +10,14 @@ old folders of a report killed mid-write are removed by the next report written 
 from __future__ import annotations
 
 import glob
+import hashlib
+import json
 import os
 import shutil
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -89,10 +92,13 @@ def publish_pages(
     *,
     abstract: Sequence[str] = (),
     footer: Sequence[str] = (),
+    manifest: dict[str, Any] | None = None,
 ) -> None:
     """Write a report other than a study's (the skill ladder's) into ``staging``, whose figures/
     its caller has drawn, and move it to ``out``: its CSV tables, Markdown, HTML and marker.
-    ``abstract`` and ``footer`` are laid out as a study report's are."""
+    ``abstract`` and ``footer`` are laid out as a study report's are. A ``manifest`` (what made
+    the report) is written as manifest.json with the SHA-256 of every other file the report
+    wrote: the form in which a report is published, to be checked file by file."""
     document = Document(title, text, sections, abstract=abstract, footer=footer)
     try:
         folder = staging / "tables"
@@ -101,14 +107,39 @@ def publish_pages(
             table.write_csv(folder / f"{name}.csv")
         (staging / "report.md").write_text(markdown(document), encoding="utf-8")
         (staging / "index.html").write_text(page(document, staging / "figures"), encoding="utf-8")
+        if manifest is not None:
+            write_published_manifest(staging, manifest)
         write_marker(staging, title)
         replace_folder(staging, out)
     except OSError as error:
         raise write_error(out, error) from None
 
 
+PUBLISHED_MANIFEST = "manifest.json"  # a published report's: what made it, every file's SHA-256
 _MARKER_IDENTITY = {"kind": "report folder"}  # what the marker says it is (engine.integrity)
 _LITTER = (".DS_Store", "Thumbs.db")  # what file browsers leave in a folder they show
+
+
+def write_published_manifest(folder: Path, manifest: dict[str, Any]) -> None:
+    """manifest.json: ``manifest`` with "files", the SHA-256 of every file in ``folder``."""
+    files = {
+        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and path.name not in (PUBLISHED_MANIFEST, MARKER)
+    }
+    text = json.dumps({**manifest, "files": files}, indent=1, sort_keys=False) + "\n"
+    (folder / PUBLISHED_MANIFEST).write_text(text, encoding="utf-8")
+
+
+def check_published(folder: Path) -> dict[str, Any]:
+    """A published report's manifest, once every file it lists is checked against its SHA-256
+    (RecordError naming the first that differs or is missing)."""
+    manifest: dict[str, Any] = json.loads((folder / PUBLISHED_MANIFEST).read_text(encoding="utf-8"))
+    for name, digest in manifest["files"].items():
+        path = folder / name
+        if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            raise RecordError(f"{path} is not the file {folder / PUBLISHED_MANIFEST} lists")
+    return manifest
 
 
 def write_marker(folder: Path, title: str) -> None:
