@@ -406,7 +406,20 @@ def _balance_section(balances: pl.DataFrame, front: pl.DataFrame, reference: str
         f"game. Both follow from the values of the first moves the atlas keeps. The pie rule draws {drawn} of the "
         f"{_count(balances.height, 'rule set')} (a first move worth 0 exists); tables/balance.csv has every value.",
     ]
-    tables = []
+    rows = [
+        [
+            row["rules"],
+            _signed(row["start_value"]),
+            " ".join(
+                "-" if row[f"first_move_{pit}_value"] is None else _signed(row[f"first_move_{pit}_value"]) for pit in range(3)
+            ),
+            "-" if row["pie_value"] is None else _signed(row["pie_value"]),
+            _signed(row["komi"]),
+        ]
+        for row in balances.iter_rows(named=True)
+    ]
+    header = ["rules", "start value", "first moves' values (pits 0 1 2)", "with the pie rule", "komi for a draw"]
+    tables = [Table("The start value, the pie rule and komi of every rule set", header, rows, "balance")]
     if front.height and reference is not None:
         columns = [column for column in front.columns if column not in ("rules", "pareto")]
         text.append(
