@@ -24,7 +24,7 @@ import polars as pl
 import engine
 from pipeline.metrics import events, outcomes
 from pipeline.records import games_table
-from pipeline.stats import Z95, wilson
+from pipeline.stats import Z95, points, wilson
 
 COLUMNS = ("figure", "interval", "exact", "games", "replications", "covered", "coverage", "coverage_low", "coverage_high")
 _EVENTS = ("feeding_active", "feeding_forced", "feeding_lapsed", "grand_slam_blocked", "grand_slam_end", "empty_row_end")
@@ -81,7 +81,7 @@ def _held(low: np.ndarray, high: np.ndarray, value: float) -> int:
 def _first_player_rows(played: pl.DataFrame, exact: Mapping[str, float]) -> list[tuple[str, str, float, int]]:
     table = outcomes(played.lazy(), by=["replication"])
     value = float(exact["first_player_score"])
-    score = (table["south_wins"] + table["draws"] / 2).to_numpy()
+    score = points(table["south_wins"], table["draws"]).to_numpy()
     normal = [wilson(points, games) for points, games in zip(score, table["games"].to_numpy(), strict=True)]
     return [
         (

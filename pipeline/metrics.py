@@ -21,7 +21,7 @@ import polars as pl
 
 import engine
 from engine.rules import Rules
-from pipeline.stats import Z95, first_player, rate_from_sums, wilson_centre
+from pipeline.stats import Z95, first_player, points, rate_from_sums, wilson_centre
 
 PAIRING = ("south", "north")
 
@@ -125,7 +125,7 @@ def ludii(games: pl.LazyFrame, by: Sequence[str] = PAIRING) -> pl.DataFrame:
     return table.select(
         *by,
         "games",
-        (pl.col("_south") + pl.col("_draw") / 2).alias("AdvantageP1"),
+        points(pl.col("_south"), pl.col("_draw")).alias("AdvantageP1"),
         (1 - (pl.col("_south") - pl.col("_north")).abs()).alias("Balance"),
         pl.col("_complete").alias("Completion"),
         pl.col("_draw").alias("Drawishness"),

@@ -284,7 +284,7 @@ def _design(counts: pl.DataFrame, strategies: list[str], first_move: str) -> tup
     design[rows, south] += 1.0
     design[rows, [index[name] for name in counts["north"]]] -= 1.0
     design[rows, size + (0 if first_move == "shared" else south)] = 1.0
-    scores = (counts["south_wins"] + counts["draws"] / 2).to_numpy().astype(float)
+    scores = points(counts["south_wins"], counts["draws"]).to_numpy().astype(float)
     return design, scores, counts["games"].to_numpy().astype(float)
 
 

@@ -30,6 +30,7 @@ from pipeline.paths import MANIFEST, REPORTS
 from pipeline.records import RecordError
 from pipeline.render.document import Section, Table
 from pipeline.render.folder import check_out, publish_pages, staging
+from pipeline.stats import points
 from pipeline.turns import END_EVENTS, TURN_FLAGS
 
 GAME_EVENTS = (*TURN_FLAGS, *END_EVENTS)
@@ -43,7 +44,7 @@ def ladder_tables(directory: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     outcomes = pl.read_parquet(outcomes_path).drop("plies", "margin")
     exploits = pl.read_parquet(exploit_path)
     pairings = outcomes.with_columns(
-        (pl.col("north_win") + pl.col("draw") / 2).alias("second_player_score"),
+        points(pl.col("north_win"), pl.col("draw")).alias("second_player_score"),
     )
     score = {(row["south"], row["north"]): row for row in pairings.iter_rows(named=True)}
     _check_rows(directory, rungs_order, opponents, set(score), set(exploits["strategy"].to_list()))

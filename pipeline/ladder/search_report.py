@@ -88,7 +88,8 @@ def exact_references(rules: engine.Rules) -> dict[str, tuple[float, float]]:
             continue
         south, north, itself = outcomes
         assert south is not None and north is not None and itself is not None
-        score = (south.south_win + south.draw / 2 + north.north_win + north.draw / 2) / 2  # its points in both seats, over two
+        # its points in both seats, over two
+        score = (points(south.south_win, south.draw) + points(north.north_win, north.draw)) / 2
         found[spec] = (score, itself.first_player_score)
     return found
 
