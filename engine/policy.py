@@ -352,7 +352,8 @@ def _build(values: PolicyValues, rules: Rules, tables: PositionTables) -> Policy
     if len(varying):
         child = tables.child[varying]
         captured = tables.captured[varying].astype(np.int64)
-        for k in range(far_from, rules.ply_cap):
+        plies = range(far_from, rules.ply_cap)
+        for k in values.walk(plies) if isinstance(values, Solved) else plies:
             varying_classes[:, k - far_from] = numbering(pack_keys(child >= 0, values.q(captured, child, k)))
     first = int(numbering(first_key(values, first_moves(rules), rules.ply_cap))[0])
     class_type = next(t for t in CLASS_TYPES if len(numbering.keys) < np.iinfo(t).max)  # the maximum is VARIES

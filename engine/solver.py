@@ -50,6 +50,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -148,6 +149,14 @@ class Solution:
         plies = np.broadcast_to(np.asarray(plies_left, dtype=np.int64), indices.shape)
         base = self._row_differences[indices]
         return _search_log(self.offsets, self.change_plies, self.change_values, indices, plies, base)
+
+    def walk_values(self, first: int, last: int) -> Iterator[np.ndarray]:
+        """V_j of every position for j = ``first`` .. ``last`` in turn, as ``values`` gives them,
+        each one the previous with the log's changes at j applied (one pass over the log, where
+        calling ``values`` for each j searches the whole log each time). The array yielded is
+        one buffer of size + 1 updated in place, its last entry 0 (a child -1, no move, indexes
+        it): copy what must outlive the next step."""
+        return _walk_log(self.offsets, self.change_plies, self.change_values, self.values(first), first, last)
 
     def changes_per_ply(self) -> np.ndarray:
         """How many positions change value at each k = 0 .. cap (index k; 0 at k = 0)."""
@@ -342,6 +351,30 @@ def per_position(reduce: np.ufunc, entries: np.ndarray, offsets: np.ndarray, emp
     reduced: np.ndarray = reduce.reduceat(padded, offsets[:-1].astype(np.int64))
     reduced[np.diff(offsets) == 0] = empty
     return reduced
+
+
+# Log entries a step of _walk_log selects at a time: 16 plies of the log's changes at once
+# (about 400,000 a ply with singletons allowed at 7 stones a pit), 24 bytes each.
+_WALK_PLIES = 16
+
+
+def _walk_log(
+    offsets: np.ndarray, plies: np.ndarray, values: np.ndarray, start: np.ndarray, first: int, last: int
+) -> Iterator[np.ndarray]:
+    """Solution.walk_values over a position-major log (``start``: V_first of every position). A
+    position's changes are at distinct plies, so applying those at j to V_(j-1) gives V_j."""
+    current = np.append(start.astype(np.int8), np.int8(0))
+    yield current
+    for window in range(first + 1, last + 1, _WALK_PLIES):
+        top = min(window + _WALK_PLIES, last + 1)
+        entries = np.flatnonzero((plies >= window) & (plies < top))
+        entries = entries[np.argsort(plies[entries], kind="stable")]
+        owners = np.searchsorted(offsets, entries, side="right") - 1
+        bounds = np.searchsorted(plies[entries], np.arange(window, top + 1))
+        for step in range(top - window):
+            taken = slice(bounds[step], bounds[step + 1])
+            current[owners[taken]] = values[entries[taken]]
+            yield current
 
 
 def _search_log(

@@ -10,7 +10,7 @@ engine.choice). ``far_from``: from so many plies left on, the values no longer c
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -98,6 +98,25 @@ class Solved:
         child = self.tables.child
         settled: np.ndarray = np.maximum(np.maximum(last[child[:, 0]], last[child[:, 1]]), last[child[:, 2]]) + 1
         return settled
+
+    def walk(self, ks: range) -> Iterator[int]:
+        """Each k of ``ks`` (ascending) in turn, with V_j of every position held for ``q`` at
+        j = min(k - 1, top): perfect's values come from one pass over the solution's log
+        (Solution.walk_values) instead of a search of it at each k. Swept values search."""
+        js = [min(k - 1, self.top) for k in ks]
+        if self.solution is None or not js:
+            yield from ks
+            return
+        walker = self.solution(self.rules).walk_values(js[0], js[-1])
+        current, j = next(walker), js[0]
+        try:
+            for k, wanted in zip(ks, js, strict=True):
+                while j < wanted:
+                    current, j = next(walker), j + 1
+                self.held = {wanted: current}
+                yield k
+        finally:
+            self.held = {}
 
     def values_of(self, indices: np.ndarray, j: int) -> np.ndarray:
         if self.solution is not None:

@@ -149,6 +149,19 @@ def test_every_position_at_every_k_equals_a_full_iteration_over_the_tables(rules
     assert solution.changes_per_ply()[cap] == changed
 
 
+@pytest.mark.parametrize("first", [0, 7, 33])
+def test_walking_the_log_gives_each_ks_values_in_turn(first):
+    # Singletons playable at 3 stones: values change at every k, up to the cap (> 16 plies: the
+    # walk's windows), so the walk applies changes at each step; the buffer's last entry stays 0.
+    solution = solved(Rules(stones_per_pit=3, min_stones_to_play=1), 60)
+    assert np.all(solution.changes_per_ply()[1:] > 0)
+    walked = [values.copy() for values in solution.walk_values(first, 60)]
+    assert len(walked) == 61 - first
+    for plies_left, values in enumerate(walked, start=first):
+        assert np.array_equal(values[:-1], solution.values(plies_left)), plies_left
+        assert values[-1] == 0
+
+
 def test_positions_that_never_settle_keep_changing():
     # Singletons playable: stones can go round for ever without a capture.
     solution = solved(Rules(stones_per_pit=2, min_stones_to_play=1), 60)
