@@ -114,6 +114,26 @@ def test_field_effects_are_the_spread_of_the_means_largest_first(folder: Path, r
     assert spreads["effect_start_value"].to_list() == sorted(spreads["effect_start_value"].to_list(), reverse=True)
 
 
+def test_an_unfinished_grid_compares_each_field_within_complete_blocks(folder: Path, rows: list[dict[str, Any]]) -> None:
+    # Without (origin off, feeding off), origin is compared where feeding is on only, and feeding
+    # where origin is on only: the mean of "origin on" over both feeding values would mix in
+    # feeding's own effect. Two rule sets that differ in both fields make no complete block.
+    grid = [row for row in rows if row["stones_per_pit"] == 2]
+    missing = next(row["rules"] for row in grid if not row["sow_origin"] and not row["feeding"])
+    block = map_block(atlas_frame(folder)).filter(pl.col("rules") != missing)
+    effects = main_effects(block, ["sow_origin", "feeding"])
+    for field, other in (("sow_origin", "feeding"), ("feeding", "sow_origin")):
+        for value in (True, False):
+            found = effects.filter((pl.col("field") == field) & (pl.col("value") == value_label(field, value)))
+            (alike,) = [row for row in grid if row[field] == value and row[other]]
+            assert found["rule_sets"].item() == 1
+            assert found["mean_start_value"].item() == alike["start_value"]
+    apart = [row["rules"] for row in grid if row["sow_origin"] == row["feeding"]]  # both on, both off
+    whole = map_block(atlas_frame(folder))
+    spreads = field_effects(main_effects(whole.filter(pl.col("rules").is_in(apart)), ["sow_origin", "feeding"]))
+    assert spreads["effect_start_value"].is_null().all()
+
+
 def test_fair_and_first_player_lists_follow_the_start_value(folder: Path, rows: list[dict[str, Any]]) -> None:
     frame = atlas_frame(folder)
     assert fair_rule_sets(frame)["rules"].to_list() == [row["rules"] for row in rows if row["start_value"] == 0]
@@ -200,6 +220,7 @@ def test_the_headline_says_no_rule_field_changes_the_start_value_when_every_effe
         {
             "field": ["feeding", "grand_slam"],
             "values": ["feeding on, feeding off", "slam prohibited, slam allowed"],
+            "blocks": [2, 2],
             "effect_start_value": [0.0, 0.0],
             "effect_random_first_player_score": [1e-12, 0.0],
             "effect_random_mean_plies": [0.5, 0.0],
@@ -212,6 +233,7 @@ def test_the_headline_says_no_rule_field_changes_the_start_value_when_every_effe
     assert "for random players it is grand slam (the first player's score differs by 0.020)" in rule_that_matters(moved)
     decided = spreads.with_columns(pl.Series("effect_start_value", [4.0, 0.0]))
     assert rule_that_matters(decided).startswith("**The rule that matters most to the first player's advantage is compulsory")
+    assert "(from 2 groups of rule sets alike in every other field)" in rule_that_matters(decided)
 
 
 def test_the_tradeoff_figure_draws_a_rule_set_without_feeding_hollow(folder: Path) -> None:

@@ -152,11 +152,17 @@ def map_grid(block: pl.DataFrame, layout: MapLayout, column: str) -> np.ndarray:
 
 def main_effects(block: pl.DataFrame, fields: Sequence[str], order: dict[str, list[Any]] | None = None) -> pl.DataFrame:
     """For each field and each of its values, the number of rule sets with that value and the mean
-    of each mapped figure over them (exact means over the grid, not estimates)."""
+    of each mapped figure over them (exact means over the grid, not estimates), counting only the
+    rule sets whose every value of the field is in the grid with the other fields alike
+    (complete_blocks): on a whole grid that is every rule set; on a grid still being computed it
+    keeps a field's comparison from being one of other fields (rows of a null mean when no
+    block is complete yet)."""
     rows = []
     for field in fields:
-        for value in field_values(block, field, order):
-            part = block.filter(pl.col(field) == value)
+        values = field_values(block, field, order)
+        complete = complete_blocks(block, field, [other for other in fields if other != field], len(values))
+        for value in values:
+            part = complete.filter(pl.col(field) == value)
             row: dict[str, Any] = {"field": field, "value": value_label(field, value), "rule_sets": part.height}
             row |= {f"mean_{column}": part[column].cast(pl.Float64).mean() for column, _, _ in MAPPED}
             rows.append(row)
@@ -164,14 +170,28 @@ def main_effects(block: pl.DataFrame, fields: Sequence[str], order: dict[str, li
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
+def complete_blocks(block: pl.DataFrame, field: str, others: Sequence[str], values: int) -> pl.DataFrame:
+    """The rule sets of ``block`` whose block, the rule sets with the same values of ``others``,
+    holds all ``values`` values of ``field``, in ``block``'s order."""
+    if not others:
+        return block if block[field].n_unique() == values else block.clear()
+    return block.filter(pl.col(field).n_unique().over(others) == values)
+
+
 def field_effects(effects: pl.DataFrame) -> pl.DataFrame:
     """Each field's effect on each mapped figure: the spread (largest less smallest) of its values'
-    means; sorted by the effect on the start value, then on the random first player's score."""
+    means, and the number of complete blocks they come from; sorted by the effect on the start
+    value, then on the random first player's score, a field with no complete block (a null
+    effect) last."""
     spreads = [
         (pl.col(f"mean_{column}").max() - pl.col(f"mean_{column}").min()).alias(f"effect_{column}") for column, _, _ in MAPPED
     ]
-    table = effects.group_by("field", maintain_order=True).agg(pl.col("value").str.join(", ").alias("values"), *spreads)
-    return table.sort(["effect_start_value", "effect_random_first_player_score", "field"], descending=[True, True, False])
+    # A complete block holds one rule set of each value: a value's rule sets are its blocks.
+    blocks = pl.col("rule_sets").min().alias("blocks")
+    table = effects.group_by("field", maintain_order=True).agg(pl.col("value").str.join(", ").alias("values"), blocks, *spreads)
+    return table.sort(
+        ["effect_start_value", "effect_random_first_player_score", "field"], descending=[True, True, False], nulls_last=True
+    )
 
 
 def fair_rule_sets(frame: pl.DataFrame) -> pl.DataFrame:

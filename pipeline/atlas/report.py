@@ -113,6 +113,7 @@ def _compose(frame: pl.DataFrame, manifest: dict[str, Any]) -> _Composed:
     order = config_order(manifest)
     effects = main_effects(block, fields, order)
     spreads = field_effects(effects)
+    measured = spreads.filter(pl.col("effect_start_value").is_not_null())  # the fields with a complete block
     series = stones_series(frame)
     costs = cost_table(manifest, frame)
     reference = reference_rules(frame)
@@ -127,8 +128,8 @@ def _compose(frame: pl.DataFrame, manifest: dict[str, Any]) -> _Composed:
         figures["atlas_stones"] = stones_figure(series)
         sections.append(_stones_section(series))
     sections.append(_outcomes_section(frame))
-    if fields:
-        figures["atlas_effects"] = effects_figure(spreads)
+    if measured.height:
+        figures["atlas_effects"] = effects_figure(measured)
         sections.append(_effects_section(block, effects, spreads))
     figures["atlas_tradeoff"] = tradeoff_figure(frame, reference)
     balances, front = balance_table(frame), fair_rule_set_front(frame, reference)
@@ -149,7 +150,7 @@ def _compose(frame: pl.DataFrame, manifest: dict[str, Any]) -> _Composed:
         "balance": balances,
         "fair_front": front,
     }
-    return _Composed(_abstract(frame, manifest, spreads, series), _text(frame, manifest), sections, tables, figures)
+    return _Composed(_abstract(frame, manifest, measured, series), _text(frame, manifest), sections, tables, figures)
 
 
 def _abstract(frame: pl.DataFrame, manifest: dict[str, Any], spreads: pl.DataFrame, series: pl.DataFrame) -> list[str]:
@@ -198,7 +199,10 @@ def rule_that_matters(spreads: pl.DataFrame) -> str:
     by_score = spreads.sort("effect_random_first_player_score", descending=True).row(0, named=True)
     moves_value = abs(top["effect_start_value"]) >= NO_EFFECT
     moves_score = abs(by_score["effect_random_first_player_score"]) >= NO_EFFECT
-    caveat = " These are averages over the grid (a field's effect may depend on the others), exact, not sampled."
+    caveat = (
+        " These are averages over the grid, each field's over the rule sets that differ in it alone (a field's effect may "
+        "depend on the others), exact, not sampled."
+    )
     score = (
         f"for random players it is {FIELD_WORDS[by_score['field']]} "
         f"(the first player's score differs by {by_score['effect_random_first_player_score']:.3f})"
@@ -209,7 +213,8 @@ def rule_that_matters(spreads: pl.DataFrame) -> str:
         return f"**No rule field the grid varies ({fields}) changes the start value under perfect play**{rest}{caveat}"
     return (
         f"**The rule that matters most to the first player's advantage is {FIELD_WORDS[top['field']]}**: over the grid, "
-        f"the mean start value of its values ({top['values']}) differs by {top['effect_start_value']:.2f} stones"
+        f"the mean start value of its values ({top['values']}) differs by {top['effect_start_value']:.2f} stones "
+        f"(from {_count(top['blocks'], 'group')} of rule sets alike in every other field)"
         + ("." if by_score["field"] == top["field"] or not moves_score else f"; {score}.")
         + caveat
     )
@@ -288,20 +293,27 @@ def _outcomes_section(frame: pl.DataFrame) -> Section:
     return Section("Who wins under perfect play", text, tables)
 
 
+def _number(value: float | None, form: str) -> str:
+    return "—" if value is None else form.format(value)
+
+
 def _effects_section(block: pl.DataFrame, effects: pl.DataFrame, spreads: pl.DataFrame) -> Section:
     text = [
         f"For each rule field that varies, the mean of each figure over the rule sets with each of its values (over the "
         f"{_count(block.height, 'rule set')} of the grid); a field's effect is the spread of those means, largest less "
         "smallest. These are exact averages over the grid, not sampled estimates, and not a model: where fields interact, "
-        "a field's effect depends on the values of the others, and an unfinished grid weighs its values unequally."
+        "a field's effect depends on the values of the others. Only the rule sets whose every value of the field is in "
+        "the grid with the other fields alike count, so that an unfinished grid compares like with like (on the whole "
+        "grid that is all of them); a field with no such set yet has no effect (—)."
     ]
     effect_rows = [
         [
             FIELD_WORDS[row["field"]],
             row["values"],
-            f"{row['effect_start_value']:.3f}",
-            f"{row['effect_random_first_player_score']:.4f}",
-            f"{row['effect_random_mean_plies']:.2f}",
+            str(row["blocks"]),
+            _number(row["effect_start_value"], "{:.3f}"),
+            _number(row["effect_random_first_player_score"], "{:.4f}"),
+            _number(row["effect_random_mean_plies"], "{:.2f}"),
         ]
         for row in spreads.iter_rows(named=True)
     ]
@@ -310,9 +322,9 @@ def _effects_section(block: pl.DataFrame, effects: pl.DataFrame, spreads: pl.Dat
             FIELD_WORDS[row["field"]],
             row["value"],
             str(row["rule_sets"]),
-            _signed(row["mean_start_value"], "{:+.3f}"),
-            f"{row['mean_random_first_player_score']:.4f}",
-            f"{row['mean_random_mean_plies']:.2f}",
+            "—" if row["mean_start_value"] is None else _signed(row["mean_start_value"], "{:+.3f}"),
+            _number(row["mean_random_first_player_score"], "{:.4f}"),
+            _number(row["mean_random_mean_plies"], "{:.2f}"),
         ]
         for row in effects.iter_rows(named=True)
     ]
@@ -322,7 +334,7 @@ def _effects_section(block: pl.DataFrame, effects: pl.DataFrame, spreads: pl.Dat
         [
             Table(
                 "Each field's effect (spread of its values' means)",
-                ["field", "values", "start value", "first player (random)", "mean plies (random)"],
+                ["field", "values", "blocks", "start value", "first player (random)", "mean plies (random)"],
                 effect_rows,
                 "field_effects",
             ),
