@@ -33,7 +33,7 @@ from engine.search import MCTS_PLAYOUT_BYTES, AlphaBetaStrategy, MctsStrategy, P
 from engine.solver import solution_path, solutions_folder
 from engine.tables import cache_path, table_rules, tables_folder
 from pipeline.atlas.analyse import BASE_BYTES, estimated_bytes, positions_of
-from pipeline.atlas.run import ROWS, SECONDS_PER_POSITION, Atlas
+from pipeline.atlas.run import ROWS, Atlas, expected_seconds, kept_seconds
 from pipeline.exact.cache import (
     exact_folder,
     exact_jobs,
@@ -237,7 +237,8 @@ def atlas(planned: Atlas, directory: Path, *, part: str | None, jobs: int, remot
     missing = [rules for rules in planned.rule_sets(part) if not (directory / ROWS / f"{rules.name}.parquet").exists()]
     room = math.inf if remote else memory_bytes() // jobs
     todo = [rules for rules in missing if estimated_bytes(rules) <= room]
-    seconds = sum(max(1.0, SECONDS_PER_POSITION * positions_of(rules)) for rules in todo) / jobs
+    kept = kept_seconds(directory)  # what the rows already there took: the rule sets alike cost as much
+    seconds = sum(expected_seconds(rules, kept) for rules in todo) / jobs
     held = min(jobs, len(todo)) * max((estimated_bytes(rules) for rules in todo), default=0)
     refused = len(missing) - len(todo)
     more = f" ({refused} refused for memory)" if refused else ""

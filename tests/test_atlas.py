@@ -454,3 +454,24 @@ def _dask_cluster(folder: Path) -> Iterator[tuple[str, list[subprocess.Popen[byt
         for process in processes:
             process.kill()
             process.wait()
+
+
+def test_a_rule_sets_estimate_is_what_the_kept_rows_alike_in_game_length_took(small: tuple[Atlas, Path], tmp_path: Path) -> None:
+    """The first estimate of the whole grid assumed 170 s for every 7-stone rule set; the rule
+    sets whose games run to the cap took 5 to 8 times that. Now a kept row's record says what a
+    rule set like it costs: the same stones, sowing, capture rows and singletons."""
+    atlas, folder = small
+    kept = atlas_module.kept_seconds(folder / "reference")
+    assert sorted(kept) == sorted(rules.name for rules in atlas.rule_sets())
+    assert all(seconds > 0 for seconds in kept.values())
+    recorded = {"modiar-min1": 1400.0, "modiar-min1-feedingoff": 1000.0, "modiar-min1-slamallowed": 900.0, "modiar": 300.0}
+    assert atlas_module.expected_seconds(engine.Rules(min_stones_to_play=1, grand_slam="no_capture"), recorded) == 1000.0
+    assert atlas_module.expected_seconds(engine.Rules(feeding=False), recorded) == 300.0
+    unlike = engine.Rules(capture_rows="own")  # nothing like it kept: the cost a position
+    expected = atlas_module.SECONDS_PER_POSITION * atlas_module.positions_of(unlike)
+    assert atlas_module.expected_seconds(unlike, recorded) == pytest.approx(expected)
+    copy = tmp_path / "copy"
+    shutil.copytree(folder / "reference", copy)
+    damaged = next(iter(sorted(kept)))
+    (copy / "rows" / f"{damaged}.json").write_text("{}")  # not a sealed record: passed over
+    assert sorted(atlas_module.kept_seconds(copy)) == sorted(set(kept) - {damaged})

@@ -72,9 +72,14 @@ FIELDS = tuple(RULE_FIELD)  # the rule fields a grid may vary, in their declared
 # The most rule sets an atlas may hold: at about 3 minutes a 7-stone rule set (README, one rule
 # set of the atlas: 185 s) on 2 workers, 10,000 would take ten days; listing and checking them, about 1.5 s.
 MAX_RULE_SETS = 10_000
-# Seconds a task takes per position of its index, for the progress bar's estimate only
-# (measured: ~170 s for a 7-stone rule set of 12.3 million positions on this project's machine).
+# Seconds a task takes per position of its index, for the estimates only, when no rule set
+# like it has been analysed yet (measured: ~170 s for a 7-stone rule set of 12.3 million
+# positions on this project's machine, with captures settling games early; expected_seconds).
 SECONDS_PER_POSITION = 1.4e-5
+# The fields whose values decide how long games run, and so what a rule set costs: singletons,
+# captures in one row only and sowing past the origin make games that cycle to the cap, which
+# the exact outcomes follow ply by ply (3 to 8 times RULES.md's cost at 7 stones a pit).
+LENGTH_FIELDS = ("stones_per_pit", "sow_origin", "capture_rows", "min_stones_to_play")
 
 
 @dataclass(frozen=True)
@@ -264,8 +269,10 @@ def _compute(directory: Path, atlas: Atlas, todo: list[engine.Rules], jobs: int,
     """Run the tasks, writing each one's row as it comes back."""
     if not todo:
         return
+    kept = kept_seconds(directory)
+    expected = {rules.name: round(expected_seconds(rules, kept)) for rules in todo}
     bar = tqdm(
-        total=round(sum(_seconds(rules) for rules in todo)),
+        total=sum(expected.values()),
         desc=f"atlas {atlas.name}: {len(todo)} rule set{'' if len(todo) == 1 else 's'} to analyse",
         bar_format="{desc}: {percentage:3.0f}%|{bar:20}| {elapsed} elapsed, about {remaining} left{postfix}",
         disable=not progress,
@@ -279,7 +286,7 @@ def _compute(directory: Path, atlas: Atlas, todo: list[engine.Rules], jobs: int,
         for analysis in results:
             _write_row(directory, analysis)
             bar.set_postfix_str(f"last done: {analysis.rules} ({analysis.seconds['total']:.0f} s)", refresh=False)
-            bar.update(round(_seconds(engine.Rules.from_name(analysis.rules))))
+            bar.update(expected[analysis.rules])
     finally:
         ticker.stop()
         bar.close()
@@ -292,8 +299,37 @@ def _task(rules: engine.Rules, loky: bool, cache: Path | None) -> Analysis:
     return analyse(rules, cache)
 
 
-def _seconds(rules: engine.Rules) -> float:
+def expected_seconds(rules: engine.Rules, kept: dict[str, float]) -> float:
+    """What analysing ``rules`` should take: the median of the seconds ``kept`` (rule set name ->
+    seconds, kept_seconds) records for the rule sets alike in every LENGTH_FIELDS field, else
+    SECONDS_PER_POSITION a position."""
+    alike = sorted(seconds for name, seconds in kept.items() if _length_key(engine.Rules.from_name(name)) == _length_key(rules))
+    if alike:
+        middle = len(alike) // 2
+        return alike[middle] if len(alike) % 2 else (alike[middle - 1] + alike[middle]) / 2
     return max(1.0, SECONDS_PER_POSITION * positions_of(rules))
+
+
+def kept_seconds(directory: Path) -> dict[str, float]:
+    """The seconds each row kept in ``directory`` took, from its record (a record that is
+    damaged, of another engine or without costs is passed over: its rule set is computed again)."""
+    kept: dict[str, float] = {}
+    for path in sorted((directory / ROWS).glob("*.json")):
+        try:
+            rules = engine.Rules.from_name(path.stem)
+            record = read_json(path, _row_identity(rules.name))
+        except (ValueError, TypeError, DamagedFileError):
+            continue
+        costs = record.get("costs") if isinstance(record, dict) else None
+        seconds = costs.get("seconds") if isinstance(costs, dict) else None
+        total = seconds.get("total") if isinstance(seconds, dict) else None
+        if isinstance(total, int | float) and total > 0:
+            kept[rules.name] = float(total)
+    return kept
+
+
+def _length_key(rules: engine.Rules) -> tuple[Any, ...]:
+    return tuple(getattr(rules, name) for name in LENGTH_FIELDS)
 
 
 def _worker_memory(backend_name: str, jobs: int) -> int:
@@ -401,6 +437,13 @@ def _write_manifest(directory: Path, atlas: Atlas, refused: dict[str, str] | Non
 def read_atlas_manifest(directory: Path) -> dict[str, Any]:
     """An atlas folder's manifest, its seal and config checked, with a table of files."""
     return read_listed_manifest(directory, ATLAS_RUN)
+
+
+def rows_done(directory: Path) -> list[str]:
+    """The rule sets whose rows in ``directory`` are sound (sealed, of this engine, matching their
+    records), in the atlas's order: what a run there would not compute again."""
+    atlas = atlas_of_manifest(read_atlas_manifest(directory))
+    return [rules.name for rules in atlas.rule_sets() if _read_row(directory, rules) is not None]
 
 
 def read_atlas(directory: Path) -> pa.Table:
