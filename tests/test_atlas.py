@@ -475,3 +475,21 @@ def test_a_rule_sets_estimate_is_what_the_kept_rows_alike_in_game_length_took(sm
     damaged = next(iter(sorted(kept)))
     (copy / "rows" / f"{damaged}.json").write_text("{}")  # not a sealed record: passed over
     assert sorted(atlas_module.kept_seconds(copy)) == sorted(set(kept) - {damaged})
+
+
+def test_a_worker_killed_for_memory_ends_the_run_in_one_line_keeping_what_came_before() -> None:
+    """2026-12-03: a rule set sowing past the origin with one-row captures grew past 13 GB in a
+    worker, the system killed it, and `modiar atlas run` ended in joblib's traceback."""
+    from joblib.externals.loky.process_executor import TerminatedWorkerError
+
+    from pipeline.records import RecordError
+
+    def results() -> Iterator[str]:
+        yield "first row"
+        raise TerminatedWorkerError("A worker process managed by the executor was unexpectedly terminated.")
+
+    came = []
+    with pytest.raises(RecordError, match=r"killed by the system, most likely for lack of memory.*fewer --jobs than 2$"):
+        for result in atlas_module._surviving(results(), 2):  # type: ignore[arg-type]
+            came.append(result)
+    assert came == ["first row"]

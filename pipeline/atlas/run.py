@@ -41,6 +41,7 @@ import json
 import logging
 import math
 import socket
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 from joblib import Parallel, delayed
+from joblib.externals.loky.process_executor import TerminatedWorkerError
 from tqdm import tqdm
 
 import engine
@@ -283,13 +285,29 @@ def _compute(directory: Path, atlas: Atlas, todo: list[engine.Rules], jobs: int,
         results = Parallel(n_jobs=jobs if loky else -1, return_as="generator_unordered")(
             delayed(_task)(rules, loky, engine.cache_folder()) for rules in todo
         )
-        for analysis in results:
+        for analysis in _surviving(results, jobs):
             _write_row(directory, analysis)
             bar.set_postfix_str(f"last done: {analysis.rules} ({analysis.seconds['total']:.0f} s)", refresh=False)
             bar.update(expected[analysis.rules])
     finally:
         ticker.stop()
         bar.close()
+
+
+def _surviving(results: Iterator[Analysis], jobs: int) -> Iterator[Analysis]:
+    """The tasks' results as they come; a worker killed by the system (out of memory, most
+    likely: a rule set whose games cycle to the cap may need more than estimated_bytes) ends the
+    run with a one-line RecordError, the rows already done kept."""
+    try:
+        yield from results
+    except TerminatedWorkerError:
+        raise RecordError(
+            "a worker of the atlas was killed by the system, most likely for lack of memory (a rule set needed more "
+            f"than its estimate); the rows done are kept: run again with fewer --jobs than {jobs}"
+            if jobs > 1
+            else "the atlas's worker was killed by the system, most likely for lack of memory; the rows done are kept: "
+            "run the rule set in progress on a larger machine"
+        ) from None
 
 
 def _task(rules: engine.Rules, loky: bool, cache: Path | None) -> Analysis:
