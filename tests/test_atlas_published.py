@@ -1,6 +1,7 @@
 """The published atlas (reports/atlas/, kept in git) cannot drift from the code: its files are
-the ones its manifest lists, its engine version is the engine's, and two of its rows, the
-cheapest (3 and 4 stones a pit), are computed again here and must be the published ones."""
+the ones its manifest lists, its engine version is the engine's, its rows are those of the run
+folder kept beside it (data/atlas/, which a clone resumes), and two of its rows, the cheapest
+(3 and 4 stones a pit), are computed again here and must be the published ones."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ import pytest
 
 import engine
 from pipeline.atlas.analyse import analyse
+from pipeline.atlas.run import read_atlas, rows_done
 from pipeline.render.folder import check_published
 
-PUBLISHED = Path(__file__).resolve().parent.parent / "reports" / "atlas"
+ROOT = Path(__file__).resolve().parent.parent
+PUBLISHED = ROOT / "reports" / "atlas"
+RUN = ROOT / "data" / "atlas"
 
 
 def test_the_published_atlas_is_its_manifest_and_the_engines():
@@ -22,6 +26,16 @@ def test_the_published_atlas_is_its_manifest_and_the_engines():
     assert manifest["engine"] == engine.ENGINE_VERSION, "the engine changed: run make atlas-full (or make atlas) again"
     rows = pl.read_csv(PUBLISHED / "tables" / "atlas.csv")
     assert rows.height == manifest["rule_sets_done"]
+
+
+def test_the_kept_run_folder_holds_the_published_rows_sound():
+    """make atlas-full resumes data/atlas: every row kept there reads back sealed and of this
+    engine (none would be computed again), and the report was made from exactly those rows."""
+    done = rows_done(RUN)
+    published = pl.read_csv(PUBLISHED / "tables" / "atlas.csv")
+    assert done == published["rules"].to_list()
+    assert read_atlas(RUN).column("rules").to_pylist() == done
+    assert sorted(path.stem for path in (RUN / "rows").glob("*.parquet")) == sorted(done)
 
 
 @pytest.mark.parametrize("name", ["modiar-stones3", "modiar-stones4"])
