@@ -41,6 +41,7 @@ import json
 import logging
 import math
 import socket
+import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -321,10 +322,9 @@ def expected_seconds(rules: engine.Rules, kept: dict[str, float]) -> float:
     """What analysing ``rules`` should take: the median of the seconds ``kept`` (rule set name ->
     seconds, kept_seconds) records for the rule sets alike in every LENGTH_FIELDS field, else
     SECONDS_PER_POSITION a position."""
-    alike = sorted(seconds for name, seconds in kept.items() if _length_key(engine.Rules.from_name(name)) == _length_key(rules))
+    alike = [seconds for name, seconds in kept.items() if _length_key(engine.Rules.from_name(name)) == _length_key(rules)]
     if alike:
-        middle = len(alike) // 2
-        return alike[middle] if len(alike) % 2 else (alike[middle - 1] + alike[middle]) / 2
+        return statistics.median(alike)
     return max(1.0, SECONDS_PER_POSITION * positions_of(rules))
 
 
