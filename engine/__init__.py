@@ -13,7 +13,7 @@ from engine.cache import cache_folder, set_cache_folder
 from engine.deprecation import renamed
 from engine.errors import IllegalMoveError
 from engine.events import END_EVENTS, EVENTS, TURN_EVENTS, possible_events
-from engine.exact import ExactOutcome, ExactProgress, exact_outcome
+from engine.exact import ExactLengths, ExactOutcome, ExactProgress, exact_lengths, exact_outcome
 from engine.exploit import Exploitability, exploitability
 from engine.game import GameRecord, play_game
 from engine.game_batch import GameBatch
@@ -32,6 +32,7 @@ __all__ = [
     "EVENTS",
     "TURN_EVENTS",
     "Board",
+    "ExactLengths",
     "ExactOutcome",
     "ExactProgress",
     "Exploitability",
@@ -51,6 +52,7 @@ __all__ = [
     "cache_folder",
     "canonical_spec",
     "end_event",
+    "exact_lengths",
     "exact_outcome",
     "exploitability",
     "is_table_strategy",

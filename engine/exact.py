@@ -15,6 +15,9 @@ whose position has no legal move, or every state at the cap, ends the game: its 
 is m plus South's row minus North's. Each step is exact in the sense of the recurrence: the
 only error is the rounding of float64 sums, far below 1e-12.
 
+exact_lengths follows the same chain by position with its total mass alone (no margins, no
+events): the lengths, for a fraction of the cost.
+
 Its cost is one pass over the states in play at each ply, at most three children a state.
 Far from the cap every policy is the same from ply to ply (engine.policy: a position's far
 class), so the chain of a ply depends only on its parity. Those plies are propagated by sparse
@@ -99,7 +102,26 @@ class ExactOutcome:
 
     @property
     def mean_plies(self) -> float:
-        return float(np.arange(len(self.plies)) @ self.plies)
+        return _mean(self.plies)
+
+
+@dataclass(frozen=True)
+class ExactLengths:
+    """The exact distribution of the length of ``south`` against ``north`` (engine.exact_lengths)."""
+
+    south: str
+    north: str
+    rules: Rules
+    plies: np.ndarray  # plies[k]: the probability that the game lasts exactly k plies
+    unresolved: float  # as ExactOutcome's
+
+    @property
+    def mean_plies(self) -> float:
+        return _mean(self.plies)
+
+
+def _mean(plies: np.ndarray) -> float:
+    return float(np.arange(len(plies)) @ plies)
 
 
 def exact_outcome(
@@ -120,6 +142,45 @@ def exact_outcome(
     ``progress``, if given, is called with an ExactProgress before each graph is built and
     after every ply. ``start`` is the board South moves first from (engine.pack; the rule set's
     own start when None): any board of the rule set's stones, as the fairness search asks."""
+    run = _run(south, north, rules, tables, tolerance, progress, start, lengths_only=False)
+    left = _propagate(run, tolerance, progress or (lambda _: None))
+    return run.outcome(float(left.total.sum()) + max(run.set_aside.values()), left)
+
+
+def exact_lengths(
+    south: str | Strategy,
+    north: str | Strategy,
+    *,
+    rules: Rules = DEFAULT_RULES,
+    tables: PositionTables | None = None,
+    tolerance: float = TOLERANCE,
+    progress: Callable[[ExactProgress], None] | None = None,
+    start: Board | None = None,
+) -> ExactLengths:
+    """The exact distribution of the game's length of ``south`` against ``north``, as
+    exact_outcome gives it, without the margins and events it also follows, which take most of
+    its time (the atlas's perfect self-play, whose games may cycle to the cap, needs its lengths
+    only). The arguments are exact_outcome's. The same floats as exact_outcome's plies when no
+    state is set aside in the tail (engine.exact_tail); else each within the unresolved mass,
+    as exact_outcome's are, for the states set aside are chosen chain by chain."""
+    run = _run(south, north, rules, tables, tolerance, progress, start, lengths_only=True)
+    left = _propagate(run, tolerance, progress or (lambda _: None))
+    unresolved = float(left.total.sum()) + max(run.set_aside.values())
+    return ExactLengths(run.players[0].spec, run.players[1].spec, rules, run.plies, unresolved)
+
+
+def _run(
+    south: str | Strategy,
+    north: str | Strategy,
+    rules: Rules,
+    tables: PositionTables | None,
+    tolerance: float,
+    progress: Callable[[ExactProgress], None] | None,
+    start: Board | None,
+    *,
+    lengths_only: bool,
+) -> _Run:
+    """The arguments of exact_outcome checked, and the run they ask for."""
     check_rules(rules)
     _check_tolerance(tolerance)
     if progress is not None and not callable(progress):
@@ -128,8 +189,13 @@ def exact_outcome(
     if table_rules(tables.rules) != table_rules(rules):
         raise ValueError(f"the tables are those of {tables.rules.name}, not of the rules asked for, {rules.name}")
     players = (policy_table(south, rules, tables=tables), policy_table(north, rules, tables=tables))
-    run = _Run(rules, tables, players, checked_start(rules, start))
-    report = progress or (lambda _: None)
+    return _Run(rules, tables, players, checked_start(rules, start), lengths_only=lengths_only)
+
+
+def _propagate(run: _Run, tolerance: float, report: Callable[[ExactProgress], None]) -> _States:
+    """Push the mass forward ply by ply, to the cap or below ``tolerance``, into ``run``'s sums;
+    the states (by position) still in play where it stopped."""
+    rules = run.rules
     margins, events = run.first_move()
     ply, stopped = 1, not len(events.position)
     while not stopped and ply < rules.ply_cap:
@@ -149,8 +215,8 @@ def exact_outcome(
         report(ExactProgress(ply, rules.ply_cap, mass, PROPAGATING))
     if not stopped:
         run.stop_at_cap(margins, events, rules.ply_cap)
-        events = _States.empty(len(TRACKED))
-    return run.outcome(players, float(events.total.sum()) + max(run.set_aside.values()), events)
+        events = _States.empty(len(run.tracked))
+    return events
 
 
 BUILDING, PROPAGATING = "building", "propagating"
@@ -185,9 +251,19 @@ class _Run:
     """The sums of one propagation: outcomes, lengths and events."""
 
     def __init__(
-        self, rules: Rules, tables: PositionTables, players: tuple[PolicyTable, PolicyTable], start: Board | None = None
+        self,
+        rules: Rules,
+        tables: PositionTables,
+        players: tuple[PolicyTable, PolicyTable],
+        start: Board | None = None,
+        *,
+        lengths_only: bool = False,
     ) -> None:
         self.rules, self.tables, self.players, self.start = rules, tables, players, start
+        # For the lengths only, no chain by margin, and the chain by position carries the total
+        # mass alone (its rows are a prefix of the total's and TRACKED's: engine.exact_graph).
+        self.lengths_only = lengths_only
+        self.tracked = () if lengths_only else TRACKED
         self.own_row, self.other_row = row_stones(tables.index)
         self.captured = rules.total_stones - self.own_row - self.other_row  # stones off the board
         self.merge = _Merger(self.captured)  # by position and margin
@@ -202,7 +278,7 @@ class _Run:
         self.margin_mass = np.zeros(2 * rules.total_stones + 1)  # by final margin + total stones
         self.plies = np.zeros(rules.ply_cap + 1)
         self.event_mean = dict.fromkeys(EVENTS, 0.0)
-        self.untouched_at_end = np.zeros(len(TRACKED))
+        self.untouched_at_end = np.zeros(len(self.tracked))
         self.first_fires: dict[str, float] = {}
         self.end_fires = dict.fromkeys(END_EVENTS, 0.0)
         self.flag_bits = np.array([FLAGS[name] for name in POSITION_FLAGS])
@@ -239,10 +315,10 @@ class _Run:
         first = first_moves(self.rules, self.start)
         start = first.start
         if not first.options:  # no first move: the game ends at once
-            ended = _States(np.array([start]), np.zeros(1, np.int64), np.ones(1), np.ones((1, len(TRACKED))))
+            ended = _States(np.array([start]), np.zeros(1, np.int64), np.ones(1), np.ones((1, len(self.tracked))))
             self._end(ended, 0)
             self._score(_select(ended, np.array([0]), columns=False), 0)
-            return _States.empty(0), _States.empty(len(TRACKED))
+            return _States.empty(0), _States.empty(len(self.tracked))
         chances = self.players[0].chances(np.array([self.players[0].first_class(first)]))[0] / SCALE
         position, margin, total, untouched = [], [], [], []
         for option, child in zip(first.options, first.children.tolist(), strict=True):
@@ -257,11 +333,12 @@ class _Run:
             position.append(child)
             margin.append(option.captured)
             total.append(chance)
-            untouched.append([chance * (counts[name] == 0) for name in TRACKED])
+            untouched.append([chance * (counts[name] == 0) for name in self.tracked])
         position_, margin_, total_ = np.array(position), np.array(margin), np.array(total)
         by_margin = self.merge(position_, margin_, total_, np.empty((len(total_), 0)))
-        by_position = self.merge_positions(position_, np.zeros_like(margin_), total_, np.array(untouched))
-        return by_margin, by_position
+        untouched_ = np.array(untouched).reshape(len(total_), len(self.tracked))
+        by_position = self.merge_positions(position_, np.zeros_like(margin_), total_, untouched_)
+        return (_States.empty(0) if self.lengths_only else by_margin), by_position
 
     def end_or_move(self, states: _States, ply: int, *, events: bool) -> _States:
         """End the states without a legal move; move the others by the mover's policy. The
@@ -293,7 +370,7 @@ class _Run:
                 counts[name] = fired_flags[moving, k].astype(float)
             for name, count in counts.items():
                 self.event_mean[name] += float(weight @ count)
-            keeps = np.stack([counts[name] == 0 for name in TRACKED], axis=1)
+            keeps = np.array([counts[name] == 0 for name in self.tracked]).reshape(len(self.tracked), len(moving)).T
             untouched = states.untouched[moving] * chances[moving, pit][:, None] * keeps
             children.append((child, np.zeros_like(child), weight, untouched))
         if not children:
@@ -307,7 +384,7 @@ class _Run:
         self._score(margins, ply)
         self._count_ends(events, ply)
 
-    def outcome(self, players: tuple[PolicyTable, PolicyTable], unresolved: float, left: _States) -> ExactOutcome:
+    def outcome(self, unresolved: float, left: _States) -> ExactOutcome:
         margins = {int(m) - self.rules.total_stones: float(self.margin_mass[m]) for m in np.flatnonzero(self.margin_mass)}
         south = sum(p for m, p in margins.items() if m > 0)
         north = sum(p for m, p in margins.items() if m < 0)
@@ -322,8 +399,8 @@ class _Run:
             else:
                 fires[name] = 1.0 - untouched[ALIASES.get(name, name)]
         return ExactOutcome(
-            players[0].spec,
-            players[1].spec,
+            self.players[0].spec,
+            self.players[1].spec,
             self.rules,
             south,
             margins.get(0, 0.0),
@@ -424,9 +501,10 @@ class _Steady:
         s = (margins.margin + run.captured[margins.position]) // 2
         self.by_margin = _Graph(run, margins.position, s, parity, by_margin=True)
         self.by_position = _Graph(run, events.position, np.zeros_like(events.position), parity, by_margin=False)
-        self.x = np.bincount(self.by_margin.start, weights=margins.total, minlength=self.by_margin.count[parity])
+        x = np.bincount(self.by_margin.start, weights=margins.total, minlength=self.by_margin.count[parity])
+        self.x = x.astype(np.float64, copy=False)  # bincount's of nothing (exact_lengths: no margins) are integers
         # The chain by position holds a row per column: the total, then each TRACKED event's untouched mass.
-        self.masses = np.zeros((1 + len(TRACKED), self.by_position.count[parity]))
+        self.masses = np.zeros((1 + len(run.tracked), self.by_position.count[parity]))
         self.masses[:, self.by_position.start] = np.column_stack([events.total, events.untouched]).T
 
     def propagate(self, tolerance: float, report: Callable[[ExactProgress], None]) -> tuple[_States, _States, int, bool]:

@@ -153,8 +153,9 @@ class _Graph:
 
     def step_events(self, masses: np.ndarray, ply: int, kept: Kept | None = None) -> np.ndarray:
         """End the states without a move at ``ply`` and move the others, counting the events:
-        ``masses`` has a row for the total and one for each TRACKED event's untouched mass (of
-        the states ``kept``, if given, numbered as it numbers them)."""
+        ``masses`` has a row for the total and one for each TRACKED event's untouched mass, or
+        the first of those rows only (the total alone, for the lengths: engine.exact_lengths),
+        of the states ``kept``, if given, numbered as it numbers them."""
         run = self.run
         moves: _Moves | Kept = self.moves[ply % 2] if kept is None else kept
         if len(moves.ended):
@@ -162,11 +163,12 @@ class _Graph:
             run._end(_States(moves.ended_at, np.zeros_like(moves.ended_at), ended[0], ended[1:].T), ply)
         total = masses[0]
         moves.occupancy += total  # the expected counts of the far moves are summed at the end
-        after = np.empty((masses.shape[0], moves.all.shape[0]))
-        flags = len(moves.keep_flags)
-        for row in range(flags):
-            after[row] = moves.all @ (masses[row] * moves.keep_flags[row])
-        for row, matrix in zip(range(flags, masses.shape[0]), moves.keeping, strict=True):
+        rows = masses.shape[0]
+        after = np.empty((rows, moves.all.shape[0]))
+        flags = min(rows, len(moves.keep_flags))
+        # The rows moved by the same matrix in one product: each reads the matrix once for all.
+        after[:flags] = (moves.all @ (masses[:flags] * moves.keep_flags[:flags]).T).T
+        for row, matrix in zip(range(flags, rows), moves.keeping[: rows - flags], strict=True):
             after[row] = matrix @ masses[row]
         start, to, delta, index = moves.corrected(ply)
         moving = np.flatnonzero(total[start])  # near the cap most corrected moves are of states without mass
@@ -178,11 +180,11 @@ class _Graph:
             for name, mean in zip(CAPTURE_COUNTS, weight @ counts, strict=True):
                 run.event_mean[name] += float(mean)
             captured, own = counts[:, 1], counts[:, 3]
-            keeps = np.vstack([moves.keep_flags[:, start], captured == 0, own == 0, captured == own])
+            keeps = np.vstack([moves.keep_flags[:, start], captured == 0, own == 0, captured == own])[:rows]
             moved = masses[:, start] * keeps * delta
             if stay is not None:  # the moves to states set aside
                 moved, to = moved[:, stay], to[stay]
-            for row in range(masses.shape[0]):
+            for row in range(rows):
                 _scatter(after[row], to, moved[row])
         return after
 

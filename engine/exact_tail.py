@@ -148,7 +148,9 @@ class Tail:
 
     def __init__(self, run: _Run, moves: tuple[Sequence[_Moves], Sequence[_Moves]], tolerance: float) -> None:
         self.run, self.budget = run, tolerance * THINNING_SHARE
-        self.chains = {MARGIN: moves[0], POSITION: moves[1]}
+        # A chain without states (that by margin, for engine.exact_lengths) has nothing to set aside.
+        chains = {MARGIN: moves[0], POSITION: moves[1]}
+        self.chains = {chain: parts for chain, parts in chains.items() if any(part.all.shape[1] for part in parts)}
         self.kept: dict[str, list[Kept] | None] = dict.fromkeys(self.chains)
         self.peak: dict[str, list[np.ndarray | None]] = {chain: [None, None] for chain in self.chains}
         self.due: int | None = None  # the ply of the next choice, once watching
@@ -157,7 +159,7 @@ class Tail:
 
     def moves(self, chain: str, ply: int) -> Kept | None:
         """The kept moves of ``chain`` at ``ply``, None for all."""
-        kept = self.kept[chain]
+        kept = self.kept.get(chain)
         return None if kept is None else kept[ply % 2]
 
     def before(self, ply: int, x: np.ndarray, masses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -171,7 +173,8 @@ class Tail:
                 return x, masses
             self.due = ply + THINNING_PLIES
         q = ply % 2
-        for chain, total in ((MARGIN, x), (POSITION, masses[0])):
+        for chain in self.chains:
+            total = x if chain == MARGIN else masses[0]
             peak = self.peak[chain][q]
             self.peak[chain][q] = total.copy() if peak is None else np.maximum(peak, total, out=peak)
         if ply >= self.due:

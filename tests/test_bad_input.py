@@ -157,6 +157,8 @@ CALLS: list[tuple[str, Callable[[], object], str]] = [
         "tolerance",
     ),
     ("exact_outcome/a rule set's name", lambda: engine.exact_outcome("random", "random", rules="modiar-stones3"), "rules"),
+    ("exact_lengths/tolerance 2", lambda: engine.exact_lengths("random", "random", rules=STONES3, tolerance=2), "tolerance"),
+    ("exact_lengths/a rule set's name", lambda: engine.exact_lengths("random", "random", rules="modiar-stones3"), "rules"),
     ("exploitability/a rule set's name", lambda: engine.exploitability("random", rules="modiar-stones3"), "rules"),
     ("exploitability/mcts", lambda: engine.exploitability("mcts", rules=STONES3), "mcts(playouts=400)"),
     ("is_table_strategy/None", lambda: engine.is_table_strategy(None), "spec"),
@@ -194,6 +196,7 @@ CALLS: list[tuple[str, Callable[[], object], str]] = [
 # records (built by the engine, fields unchecked), its errors, a protocol, and a type alias.
 NOT_CALLED_WITH_INPUT = {
     "Board": "an alias of int",
+    "ExactLengths": "exact_lengths's result",
     "ExactOutcome": "exact_outcome's result",
     "ExactProgress": "what exact_outcome passes to its progress callback",
     "Exploitability": "exploitability's result",

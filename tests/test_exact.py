@@ -17,7 +17,7 @@ from engine import Rules, exact, exact_tail, pack, play_batch
 from engine.board import NORTH, SOUTH, row_stones
 from engine.choice import ARGMAX, Epsilon, key_of, probabilities
 from engine.events import EVENTS, unpack_events
-from engine.exact import exact_outcome
+from engine.exact import exact_lengths, exact_outcome
 from engine.moves import end_event
 from engine.policy import NotATableStrategyError
 from engine.positions import positions
@@ -105,6 +105,8 @@ def test_exact_outcome_is_the_brute_force_over_every_game(rules, start, south, n
         assert exact.event_mean[name] == pytest.approx(float(brute["means"][name]), abs=1e-12), name
         assert exact.event_fires[name] == pytest.approx(float(brute["fires"][name]), abs=1e-12), name
     assert exact.south_win + exact.draw + exact.north_win == pytest.approx(1, abs=1e-12)
+    lengths = exact_lengths(south, north, rules=rules, tolerance=0, start=start)
+    assert np.array_equal(lengths.plies, exact.plies) and lengths.unresolved == 0
 
 
 @pytest.mark.parametrize(("south", "north"), [("random", "random"), ("greedy", "perfect(epsilon=0.25)"), ("heuristic", "random")])
@@ -122,6 +124,26 @@ def test_sampled_games_agree_with_the_exact_outcome(rules, south, north):
         counts = games.events[name].astype(float)
         assert abs(counts.mean() - exact.event_mean[name]) <= 4 * counts.std() / np.sqrt(n) + 1e-12, name
     assert abs(games.plies.mean() - exact.mean_plies) <= 4 * games.plies.std() / np.sqrt(n)
+
+
+@pytest.mark.parametrize(
+    ("rules", "south", "north"),
+    [
+        (LONGER, "perfect", "perfect"),  # perfect's near-cap corrections, deepened to the cap
+        (Rules(stones_per_pit=4, min_stones_to_play=1), "perfect", "perfect"),  # games that cycle to the cap
+        (Rules(stones_per_pit=4, sow_origin=False, capture_rows="opponent"), "random", "greedy"),
+    ],
+    ids=lambda value: value.name if isinstance(value, Rules) else value,
+)
+def test_exact_lengths_are_the_lengths_of_exact_outcome(rules, south, north):
+    """exact_lengths follows the chain by position with its total mass alone: the lengths are
+    exact_outcome's, the same floats (no state set aside in these runs: nothing unresolved)."""
+    whole = exact_outcome(south, north, rules=rules)
+    lengths = exact_lengths(south, north, rules=rules)
+    assert whole.unresolved == lengths.unresolved == 0
+    assert np.array_equal(lengths.plies, whole.plies)
+    assert lengths.mean_plies == whole.mean_plies
+    assert (lengths.south, lengths.north, lengths.rules) == (whole.south, whole.north, whole.rules)
 
 
 def test_a_pairing_with_mcts_is_refused_in_one_line():
@@ -160,8 +182,8 @@ def test_sparse_products_and_merged_children_give_the_same_outcome(monkeypatch, 
     assert any(deepened) == ("perfect" in south + north)
     original = exact._Run.__init__
 
-    def merging_only(self, *arguments):
-        original(self, *arguments)
+    def merging_only(self, *arguments, **keywords):
+        original(self, *arguments, **keywords)
         self.steady_until, self.deepened = 1, True
 
     monkeypatch.setattr(exact._Run, "__init__", merging_only)
@@ -209,5 +231,9 @@ def test_states_set_aside_in_the_tail_only_lower_each_probability_and_are_counte
     for margin, chance in whole.margin.items():
         assert chance - bound <= thinned.margin.get(margin, 0.0) <= chance + 1e-15
     assert np.all(thinned.plies <= whole.plies + 1e-15) and np.all(thinned.plies >= whole.plies - bound)
+    lengths = exact_lengths(south, north, rules=LONGER, tolerance=tolerance)  # sets aside by its own chain only
+    assert 0 < lengths.unresolved <= tolerance * (1 + exact_tail.THINNING_SHARE)
+    lower = whole.plies - lengths.unresolved - 1e-15
+    assert np.all(lengths.plies <= whole.plies + 1e-15) and np.all(lengths.plies >= lower)
     for name in EVENTS:  # an event's untouched mass set aside counts as if it fired
         assert thinned.event_fires[name] == pytest.approx(whole.event_fires[name], abs=bound), name

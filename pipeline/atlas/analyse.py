@@ -157,7 +157,7 @@ def _perfect(rules: engine.Rules, solution: engine.Solution, tables: engine.tabl
     for pit in FIRST_PITS:
         row[f"first_move_{pit}_value"] = values.get(pit)
     row["never_settled"] = solution.never_settled
-    outcome = engine.exact_outcome("perfect", "perfect", rules=rules, tables=tables)
+    outcome = engine.exact_lengths("perfect", "perfect", rules=rules, tables=tables)  # its lengths are all the row takes
     played = np.flatnonzero(outcome.plies > 0)
     row["perfect_mean_plies"] = outcome.mean_plies
     row["perfect_max_plies"] = int(played[-1]) if len(played) else 0
@@ -183,7 +183,7 @@ def _self_play(prefix: str, outcome: engine.ExactOutcome) -> dict[str, Any]:
     return row
 
 
-def _cap_reached(outcome: engine.ExactOutcome) -> float:
+def _cap_reached(outcome: engine.ExactOutcome | engine.ExactLengths) -> float:
     """The chance that a game lasts the whole cap."""
     cap = outcome.rules.ply_cap
     return float(outcome.plies[cap]) if len(outcome.plies) > cap else 0.0
