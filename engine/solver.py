@@ -368,8 +368,9 @@ def _walk_log(
     for window in range(first + 1, last + 1, _WALK_PLIES):
         top = min(window + _WALK_PLIES, last + 1)
         entries = np.flatnonzero((plies >= window) & (plies < top))
-        entries = entries[np.argsort(plies[entries], kind="stable")]
-        owners = np.searchsorted(offsets, entries, side="right") - 1
+        owners = np.searchsorted(offsets, entries, side="right") - 1  # ascending: a third faster than once sorted by ply
+        order = np.argsort(plies[entries], kind="stable")
+        entries, owners = entries[order], owners[order]
         bounds = np.searchsorted(plies[entries], np.arange(window, top + 1))
         for step in range(top - window):
             taken = slice(bounds[step], bounds[step + 1])
