@@ -33,7 +33,7 @@ from engine.search import MCTS_PLAYOUT_BYTES, AlphaBetaStrategy, MctsStrategy, P
 from engine.solver import solution_path, solutions_folder
 from engine.tables import cache_path, table_rules, tables_folder
 from pipeline.atlas.analyse import BASE_BYTES, estimated_bytes, positions_of
-from pipeline.atlas.run import ROWS, Atlas, expected_seconds, kept_seconds
+from pipeline.atlas.run import ROWS, Atlas, expected_bytes, expected_seconds, kept_costs
 from pipeline.exact.cache import (
     exact_folder,
     exact_jobs,
@@ -236,10 +236,10 @@ def atlas(planned: Atlas, directory: Path, *, part: str | None, jobs: int, remot
     workers; those a worker cannot hold are refused by the atlas itself, and cost nothing."""
     missing = [rules for rules in planned.rule_sets(part) if not (directory / ROWS / f"{rules.name}.parquet").exists()]
     room = math.inf if remote else memory_bytes() // jobs
-    todo = [rules for rules in missing if estimated_bytes(rules) <= room]
-    kept = kept_seconds(directory)  # what the rows already there took: the rule sets alike cost as much
+    kept = kept_costs(directory)  # what the rows already there took: the rule sets alike cost as much
+    todo = [rules for rules in missing if expected_bytes(rules, kept) <= room]
     seconds = sum(expected_seconds(rules, kept) for rules in todo) / jobs
-    held = min(jobs, len(todo)) * max((estimated_bytes(rules) for rules in todo), default=0)
+    held = min(jobs, len(todo)) * max((expected_bytes(rules, kept) for rules in todo), default=0)
     refused = len(missing) - len(todo)
     more = f" ({refused} refused for memory)" if refused else ""
     work = f"atlas {planned.name}: {_count(len(todo), 'rule set')} to analyse{more}"

@@ -461,10 +461,11 @@ def test_a_rule_sets_estimate_is_what_the_kept_rows_alike_in_game_length_took(sm
     sets whose games run to the cap took 5 to 8 times that. Now a kept row's record says what a
     rule set like it costs: the same stones, sowing, capture rows and singletons."""
     atlas, folder = small
-    kept = atlas_module.kept_seconds(folder / "reference")
+    kept = atlas_module.kept_costs(folder / "reference")
     assert sorted(kept) == sorted(rules.name for rules in atlas.rule_sets())
-    assert all(seconds > 0 for seconds in kept.values())
-    recorded = {"modiar-min1": 1400.0, "modiar-min1-feedingoff": 1000.0, "modiar-min1-slamallowed": 900.0, "modiar": 300.0}
+    assert all(cost.seconds > 0 and cost.peak_bytes for cost in kept.values())
+    seconds = {"modiar-min1": 1400.0, "modiar-min1-feedingoff": 1000.0, "modiar-min1-slamallowed": 900.0, "modiar": 300.0}
+    recorded = {name: atlas_module.Cost(value) for name, value in seconds.items()}
     assert atlas_module.expected_seconds(engine.Rules(min_stones_to_play=1, grand_slam="no_capture"), recorded) == 1000.0
     assert atlas_module.expected_seconds(engine.Rules(feeding=False), recorded) == 300.0
     unlike = engine.Rules(capture_rows="own")  # nothing like it kept: the cost a position
@@ -474,7 +475,26 @@ def test_a_rule_sets_estimate_is_what_the_kept_rows_alike_in_game_length_took(sm
     shutil.copytree(folder / "reference", copy)
     damaged = next(iter(sorted(kept)))
     (copy / "rows" / f"{damaged}.json").write_text("{}")  # not a sealed record: passed over
-    assert sorted(atlas_module.kept_seconds(copy)) == sorted(set(kept) - {damaged})
+    assert sorted(atlas_module.kept_costs(copy)) == sorted(set(kept) - {damaged})
+
+
+def test_a_rule_sets_expected_memory_is_the_most_a_kept_row_alike_held() -> None:
+    """modiar-originoff-rowsown passed 13 GB where the size of its index said 4.4, and the run
+    was killed by the system: the kept rows of its kind now say what it needs, so that it is
+    refused up front where a worker has less."""
+    rules = engine.Rules(sow_origin=False, capture_rows="own")
+    size_only = atlas_module.estimated_bytes(rules)
+    assert atlas_module.expected_bytes(rules, {}) == size_only
+    peak = 13 * 2**30
+    kept = {
+        "modiar-originoff-rowsown-feedingoff": atlas_module.Cost(900.0, peak),
+        "modiar-originoff-rowsown-slamallowed": atlas_module.Cost(900.0, peak // 2),
+        "modiar-originoff": atlas_module.Cost(300.0, 2 * peak),  # not alike: another capture rule
+        "modiar-originoff-rowsown-forfeitoff": atlas_module.Cost(900.0, None),  # a record without it
+    }
+    assert atlas_module.expected_bytes(rules, kept) == round(atlas_module.PEAK_MARGIN * peak)
+    small = {"modiar-originoff-rowsown-feedingoff": atlas_module.Cost(900.0, 2**20)}
+    assert atlas_module.expected_bytes(rules, small) == size_only  # never below the size's estimate
 
 
 def test_a_worker_killed_for_memory_ends_the_run_in_one_line_keeping_what_came_before() -> None:

@@ -30,8 +30,9 @@ again, with a warning. Every run ends by writing
                                  folder held while a run writes it: pipeline.runfolder)
 
 The rows depend on nothing but their rule sets, so the atlas has the same bytes whatever the
-number of workers, the backend, or how many runs it took. A task whose estimated memory
-(pipeline.atlas.analyse.estimated_bytes) exceeds what a worker has is refused up front, in one line.
+number of workers, the backend, or how many runs it took. A task whose expected memory
+(expected_bytes: the most a kept rule set alike held, else pipeline.atlas.analyse.estimated_bytes)
+exceeds what a worker has is refused up front, in one line.
 """
 
 from __future__ import annotations
@@ -83,6 +84,9 @@ SECONDS_PER_POSITION = 1.4e-5
 # captures in one row only and sowing past the origin make games that cycle to the cap, which
 # the exact outcomes follow ply by ply (3 to 8 times RULES.md's cost at 7 stones a pit).
 LENGTH_FIELDS = ("stones_per_pit", "sow_origin", "capture_rows", "min_stones_to_play")
+# The margin above the most memory a kept rule set alike held, for one not yet analysed
+# (expected_bytes): measured peaks of the same kind differ by up to 10 % (3.1 to 3.3 GB, 6.5 to 6.9).
+PEAK_MARGIN = 1.15
 
 
 @dataclass(frozen=True)
@@ -257,22 +261,25 @@ def run_atlas(
         _write_manifest(directory, atlas)
         missing = [rules for rules in wanted if _read_row(directory, rules) is None]
         room = _worker_memory(backend_name, jobs)
-        refused = {rules.name: _refusal(rules, room) for rules in missing if estimated_bytes(rules) > room}
+        kept = kept_costs(directory)
+        refused = {rules.name: _refusal(rules, room, kept) for rules in missing if expected_bytes(rules, kept) > room}
         for message in refused.values():
             log.warning("%s", message)
         todo = sorted((rules for rules in missing if rules.name not in refused), key=positions_of, reverse=True)
         try:
-            _compute(directory, atlas, todo, jobs, loky=backend_name == "loky", progress=progress)
+            _compute(directory, atlas, todo, jobs, kept, loky=backend_name == "loky", progress=progress)
         finally:
             _write_manifest(directory, atlas, refused)
     return directory
 
 
-def _compute(directory: Path, atlas: Atlas, todo: list[engine.Rules], jobs: int, *, loky: bool, progress: bool) -> None:
-    """Run the tasks, writing each one's row as it comes back."""
+def _compute(
+    directory: Path, atlas: Atlas, todo: list[engine.Rules], jobs: int, kept: dict[str, Cost], *, loky: bool, progress: bool
+) -> None:
+    """Run the tasks, writing each one's row as it comes back (``kept``: the costs of the rows
+    already there, for the bar's estimate)."""
     if not todo:
         return
-    kept = kept_seconds(directory)
     expected = {rules.name: round(expected_seconds(rules, kept)) for rules in todo}
     bar = tqdm(
         total=sum(expected.values()),
@@ -297,7 +304,7 @@ def _compute(directory: Path, atlas: Atlas, todo: list[engine.Rules], jobs: int,
 
 def _surviving(results: Iterator[Analysis], jobs: int) -> Iterator[Analysis]:
     """The tasks' results as they come; a worker killed by the system (out of memory, most
-    likely: a rule set whose games cycle to the cap may need more than estimated_bytes) ends the
+    likely: a rule set whose games cycle to the cap may need more than expected_bytes) ends the
     run with a one-line RecordError, the rows already done kept."""
     try:
         yield from results
@@ -318,20 +325,42 @@ def _task(rules: engine.Rules, loky: bool, cache: Path | None) -> Analysis:
     return analyse(rules, cache)
 
 
-def expected_seconds(rules: engine.Rules, kept: dict[str, float]) -> float:
+@dataclass(frozen=True)
+class Cost:
+    """What analysing a rule set took, as its row's record says: seconds and, if measured, the
+    most memory the process held (pipeline.atlas.analyse.Analysis)."""
+
+    seconds: float
+    peak_bytes: int | None = None
+
+
+def expected_seconds(rules: engine.Rules, kept: dict[str, Cost]) -> float:
     """What analysing ``rules`` should take: the median of the seconds ``kept`` (rule set name ->
-    seconds, kept_seconds) records for the rule sets alike in every LENGTH_FIELDS field, else
+    Cost, kept_costs) records for the rule sets alike in every LENGTH_FIELDS field, else
     SECONDS_PER_POSITION a position."""
-    alike = [seconds for name, seconds in kept.items() if _length_key(engine.Rules.from_name(name)) == _length_key(rules)]
+    alike = [cost.seconds for cost in _alike(rules, kept)]
     if alike:
         return statistics.median(alike)
     return max(1.0, SECONDS_PER_POSITION * positions_of(rules))
 
 
-def kept_seconds(directory: Path) -> dict[str, float]:
-    """The seconds each row kept in ``directory`` took, from its record (a record that is
-    damaged, of another engine or without costs is passed over: its rule set is computed again)."""
-    kept: dict[str, float] = {}
+def expected_bytes(rules: engine.Rules, kept: dict[str, Cost]) -> int:
+    """The memory analysing ``rules`` should need: pipeline.atlas.analyse.estimated_bytes (a
+    size a position), or PEAK_MARGIN times the most that a kept rule set alike in every
+    LENGTH_FIELDS field held, if more (games that cycle hold more: 13 GB where the size said 4.4)."""
+    peaks = [cost.peak_bytes for cost in _alike(rules, kept) if cost.peak_bytes]
+    return max([estimated_bytes(rules), *(round(PEAK_MARGIN * peak) for peak in peaks)])
+
+
+def _alike(rules: engine.Rules, kept: dict[str, Cost]) -> list[Cost]:
+    key = _length_key(rules)
+    return [cost for name, cost in kept.items() if _length_key(engine.Rules.from_name(name)) == key]
+
+
+def kept_costs(directory: Path) -> dict[str, Cost]:
+    """What each row kept in ``directory`` cost, from its record (a record that is damaged, of
+    another engine or without costs is passed over: its rule set is computed again)."""
+    kept: dict[str, Cost] = {}
     for path in sorted((directory / ROWS).glob("*.json")):
         try:
             rules = engine.Rules.from_name(path.stem)
@@ -342,7 +371,8 @@ def kept_seconds(directory: Path) -> dict[str, float]:
         seconds = costs.get("seconds") if isinstance(costs, dict) else None
         total = seconds.get("total") if isinstance(seconds, dict) else None
         if isinstance(total, int | float) and total > 0:
-            kept[rules.name] = float(total)
+            peak = costs.get("peak_bytes") if isinstance(costs, dict) else None
+            kept[rules.name] = Cost(float(total), peak if isinstance(peak, int) and peak > 0 else None)
     return kept
 
 
@@ -363,9 +393,9 @@ def _worker_memory(backend_name: str, jobs: int) -> int:
     return min(known) if known else memory_bytes() // max(1, len(limits))
 
 
-def _refusal(rules: engine.Rules, room: int) -> str:
+def _refusal(rules: engine.Rules, room: int, kept: dict[str, Cost]) -> str:
     return (
-        f"refused {rules.name}: its analysis needs about {estimated_bytes(rules) / 2**30:.1f} GB "
+        f"refused {rules.name}: its analysis needs about {expected_bytes(rules, kept) / 2**30:.1f} GB "
         f"({positions_of(rules):,} positions) and a worker has {room / 2**30:.1f} GB; "
         "run it with fewer --jobs or on a larger worker"
     )
