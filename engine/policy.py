@@ -370,19 +370,38 @@ def first_key(values: PolicyValues, first: FirstMoves, cap: int) -> np.ndarray:
 
 
 class _Numbering:
-    """Numbers keys in the order they are first met."""
+    """Numbers keys in the order they are first met (those first met in one call, ascending)."""
 
     def __init__(self) -> None:
         self.numbers: dict[int, int] = {}
+        # The keys met so far, ascending, and their numbers: a call looks its keys up there (a
+        # few thousand), which is faster than sorting its million keys as np.unique would.
+        self._known = np.empty(0, dtype=np.int64)
+        self._known_numbers = np.empty(0, dtype=np.uint32)
 
     @property
     def keys(self) -> list[int]:
         return list(self.numbers)  # a dict keeps the order of insertion: key k is number k
 
     def __call__(self, keys: np.ndarray) -> np.ndarray:
-        unique, inverse = np.unique(keys, return_inverse=True)
-        numbers = np.array([self.numbers.setdefault(key, len(self.numbers)) for key in unique.tolist()], dtype=np.uint32)
-        return numbers[inverse.reshape(-1)]
+        keys = keys.reshape(-1)
+        at = self._find(keys)
+        new = at < 0
+        if new.any():
+            for key in np.unique(keys[new]).tolist():
+                self.numbers[key] = len(self.numbers)
+            self._known = np.array(sorted(self.numbers), dtype=np.int64)
+            self._known_numbers = np.array([self.numbers[key] for key in self._known.tolist()], dtype=np.uint32)
+            at = self._find(keys)
+        numbers: np.ndarray = self._known_numbers[at]
+        return numbers
+
+    def _find(self, keys: np.ndarray) -> np.ndarray:
+        """Each key's place among the known keys, -1 where it is not known."""
+        if not len(self._known):
+            return np.full(len(keys), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self._known, keys), len(self._known) - 1)
+        return np.where(self._known[at] == keys, at, -1)
 
 
 def _varying(values: PolicyValues, rules: Rules, tables: PositionTables, far_from: int) -> np.ndarray:
