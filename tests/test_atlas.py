@@ -233,6 +233,59 @@ def test_a_rule_set_too_large_for_a_worker_is_refused_up_front(
     assert message in caplog.text
 
 
+# A run whose one job (in the main process) is killed by the system while analysing the
+# second rule set of SMALL, as the out-of-memory killer does: no Python cleanup runs.
+KILLED_RUN = """
+import os, signal, sys
+from pathlib import Path
+from pipeline.atlas import run as atlas_module
+from pipeline.atlas.run import load_atlas, run_atlas
+analyse = atlas_module._task
+def dying(rules, *arguments):
+    if rules.name == sys.argv[3]:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return analyse(rules, *arguments)
+atlas_module._task = dying
+atlas_module.memory_bytes = lambda: 8 << 30
+run_atlas(load_atlas(Path(sys.argv[1])), Path(sys.argv[2]), jobs=1, progress=False)
+"""
+
+
+def test_a_rule_set_whose_run_was_killed_is_refused_where_a_worker_has_no_more_memory(
+    small: tuple[Atlas, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """2026-12-03: modiar-originoff-rowsown passed 23 GB with --jobs 1 and the system killed the
+    run, which left nothing to say why; the next run started on the same rule set and was killed
+    again. Its STARTED mark now says the next run what did not fit, and with what memory."""
+    atlas, folder = small
+    names = [rules.name for rules in atlas.rule_sets()]
+    out = tmp_path / "killed"
+    started = out / "rows" / f"{names[1]}.started"
+    for kill in range(atlas_module.KILLS_REFUSED):  # once may be the user's kill -9: the next run tries again
+        done = subprocess.run([sys.executable, "-c", KILLED_RUN, str(folder / "atlas.toml"), str(out), names[1]], check=False)
+        assert done.returncode == -signal.SIGKILL
+        assert started.exists() and (out / "rows" / f"{names[0]}.json").exists()
+        assert not (out / "rows" / f"{names[0]}.started").exists()  # removed once its row was written
+        # The first run was killed at the second rule set; the second took it last, after the others.
+        assert sorted(path.stem for path in (out / "rows").glob("*.json")) == sorted(
+            names[:1] if kill == 0 else set(names) - {names[1]}
+        )
+
+    monkeypatch.setattr(atlas_module, "memory_bytes", lambda: 8 << 30)  # the same room: refused
+    run_atlas(atlas, out, jobs=1, progress=False)
+    manifest = read_atlas_manifest(out)
+    assert list(manifest["refused"]) == [names[1]] and manifest["done"] == len(names) - 1
+    message = manifest["refused"][names[1]]
+    assert "killed before it ended in the last 2 runs" in message and "8.0 GB" in message and str(started) in message
+    assert message in caplog.text and "\n" not in message
+    assert started.exists()
+
+    monkeypatch.setattr(atlas_module, "memory_bytes", lambda: 16 << 30)  # more room: tried again
+    run_atlas(atlas, out, jobs=1, progress=False)
+    assert read_atlas_manifest(out)["done"] == len(names) and not started.exists()
+    assert rows(out) == rows(folder / "reference")
+
+
 # ---------------------------------------------------------------------------------------------
 # The figures, against independent computations
 

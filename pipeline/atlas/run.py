@@ -18,6 +18,10 @@ loky workers or a dask cluster. A finished task is written at once, whole or not
     data/<name>/rows/<rule set>.json      the row file's SHA-256, and the task's seconds per
                                           part, peak memory and host; sealed as that rule
                                           set's row (engine.integrity), written last
+    data/<name>/rows/<rule set>.started   while its task is in flight: the memory a worker
+                                          has, and how many runs were killed on it before;
+                                          removed with the row, or as the run ends, but left
+                                          by a run the system killed (refusals, KILLS_REFUSED)
 
 so a killed run loses only the tasks in progress, and a second run computes only what is
 missing (a task builds its files in a scratch folder in the engine's cache folder, removed as it
@@ -72,6 +76,8 @@ CONFIG_KEYS = ("name", "grid", "grids", "parts")
 REQUIRED = ("name", "grid")
 ATLAS = "atlas.parquet"
 ROWS = "rows"
+STARTED = ".started"  # rows/<rule set>.started: its task is in flight, or was when its run was killed
+KILLS_REFUSED = 2  # runs killed in a row on a rule set after which a worker with no more memory refuses it
 FIELDS = tuple(RULE_FIELD)  # the rule fields a grid may vary, in their declared order
 # The most rule sets an atlas may hold: at about 3 minutes a 7-stone rule set (README, one rule
 # set of the atlas: 185 s) on 2 workers, 10,000 would take ten days; listing and checking them, about 1.5 s.
@@ -262,24 +268,39 @@ def run_atlas(
         missing = [rules for rules in wanted if _read_row(directory, rules) is None]
         room = _worker_memory(backend_name, jobs)
         kept = kept_costs(directory)
-        refused = {rules.name: _refusal(rules, room, kept) for rules in missing if expected_bytes(rules, kept) > room}
+        refused = refusals(directory, missing, room, kept)
         for message in refused.values():
             log.warning("%s", message)
-        todo = sorted((rules for rules in missing if rules.name not in refused), key=positions_of, reverse=True)
+        # The largest first (the longest, so the workers end together), but a rule set whose last
+        # run was killed on it after all the others: a second kill then costs nothing else.
+        todo = sorted(
+            (rules for rules in missing if rules.name not in refused),
+            key=lambda rules: (_killed(directory, rules.name) is not None, -positions_of(rules)),
+        )
         try:
-            _compute(directory, atlas, todo, jobs, kept, loky=backend_name == "loky", progress=progress)
+            _compute(directory, atlas, todo, (jobs, room), kept, loky=backend_name == "loky", progress=progress)
         finally:
             _write_manifest(directory, atlas, refused)
     return directory
 
 
 def _compute(
-    directory: Path, atlas: Atlas, todo: list[engine.Rules], jobs: int, kept: dict[str, Cost], *, loky: bool, progress: bool
+    directory: Path,
+    atlas: Atlas,
+    todo: list[engine.Rules],
+    workers: tuple[int, int],
+    kept: dict[str, Cost],
+    *,
+    loky: bool,
+    progress: bool,
 ) -> None:
-    """Run the tasks, writing each one's row as it comes back (``kept``: the costs of the rows
-    already there, for the bar's estimate)."""
+    """Run the tasks on ``workers`` (how many, the memory of each), writing each one's row as it
+    comes back (``kept``: the costs of the rows already there, for the bar's estimate). Each
+    task in flight has its STARTED mark, removed when its row is written or the run ends, but
+    kept when a worker is killed, or the run itself: the next run learns what did not fit."""
     if not todo:
         return
+    jobs, room = workers
     expected = {rules.name: round(expected_seconds(rules, kept)) for rules in todo}
     bar = tqdm(
         total=sum(expected.values()),
@@ -288,18 +309,42 @@ def _compute(
         disable=not progress,
     )
     ticker = Ticker(bar)
+    started: list[str] = []
+    killed = False
     try:
         # On dask every worker of the cluster takes tasks (-1); --jobs sized the local cluster, if any.
         results = Parallel(n_jobs=jobs if loky else -1, return_as="generator_unordered")(
-            delayed(_task)(rules, loky, engine.cache_folder()) for rules in todo
+            _dispatched(directory, todo, room, started, loky)
         )
         for analysis in _surviving(results, jobs):
             _write_row(directory, analysis)
+            _row_path(directory, analysis.rules, STARTED).unlink(missing_ok=True)
             bar.set_postfix_str(f"last done: {analysis.rules} ({analysis.seconds['total']:.0f} s)", refresh=False)
             bar.update(expected[analysis.rules])
+    except WorkerKilledError:
+        killed = True
+        raise
     finally:
+        if not killed:
+            for name in started:
+                _row_path(directory, name, STARTED).unlink(missing_ok=True)
         ticker.stop()
         bar.close()
+
+
+def _dispatched(directory: Path, todo: list[engine.Rules], room: int, started: list[str], loky: bool) -> Iterator[Any]:
+    """The tasks, each one's STARTED mark written (with the memory a worker has) as joblib takes
+    it: with one job, when it starts; with more, up to joblib's pre-dispatch ahead."""
+    for rules in todo:
+        killed = _killed(directory, rules.name)
+        mark = {"worker_bytes": room, "runs_killed_before": 0 if killed is None else killed[0]}
+        write_atomic(_row_path(directory, rules.name, STARTED), json.dumps(mark).encode())
+        started.append(rules.name)
+        yield delayed(_task)(rules, loky, engine.cache_folder())
+
+
+class WorkerKilledError(RecordError):
+    """A worker of the atlas was killed by the system (its tasks' STARTED marks are kept)."""
 
 
 def _surviving(results: Iterator[Analysis], jobs: int) -> Iterator[Analysis]:
@@ -309,7 +354,7 @@ def _surviving(results: Iterator[Analysis], jobs: int) -> Iterator[Analysis]:
     try:
         yield from results
     except TerminatedWorkerError:
-        raise RecordError(
+        raise WorkerKilledError(
             "a worker of the atlas was killed by the system, most likely for lack of memory (a rule set needed more "
             f"than its estimate); the rows done are kept: run again with fewer --jobs than {jobs}"
             if jobs > 1
@@ -391,6 +436,42 @@ def _worker_memory(backend_name: str, jobs: int) -> int:
     limits = [int(worker.get("memory_limit") or 0) for worker in workers]
     known = [limit for limit in limits if limit > 0]
     return min(known) if known else memory_bytes() // max(1, len(limits))
+
+
+def refusals(directory: Path, missing: list[engine.Rules], room: int, kept: dict[str, Cost]) -> dict[str, str]:
+    """The rule sets of ``missing`` that a worker with ``room`` bytes should not take, each with
+    its one-line reason: more than room expected (expected_bytes), or killed before it ended in
+    KILLS_REFUSED runs in a row, the last one's workers having no less room (its STARTED mark:
+    an analysis killed by the system for memory leaves nothing else; one kill may be the user's)."""
+    refused = {}
+    for rules in missing:
+        killed = _killed(directory, rules.name)
+        if killed is not None and killed[0] >= KILLS_REFUSED and room <= killed[1]:
+            path = _row_path(directory, rules.name, STARTED)
+            refused[rules.name] = (
+                f"refused {rules.name}: its analysis was killed before it ended in the last {killed[0]} runs (most likely "
+                f"for lack of memory), the last with {killed[1] / 2**30:.1f} GB a worker, and a worker has "
+                f"{room / 2**30:.1f} GB here; run it with fewer --jobs or on a larger worker, or delete {path} to try again"
+            )
+        elif expected_bytes(rules, kept) > room:
+            refused[rules.name] = _refusal(rules, room, kept)
+    return refused
+
+
+def _killed(directory: Path, name: str) -> tuple[int, int] | None:
+    """How many runs in a row were killed analysing ``name`` and the memory a worker had in the
+    last, from its STARTED mark (a mark left when no run holds the folder); None without one,
+    or with one that cannot be read: the rule set is then tried again."""
+    try:
+        found = json.loads(_row_path(directory, name, STARTED).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(found, dict):
+        return None
+    room, before = found.get("worker_bytes"), found.get("runs_killed_before")
+    if not isinstance(room, int) or not isinstance(before, int) or isinstance(room, bool) or isinstance(before, bool):
+        return None
+    return (before + 1, room) if room > 0 and before >= 0 else None
 
 
 def _refusal(rules: engine.Rules, room: int, kept: dict[str, Cost]) -> str:
