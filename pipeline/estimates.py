@@ -33,7 +33,7 @@ from engine.search import MCTS_PLAYOUT_BYTES, AlphaBetaStrategy, MctsStrategy, P
 from engine.solver import solution_path, solutions_folder
 from engine.tables import cache_path, table_rules, tables_folder
 from pipeline.atlas.analyse import BASE_BYTES, estimated_bytes, positions_of
-from pipeline.atlas.run import ROWS, Atlas, expected_bytes, expected_seconds, kept_costs, refusals
+from pipeline.atlas.run import ROWS, Atlas, expected_bytes, expected_seconds, kept_costs, killed_marks, refusals
 from pipeline.exact.cache import (
     exact_folder,
     exact_jobs,
@@ -237,7 +237,7 @@ def atlas(planned: Atlas, directory: Path, *, part: str | None, jobs: int, remot
     missing = [rules for rules in planned.rule_sets(part) if not (directory / ROWS / f"{rules.name}.parquet").exists()]
     room = math.inf if remote else memory_bytes() // jobs
     kept = kept_costs(directory)  # what the rows already there took: the rule sets alike cost as much
-    refused = refusals(directory, missing, int(min(room, 2**62)), kept)
+    refused = refusals(directory, missing, int(min(room, 2**62)), kept, killed_marks(directory, missing))
     todo = [rules for rules in missing if rules.name not in refused]
     seconds = sum(expected_seconds(rules, kept) for rules in todo) / jobs
     held = min(jobs, len(todo)) * max((expected_bytes(rules, kept) for rules in todo), default=0)

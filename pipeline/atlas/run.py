@@ -268,17 +268,18 @@ def run_atlas(
         missing = [rules for rules in wanted if _read_row(directory, rules) is None]
         room = _worker_memory(backend_name, jobs)
         kept = kept_costs(directory)
-        refused = refusals(directory, missing, room, kept)
+        killed = killed_marks(directory, missing)  # read once, before this run writes its own
+        refused = refusals(directory, missing, room, kept, killed)
         for message in refused.values():
             log.warning("%s", message)
         # The largest first (the longest, so the workers end together), but a rule set whose last
         # run was killed on it after all the others: a second kill then costs nothing else.
         todo = sorted(
             (rules for rules in missing if rules.name not in refused),
-            key=lambda rules: (_killed(directory, rules.name) is not None, -positions_of(rules)),
+            key=lambda rules: (rules.name in killed, -positions_of(rules)),
         )
         try:
-            _compute(directory, atlas, todo, (jobs, room), kept, loky=backend_name == "loky", progress=progress)
+            _compute(directory, atlas, todo, (jobs, room), (kept, killed), loky=backend_name == "loky", progress=progress)
         finally:
             _write_manifest(directory, atlas, refused)
     return directory
@@ -289,18 +290,19 @@ def _compute(
     atlas: Atlas,
     todo: list[engine.Rules],
     workers: tuple[int, int],
-    kept: dict[str, Cost],
+    known: tuple[dict[str, Cost], dict[str, tuple[int, int]]],
     *,
     loky: bool,
     progress: bool,
 ) -> None:
     """Run the tasks on ``workers`` (how many, the memory of each), writing each one's row as it
-    comes back (``kept``: the costs of the rows already there, for the bar's estimate). Each
+    comes back (``known``: the costs of the rows already there, for the bar's estimate, and the
+    killed_marks found as the run began). Each
     task in flight has its STARTED mark, removed when its row is written or the run ends, but
     kept when a worker is killed, or the run itself: the next run learns what did not fit."""
     if not todo:
         return
-    jobs, room = workers
+    (jobs, room), (kept, killed_before) = workers, known
     expected = {rules.name: round(expected_seconds(rules, kept)) for rules in todo}
     bar = tqdm(
         total=sum(expected.values()),
@@ -314,7 +316,7 @@ def _compute(
     try:
         # On dask every worker of the cluster takes tasks (-1); --jobs sized the local cluster, if any.
         results = Parallel(n_jobs=jobs if loky else -1, return_as="generator_unordered")(
-            _dispatched(directory, todo, room, started, loky)
+            _dispatched(directory, todo, (room, killed_before), started, loky)
         )
         for analysis in _surviving(results, jobs):
             _write_row(directory, analysis)
@@ -332,12 +334,15 @@ def _compute(
         bar.close()
 
 
-def _dispatched(directory: Path, todo: list[engine.Rules], room: int, started: list[str], loky: bool) -> Iterator[Any]:
-    """The tasks, each one's STARTED mark written (with the memory a worker has) as joblib takes
-    it: with one job, when it starts; with more, up to joblib's pre-dispatch ahead."""
+def _dispatched(
+    directory: Path, todo: list[engine.Rules], marks: tuple[int, dict[str, tuple[int, int]]], started: list[str], loky: bool
+) -> Iterator[Any]:
+    """The tasks, each one's STARTED mark written (the memory a worker has, and the kills its
+    killed_marks entry counts) as joblib takes it: with one job, when it starts; with more, up
+    to joblib's pre-dispatch ahead."""
+    room, killed = marks
     for rules in todo:
-        killed = _killed(directory, rules.name)
-        mark = {"worker_bytes": room, "runs_killed_before": 0 if killed is None else killed[0]}
+        mark = {"worker_bytes": room, "runs_killed_before": killed.get(rules.name, (0, 0))[0]}
         write_atomic(_row_path(directory, rules.name, STARTED), json.dumps(mark).encode())
         started.append(rules.name)
         yield delayed(_task)(rules, loky, engine.cache_folder())
@@ -438,14 +443,22 @@ def _worker_memory(backend_name: str, jobs: int) -> int:
     return min(known) if known else memory_bytes() // max(1, len(limits))
 
 
-def refusals(directory: Path, missing: list[engine.Rules], room: int, kept: dict[str, Cost]) -> dict[str, str]:
+def killed_marks(directory: Path, rule_sets: list[engine.Rules]) -> dict[str, tuple[int, int]]:
+    """The rule sets with a STARTED mark left by a killed run: runs killed in a row, a worker's memory in the last."""
+    found = {rules.name: _killed(directory, rules.name) for rules in rule_sets}
+    return {name: killed for name, killed in found.items() if killed is not None}
+
+
+def refusals(
+    directory: Path, missing: list[engine.Rules], room: int, kept: dict[str, Cost], killed_before: dict[str, tuple[int, int]]
+) -> dict[str, str]:
     """The rule sets of ``missing`` that a worker with ``room`` bytes should not take, each with
     its one-line reason: more than room expected (expected_bytes), or killed before it ended in
     KILLS_REFUSED runs in a row, the last one's workers having no less room (its STARTED mark:
     an analysis killed by the system for memory leaves nothing else; one kill may be the user's)."""
     refused = {}
     for rules in missing:
-        killed = _killed(directory, rules.name)
+        killed = killed_before.get(rules.name)
         if killed is not None and killed[0] >= KILLS_REFUSED and room <= killed[1]:
             path = _row_path(directory, rules.name, STARTED)
             refused[rules.name] = (
