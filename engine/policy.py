@@ -348,18 +348,28 @@ def _build(values: PolicyValues, rules: Rules, tables: PositionTables) -> Policy
     if isinstance(values, Solved):
         values.held = {}
     varying = _varying(values, rules, tables, far_from)
-    varying_classes = np.empty((len(varying), max(0, rules.ply_cap - far_from)), dtype=np.uint32)
+    # In the narrowest class type from the start (a position and ply each: 1.8 GB at 7 stones a pit
+    # when most positions vary), widened only if the classes outgrow it.
+    varying_classes = np.empty((len(varying), max(0, rules.ply_cap - far_from)), dtype=CLASS_TYPES[0])
     if len(varying):
         child = tables.child[varying]
         captured = tables.captured[varying].astype(np.int64)
         plies = range(far_from, rules.ply_cap)
         for k in values.walk(plies) if isinstance(values, Solved) else plies:
-            varying_classes[:, k - far_from] = numbering(pack_keys(child >= 0, values.q(captured, child, k)))
+            classes = numbering(pack_keys(child >= 0, values.q(captured, child, k)))
+            if len(numbering.keys) >= np.iinfo(varying_classes.dtype).max:
+                varying_classes = varying_classes.astype(_class_type(len(numbering.keys)))
+            varying_classes[:, k - far_from] = classes
     first = int(numbering(first_key(values, first_moves(rules), rules.ply_cap))[0])
-    class_type = next(t for t in CLASS_TYPES if len(numbering.keys) < np.iinfo(t).max)  # the maximum is VARIES
+    class_type = _class_type(len(numbering.keys))
     far = far.astype(class_type)
     far[varying] = np.iinfo(class_type).max
-    return PolicyArrays(far, far_from, varying, varying_classes.astype(class_type), numbering.keys, first)
+    return PolicyArrays(far, far_from, varying, varying_classes.astype(class_type, copy=False), numbering.keys, first)
+
+
+def _class_type(classes: int) -> type[np.unsignedinteger]:
+    """The narrowest of CLASS_TYPES that numbers ``classes`` classes and VARIES, its maximum."""
+    return next(t for t in CLASS_TYPES if classes < np.iinfo(t).max)
 
 
 def first_key(values: PolicyValues, first: FirstMoves, cap: int) -> np.ndarray:
@@ -411,8 +421,11 @@ def _varying(values: PolicyValues, rules: Rules, tables: PositionTables, far_fro
     if not isinstance(values, Solved) or values.top < rules.ply_cap or far_from >= rules.ply_cap - 1:
         return np.empty(0, dtype=np.int64)
     solved = solution(rules)
-    changing = (solved.change_plies > far_from - 1) & (solved.change_plies <= rules.ply_cap - 2)
-    changes = per_position(np.logical_or, changing, solved.offsets, False)
+
+    def changing(plies: np.ndarray) -> np.ndarray:
+        return (plies > far_from - 1) & (plies <= rules.ply_cap - 2)
+
+    changes = per_position(np.logical_or, changing, solved.change_plies, solved.offsets, False)
     changes = np.append(changes, False)  # child -1: no move
     varies = changes[tables.child[:, 0]] | changes[tables.child[:, 1]] | changes[tables.child[:, 2]]
     return np.flatnonzero(varies)

@@ -47,10 +47,11 @@ keyed by the rule set's name, the cap and the engine version, and sealed with wh
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,11 +64,20 @@ from engine.deprecation import progress_switch
 from engine.first_move import first_moves
 from engine.index import BoardIndex, board_index
 from engine.integrity import DamagedFileError, read_arrays, write_arrays
+from engine.memory import return_freed_memory
 from engine.moves import Option
 from engine.positions import positions
 from engine.rules import MAX_PLY_CAP, ROW, Rules, check_rules
 from engine.scoring import row_difference
-from engine.solver_layers import _NO_MOVE, _cached_row_differences, _Changes, _position_major, _solve_layers, row_differences
+from engine.solver_layers import (
+    _NO_MOVE,
+    _cached_row_differences,
+    _Changes,
+    _position_major,
+    _solve_layers,
+    distinct,
+    row_differences,
+)
 from engine.tables import CONFIGURED, PositionTables, load_tables, table_rules, tables_folder
 from engine.version import ENGINE_VERSION
 
@@ -166,8 +176,10 @@ class Solution:
         """How many positions change value at some plies-left k with after < k <= until
         (default the cap). V_k does not depend on the cap, so this also answers for smaller caps."""
         until = self.cap if until is None else until
-        changing = (self.change_plies > after) & (self.change_plies <= until)
-        return int(np.count_nonzero(per_position(np.logical_or, changing, self.offsets, False)))
+        changing = per_position(
+            np.logical_or, lambda plies: (plies > after) & (plies <= until), self.change_plies, self.offsets, False
+        )
+        return int(np.count_nonzero(changing))
 
     @property
     def never_settled(self) -> int:
@@ -343,18 +355,42 @@ def solution_path(rules: Rules, cache: Path) -> Path:
     return cache / f"{table_rules(rules).name}-cap{rules.ply_cap}-engine{ENGINE_VERSION}.npz"
 
 
-def per_position(reduce: np.ufunc, entries: np.ndarray, offsets: np.ndarray, empty: Any) -> np.ndarray:
+def per_position(
+    reduce: np.ufunc, entry: Callable[[np.ndarray], np.ndarray], plies: np.ndarray, offsets: np.ndarray, empty: Any
+) -> np.ndarray:
     """``reduce`` (np.maximum, np.logical_or, ...) over each position's slice of a position-major
-    log (``entries`` one per change, ``offsets`` as Solution's), ``empty`` for a position with none."""
-    # One more entry, so that an empty slice at the end of the log has an element to start at.
-    padded = np.append(entries, np.asarray(empty, dtype=entries.dtype))
-    reduced: np.ndarray = reduce.reduceat(padded, offsets[:-1].astype(np.int64))
-    reduced[np.diff(offsets) == 0] = empty
+    log (``plies`` one per change, ``offsets`` as Solution's) of ``entry(plies)``, ``empty`` for a
+    position with none. The log is taken a block of whole slices at a time (about _SCAN_ENTRIES
+    changes), so that ``entry``'s temporaries stay small where the log of a rule set whose
+    positions keep cycling holds billions of changes."""
+    size = len(offsets) - 1
+    kind = entry(plies[:0]).dtype
+    reduced = np.empty(size, dtype=kind)
+    for low, high in _log_blocks(offsets):
+        first, last = int(offsets[low]), int(offsets[high])
+        # One more entry, so that an empty slice at the end of the block has an element to start at.
+        padded = np.append(entry(plies[first:last]), np.asarray(empty, dtype=kind))
+        block = reduced[low:high]
+        block[:] = reduce.reduceat(padded, offsets[low:high].astype(np.int64) - first)
+        block[offsets[low + 1 : high + 1] == offsets[low:high]] = empty
     return reduced
 
 
-# Log entries a step of _walk_log selects at a time: 16 plies of the log's changes at once
-# (about 400,000 a ply with singletons allowed at 7 stones a pit), 24 bytes each.
+# Changes of the log that a scan over it (per_position, _walk_log) takes at a time: a few bytes
+# of temporaries each, where the whole log of a cycling rule set at 7 stones a pit holds billions.
+_SCAN_ENTRIES = 1 << 25
+
+
+def _log_blocks(offsets: np.ndarray) -> list[tuple[int, int]]:
+    """The log's positions cut into blocks [low, high) of whole slices, about _SCAN_ENTRIES changes each."""
+    size, total = len(offsets) - 1, int(offsets[-1])
+    cuts = np.searchsorted(offsets, np.arange(_SCAN_ENTRIES, total, _SCAN_ENTRIES), side="right") - 1
+    edges = distinct(np.concatenate([[0], cuts, [size]])).tolist()
+    return list(itertools.pairwise(edges))
+
+
+# Plies of the log's changes a step of _walk_log selects at a time (about 400,000 a ply with
+# singletons allowed at 7 stones a pit, some millions where positions keep cycling), 7 bytes each.
 _WALK_PLIES = 16
 
 
@@ -365,17 +401,51 @@ def _walk_log(
     position's changes are at distinct plies, so applying those at j to V_(j-1) gives V_j."""
     current = np.append(start.astype(np.int8), np.int8(0))
     yield current
+    blocks = _log_blocks(offsets)
     for window in range(first + 1, last + 1, _WALK_PLIES):
         top = min(window + _WALK_PLIES, last + 1)
-        entries = np.flatnonzero((plies >= window) & (plies < top))
-        owners = np.searchsorted(offsets, entries, side="right") - 1  # ascending: a third faster than once sorted by ply
-        order = np.argsort(plies[entries], kind="stable")
-        entries, owners = entries[order], owners[order]
-        bounds = np.searchsorted(plies[entries], np.arange(window, top + 1))
+        owners, new_values, bounds = _window_changes(offsets, plies, values, blocks, window, top)
+        # The blocks' pieces, each below glibc's mmap threshold, would otherwise stay in the heap:
+        # a gigabyte at 6 stones a pit where positions keep cycling.
+        return_freed_memory()
         for step in range(top - window):
             taken = slice(bounds[step], bounds[step + 1])
-            current[owners[taken]] = values[entries[taken]]
+            current[owners[taken]] = new_values[taken]
             yield current
+
+
+def _window_changes(
+    offsets: np.ndarray, plies: np.ndarray, values: np.ndarray, blocks: list[tuple[int, int]], window: int, top: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The log's changes at window <= j < top, ply by ply: their positions (int32) and new values,
+    those at j from bounds[j - window] to bounds[j - window + 1]. A block of the log at a time,
+    its owners by a repeat of its positions (a third faster than a binary search of the offsets
+    for each change found), each block's changes sorted by ply and then copied to their ply's
+    place: no index of the window's every change is made."""
+    steps = top - window
+    pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for low, high in blocks:
+        first, last = int(offsets[low]), int(offsets[high])
+        chunk = plies[first:last]
+        taken = np.flatnonzero((chunk >= window) & (chunk < top))
+        at = chunk[taken]
+        order = np.argsort(at, kind="stable")
+        taken = taken[order]
+        owners = np.repeat(np.arange(low, high, dtype=np.int32), np.diff(offsets[low : high + 1]))[taken]
+        pieces.append((owners, values[first:last][taken], np.searchsorted(at[order], np.arange(window, top + 1))))
+    counts = np.zeros(steps, dtype=np.int64)
+    for _, _, piece_bounds in pieces:
+        counts += np.diff(piece_bounds)
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    owners, new_values = np.empty(bounds[-1], dtype=np.int32), np.empty(bounds[-1], dtype=values.dtype)
+    cursor = bounds[:-1].tolist()
+    while pieces:
+        piece_owners, piece_values, piece_bounds = pieces.pop(0)
+        for step, (begin, end) in enumerate(zip(piece_bounds[:-1].tolist(), piece_bounds[1:].tolist(), strict=True)):
+            owners[cursor[step] : cursor[step] + end - begin] = piece_owners[begin:end]
+            new_values[cursor[step] : cursor[step] + end - begin] = piece_values[begin:end]
+            cursor[step] += end - begin
+    return owners, new_values, bounds
 
 
 def _search_log(

@@ -92,8 +92,10 @@ class Solved:
         assert self.solution is not None
         solved = self.solution(self.rules)
         far = min(max(self.far_from, self.rules.ply_cap - 1) - 1, self.top)  # the j of the far class
-        plies = np.where(solved.change_plies <= far, solved.change_plies, 0).astype(np.int16)
-        last = per_position(np.maximum, plies, solved.offsets, 0)  # each position's last change up to there
+        # each position's last change up to there
+        last = per_position(
+            np.maximum, lambda plies: np.where(plies <= far, plies, 0).astype(np.int16), solved.change_plies, solved.offsets, 0
+        )
         last = np.append(last, np.int16(0))  # child -1: no move
         child = self.tables.child
         settled: np.ndarray = np.maximum(np.maximum(last[child[:, 0]], last[child[:, 1]]), last[child[:, 2]]) + 1

@@ -149,10 +149,12 @@ def test_every_position_at_every_k_equals_a_full_iteration_over_the_tables(rules
     assert solution.changes_per_ply()[cap] == changed
 
 
-@pytest.mark.parametrize("first", [0, 7, 33])
-def test_walking_the_log_gives_each_ks_values_in_turn(first):
+@pytest.mark.parametrize(("first", "scan"), [(0, 1 << 25), (7, 1 << 25), (33, 1 << 25), (7, 1000)])
+def test_walking_the_log_gives_each_ks_values_in_turn(monkeypatch, first, scan):
     # Singletons playable at 3 stones: values change at every k, up to the cap (> 16 plies: the
     # walk's windows), so the walk applies changes at each step; the buffer's last entry stays 0.
+    # With a scan of 1,000 changes, each window's changes are found in many pieces of the log.
+    monkeypatch.setattr(solve_module, "_SCAN_ENTRIES", scan)
     solution = solved(Rules(stones_per_pit=3, min_stones_to_play=1), 60)
     assert np.all(solution.changes_per_ply()[1:] > 0)
     walked = [values.copy() for values in solution.walk_values(first, 60)]
@@ -170,6 +172,20 @@ def test_positions_that_never_settle_keep_changing():
     assert solution.still_changing(0) >= solution.still_changing(10) >= solution.never_settled
     assert solution.still_changing(60) == 0
     assert solved(Rules(stones_per_pit=2), 60).never_settled == 0
+
+
+@pytest.mark.parametrize("scan", [1 << 25, 1000, 1])
+def test_reductions_over_each_positions_changes_take_the_log_in_blocks(monkeypatch, scan):
+    # A block of the log holds whole slices, so a position whose slice straddles a block's
+    # nominal end (or, with a scan of 1 change, every position) is reduced whole, once.
+    monkeypatch.setattr(solve_module, "_SCAN_ENTRIES", scan)
+    solution = solved(Rules(stones_per_pit=2, min_stones_to_play=1), 60)
+    offsets, plies = solution.offsets, solution.change_plies
+    slices = [plies[offsets[i] : offsets[i + 1]] for i in range(solution.size)]
+    last = solve_module.per_position(np.maximum, lambda chunk: np.where(chunk <= 40, chunk, 0), plies, offsets, 0)
+    assert last.tolist() == [int(np.where(own <= 40, own, 0).max(initial=0)) for own in slices]
+    changing = [bool(np.any((own > 30) & (own <= 50))) for own in slices]
+    assert solution.still_changing(30, 50) == sum(changing) > 0
 
 
 @pytest.mark.parametrize("total", [0, 1, 6, 12, 18, 42])
