@@ -286,6 +286,71 @@ def test_a_rule_set_whose_run_was_killed_is_refused_where_a_worker_has_no_more_m
     assert rows(out) == rows(folder / "reference")
 
 
+# A run of two workers whose worker is killed by the system as it takes the first rule set of
+# SMALL (the others take a while, so they are in flight, or waiting, when it dies).
+KILLED_WORKER = """
+import os, signal, sys, time
+from pathlib import Path
+from pipeline.atlas import run as atlas_module
+from pipeline.atlas.run import load_atlas, run_atlas
+from pipeline.records import RecordError
+analyse = atlas_module._task
+def dying(rules, *arguments):
+    if rules.name == sys.argv[3]:
+        os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(3)
+    return analyse(rules, *arguments)
+atlas_module._task = dying
+atlas_module.memory_bytes = lambda: 16 << 30
+try:
+    run_atlas(load_atlas(Path(sys.argv[1])), Path(sys.argv[2]), jobs=2, progress=False)
+except RecordError as error:
+    sys.exit(str(error))
+"""
+
+
+def test_a_killed_worker_leaves_marks_on_the_tasks_in_flight_only(small: tuple[Atlas, Path], tmp_path: Path) -> None:
+    """2026-12-04: a worker of `--jobs 2` was killed for memory, and four rule sets kept a STARTED
+    mark, two of them never started (joblib had taken them ahead): each then counted a kill."""
+    atlas, folder = small
+    first = atlas_module.run_order(atlas.rule_sets(), {})[0].name
+    out = tmp_path / "killed"
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_WORKER, str(folder / "atlas.toml"), str(out), first],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert "killed by the system" in done.stderr and done.returncode == 1
+    marks = sorted(path.stem for path in (out / "rows").glob("*.started"))
+    assert first in marks and len(marks) <= 2, marks
+
+
+def test_a_run_takes_the_kind_of_a_killed_rule_set_after_the_others() -> None:
+    """2026-12-04: modiar-originoff-rowsown-slamallowed outgrew a worker of `--jobs 2` (12.6 GB)
+    as its kind, sowing past the origin with captures in the own row, had outgrown one of 25 GB:
+    rule sets alike in the fields that set a game's length wait for the others, the killed last."""
+    names = [
+        "modiar-originoff-rowsown",
+        "modiar-feedingoff",
+        "modiar-originoff-rowsown-slamallowed",
+        "modiar-min1",
+        "modiar-stones3",
+    ]
+    killed = {"modiar-originoff-rowsown": (1, 25 << 30)}
+    order = [rules.name for rules in atlas_module.run_order([engine.Rules.from_name(name) for name in names], killed)]
+    assert order == [
+        "modiar-feedingoff",
+        "modiar-min1",
+        "modiar-stones3",
+        "modiar-originoff-rowsown-slamallowed",
+        "modiar-originoff-rowsown",
+    ]
+    assert [rules.name for rules in atlas_module.run_order([engine.Rules.from_name(name) for name in names], {})][
+        -1
+    ] == "modiar-stones3"
+
+
 # ---------------------------------------------------------------------------------------------
 # The figures, against independent computations
 

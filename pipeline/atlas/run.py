@@ -272,17 +272,22 @@ def run_atlas(
         refused = refusals(directory, missing, room, kept, killed)
         for message in refused.values():
             log.warning("%s", message)
-        # The largest first (the longest, so the workers end together), but a rule set whose last
-        # run was killed on it after all the others: a second kill then costs nothing else.
-        todo = sorted(
-            (rules for rules in missing if rules.name not in refused),
-            key=lambda rules: (rules.name in killed, -positions_of(rules)),
-        )
+        todo = run_order([rules for rules in missing if rules.name not in refused], killed)
         try:
             _compute(directory, atlas, todo, (jobs, room), (kept, killed), loky=backend_name == "loky", progress=progress)
         finally:
             _write_manifest(directory, atlas, refused)
     return directory
+
+
+def run_order(todo: list[engine.Rules], killed: dict[str, tuple[int, int]]) -> list[engine.Rules]:
+    """The order a run takes ``todo`` in: the largest first (the longest, so the workers end
+    together); but the rule sets alike in every LENGTH_FIELDS field to one whose last run was
+    killed on it (``killed``: killed_marks) after all the others, and the killed ones last, so
+    that a second kill costs nothing else. Rule sets alike hold alike (expected_bytes): when one
+    outgrew its worker, its kind should wait for a run with fewer, larger workers."""
+    kinds = {_length_key(engine.Rules.from_name(name)) for name in killed}
+    return sorted(todo, key=lambda rules: (rules.name in killed, _length_key(rules) in kinds, -positions_of(rules)))
 
 
 def _compute(
@@ -315,7 +320,11 @@ def _compute(
     killed = False
     try:
         # On dask every worker of the cluster takes tasks (-1); --jobs sized the local cluster, if any.
-        results = Parallel(n_jobs=jobs if loky else -1, return_as="generator_unordered")(
+        # A task at a time to each worker as it frees (pre_dispatch, batch_size): a STARTED mark
+        # is written as joblib takes its task, so only the tasks in flight have one when a worker
+        # is killed (joblib's default takes twice the workers ahead, whose marks would count kills
+        # of rule sets never started).
+        results = Parallel(n_jobs=jobs if loky else -1, return_as="generator_unordered", pre_dispatch="n_jobs", batch_size=1)(
             _dispatched(directory, todo, (room, killed_before), started, loky)
         )
         for analysis in _surviving(results, jobs):
@@ -338,8 +347,7 @@ def _dispatched(
     directory: Path, todo: list[engine.Rules], marks: tuple[int, dict[str, tuple[int, int]]], started: list[str], loky: bool
 ) -> Iterator[Any]:
     """The tasks, each one's STARTED mark written (the memory a worker has, and the kills its
-    killed_marks entry counts) as joblib takes it: with one job, when it starts; with more, up
-    to joblib's pre-dispatch ahead."""
+    killed_marks entry counts) as joblib takes it: as a worker is free to start it."""
     room, killed = marks
     for rules in todo:
         mark = {"worker_bytes": room, "runs_killed_before": killed.get(rules.name, (0, 0))[0]}
