@@ -35,6 +35,10 @@ appended to the log, whose arrays grow in place (``_GrowingArray``) to their fin
 Memory: the log (3 bytes a change, and the offsets) and the tables, plus, while a layer is
 solved, its move graph and its changes in ply-major order (5 bytes a change of the layer): for
 s stones a pit, the largest layer has C(6s + 5, 5) boards (8.3 M of the 90.8 M at 10 stones).
+When the solution goes to a cache folder, its log's changes are kept in unnamed files there,
+whose pages the system writes out and takes back under pressure rather than killing the
+process (engine.solver_layers._GrowingArray): rule sets whose games cycle log hundreds of
+changes a position, several GB that are read a block at a time once written.
 The solution does not depend on the method: its arrays are those of a plain iteration over
 every position k by k (``sweep_values``), which the tests check.
 
@@ -268,7 +272,7 @@ def solve(
     if tables is None:
         tables = load_tables(table_rules(game), None if cache is None else tables_folder(), progress=progress)
     loaded = time.perf_counter() - started
-    built = build_solution(game, tables)
+    built = build_solution(game, tables, cache)  # the log beside the solutions it goes to
     built.timings["tables"] = loaded
     if path is not None:
         _write(path, built)
@@ -290,14 +294,16 @@ def solutions_folder() -> Path | None:
     return None if folder is None else folder / "solutions"
 
 
-def build_solution(rules: Rules, tables: PositionTables) -> Solution:
+def build_solution(rules: Rules, tables: PositionTables, spill: Path | None = None) -> Solution:
     """Solve every position of ``tables`` for every k = 0 .. rules.ply_cap (vectorised), a layer of
-    boards at a time in increasing stones (the module's docstring gives the method)."""
+    boards at a time in increasing stones (the module's docstring gives the method). Its log is
+    kept in unnamed files of the folder ``spill``, if given, whose pages the system may take back
+    (engine.solver_layers._GrowingArray), else in memory."""
     if tables.index.total != rules.total_stones or table_rules(tables.rules) != table_rules(rules):
         raise ValueError(f"the tables of {tables.rules.name} cannot solve {rules.name}")
     started = time.perf_counter()
     timings = {"move_graph": 0.0, "iterate": 0.0, "log": 0.0}
-    offsets, change_plies, change_values = _solve_layers(tables, rules.ply_cap, timings)
+    offsets, change_plies, change_values = _solve_layers(tables, rules.ply_cap, timings, spill)
     solution = Solution(rules, tables.index, offsets, change_plies, change_values, np.zeros(rules.ply_cap + 1, np.int8), timings)
     solution.start_values[1:] = solution._first_move_values(positions(rules).start, np.arange(1, rules.ply_cap + 1))
     timings["solve"] = time.perf_counter() - started

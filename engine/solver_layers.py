@@ -8,10 +8,12 @@ from __future__ import annotations
 import contextlib
 import math
 import mmap
+import tempfile
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from math import comb
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -86,11 +88,14 @@ class _Period(NamedTuple):
     onset: int
 
 
-def _solve_layers(tables: PositionTables, cap: int, timings: dict[str, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The position-major log of every position, the layers solved in increasing stones."""
+def _solve_layers(
+    tables: PositionTables, cap: int, timings: dict[str, float], spill: Path | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The position-major log of every position, the layers solved in increasing stones; its
+    changes in unnamed files of the folder ``spill``, if given (_GrowingArray)."""
     index = tables.index
     values = np.append(row_differences(index.total), np.int8(_NO_MOVE))  # index -1: an illegal move
-    log = _Log(index.size, index.total)
+    log = _Log(index.size, index.total, spill)
     starts = np.array([index.layer(stones)[0] for stones in range(index.total + 1)])
     periods: list[_Period] = []
     for stones in range(index.total + 1):
@@ -300,9 +305,9 @@ class _Repeats:
 class _Log:
     """The position-major log of the layers solved so far (``Solution``'s layout), a layer at a time."""
 
-    def __init__(self, size: int, total_stones: int) -> None:
+    def __init__(self, size: int, total_stones: int, spill: Path | None = None) -> None:
         self.offsets = np.zeros(size + 1, dtype=np.int32)  # int64 once the log passes 2**31 - 1 changes
-        self.plies, self.values = _GrowingArray(np.int16), _GrowingArray(np.int8)
+        self.plies, self.values = _GrowingArray(np.int16, spill), _GrowingArray(np.int8, spill)
         self.total_stones = total_stones
 
     def append(self, start: int, stop: int, changes: _Changes) -> None:
@@ -347,14 +352,27 @@ class _Log:
 
 
 class _GrowingArray:
-    """A 1-D array that grows at its end without a copy: an anonymous private memory map, which
-    ``mmap.resize`` moves whole (mremap) and whose pages take memory only once written, so the
-    capacity can double for nothing. A view (``view``, ``extend``) that outlives the next ``extend`` sees the old memory."""
+    """A 1-D array that grows at its end without a copy: a memory map, which ``mmap.resize``
+    moves whole (mremap) and whose pages take memory only once written, so the capacity can
+    double for nothing. A view (``view``, ``extend``) that outlives the next ``extend`` sees the old memory.
 
-    def __init__(self, dtype: type[np.generic]) -> None:
+    Anonymous and private; or, given a ``folder``, shared with an unnamed file there (removed
+    as it is made, so that a killed process leaves nothing: its blocks go with the map). The
+    file's pages are the page cache's, which the system writes out and takes back when memory
+    runs short, where it would kill the process for anonymous ones: the log of a rule set whose
+    games cycle (about 250 changes a position, 3 bytes each) may be larger than the rest of its
+    solve and analysis together, and is read a block at a time once written."""
+
+    def __init__(self, dtype: type[np.generic], folder: Path | None = None) -> None:
         self.dtype = np.dtype(dtype)
         self.length = 0
-        self._map = mmap.mmap(-1, mmap.PAGESIZE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        if folder is None:
+            self._map = mmap.mmap(-1, mmap.PAGESIZE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            return
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder, prefix="solver-log-") as file:
+            file.truncate(mmap.PAGESIZE)
+            self._map = mmap.mmap(file.fileno(), mmap.PAGESIZE, flags=mmap.MAP_SHARED)  # holds its own descriptor
 
     def extend(self, count: int) -> np.ndarray:
         """Grow by ``count`` items; the view of them, to be written."""

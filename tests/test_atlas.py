@@ -631,3 +631,29 @@ def test_a_worker_killed_for_memory_ends_the_run_in_one_line_keeping_what_came_b
         for result in atlas_module._surviving(results(), 2):  # type: ignore[arg-type]
             came.append(result)
     assert came == ["first row"]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="the peak is sampled from /proc")
+def test_a_rule_sets_peak_counts_the_memory_the_system_cannot_take_back(tmp_path: Path) -> None:
+    """2026-12-04: the solver's log went to files (engine.solver_layers._GrowingArray), whose pages
+    the system writes out rather than kill the worker: the peak that rule sets alike are refused
+    by counts the anonymous memory a worker holds, not those pages."""
+    import mmap
+    import time
+
+    from pipeline.atlas.analyse import _peak_memory
+
+    size = 256 << 20
+    with _peak_memory(interval=0.01) as baseline:
+        time.sleep(0.05)
+    with open(tmp_path / "log", "wb+") as file, _peak_memory(interval=0.01) as in_file:
+        file.truncate(size)
+        with mmap.mmap(file.fileno(), size, flags=mmap.MAP_SHARED) as shared:
+            np.frombuffer(shared, np.uint8)[:] = 1  # every page resident
+            time.sleep(0.1)
+    with _peak_memory(interval=0.01) as anonymous:
+        held = np.ones(size, np.uint8)
+        time.sleep(0.1)
+    del held
+    assert in_file.bytes - baseline.bytes < size // 4
+    assert anonymous.bytes - baseline.bytes > size * 3 // 4

@@ -362,16 +362,34 @@ def test_the_layers_are_the_boards_of_each_number_of_stones():
         assert np.all(stones[start:stop] == count) and stop - start == np.count_nonzero(stones == count)
 
 
-def test_the_log_grows_while_a_view_of_it_is_still_held() -> None:
+@pytest.mark.parametrize("in_file", [False, True], ids=["in memory", "in a file"])
+def test_the_log_grows_while_a_view_of_it_is_still_held(tmp_path, in_file) -> None:
     """A dask worker's profiler holds the frames it samples, and with them the solver's views of
     its growing log: growing it then must copy, not fail (mmap's resize refuses while a buffer is
     exported)."""
     from engine.solver_layers import _GrowingArray
 
-    log = _GrowingArray(np.int16)
+    log = _GrowingArray(np.int16, tmp_path if in_file else None)
     held = log.extend(3)
     held[:] = [1, 2, 3]
     more = log.extend(100_000)  # past the first page while `held` is alive
     more[:] = 7
     assert log.view()[:3].tolist() == [1, 2, 3]
     assert int(log.finish().sum(dtype=np.int64)) == 6 + 700_000  # `more` still alive too
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="the memory maps are read from /proc")
+def test_a_solve_into_a_cache_keeps_its_log_in_files_the_system_can_take_back(tmp_path) -> None:
+    """2026-12-04: the log of modiar-originoff-rowsown (games that cycle, hundreds of changes a
+    position) is larger than the rest of its analysis, and in anonymous memory it had the worker
+    killed. Solved into a cache folder, it is kept in unnamed files there (shared maps: pages the
+    system writes out and takes back), the same arrays as in memory, and nothing is left on disk."""
+    rules, cap = LAYERED_VARIANTS[2]
+    in_memory = solved(rules, cap)
+    spilled = solve_module.build_solution(rules.replace(ply_cap=cap), small_tables(rules), tmp_path)
+    for name in ("offsets", "change_plies", "change_values"):
+        assert np.array_equal(getattr(spilled, name), getattr(in_memory, name)), name
+    with open("/proc/self/maps") as maps:
+        backed = [line for line in maps if str(tmp_path) in line]
+    assert len(backed) == 2 and all("(deleted)" in line for line in backed), backed  # the plies and the values
+    assert list(tmp_path.iterdir()) == []

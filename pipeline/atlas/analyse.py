@@ -245,9 +245,11 @@ class _Peak:
 
 @contextlib.contextmanager
 def _peak_memory(interval: float = 0.05) -> Iterator[_Peak]:
-    """The largest resident size of this process while the block runs, sampled every ``interval``
-    seconds from /proc (a worker runs many rule sets, so its lifetime peak would not do); where
-    there is no /proc, the lifetime peak."""
+    """The largest resident size of this process while the block runs, less its pages shared
+    with files (the solver's log: engine.solver_layers._GrowingArray; the system takes those
+    back rather than kill the process), sampled every ``interval`` seconds from /proc (a worker
+    runs many rule sets, so its lifetime peak would not do); where there is no /proc, the
+    lifetime peak."""
     peak = _Peak()
     statm = "/proc/self/statm"
     if not os.path.exists(statm):
@@ -263,7 +265,8 @@ def _peak_memory(interval: float = 0.05) -> Iterator[_Peak]:
     def sample() -> None:
         while True:
             with open(statm) as handle:
-                largest[0] = max(largest[0], int(handle.read().split()[1]) * page)
+                _, resident, shared, *_ = handle.read().split()
+            largest[0] = max(largest[0], (int(resident) - int(shared)) * page)
             if stop.wait(interval):
                 return
 
