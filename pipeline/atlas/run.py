@@ -23,10 +23,10 @@ loky workers or a dask cluster. A finished task is written at once, whole or not
                                           removed with the row, or as the run ends, but left
                                           by a run the system killed (refusals, KILLS_REFUSED)
 
-so a killed run loses only the tasks in progress, and a second run computes only what is
-missing (a task builds its files in a scratch folder in the engine's cache folder, removed as it
-ends: pipeline.atlas.analyse); a row whose record is missing, fails its seal or does not match its file is computed
-again, with a warning. Every run ends by writing
+so a killed run loses only the tasks in progress, and a second run computes only what is missing
+(a task builds its files in a scratch folder of the engine's cache folder, removed as it ends:
+pipeline.atlas.analyse); a row whose record is missing, fails its seal or does not match its
+file is computed again, with a warning. Every run ends by writing
 
     data/<name>/atlas.parquet    one row per rule set done, in the atlas's order
     data/<name>/manifest.json    the config, the versions, each rule set's cost, the rule sets
@@ -34,8 +34,7 @@ again, with a warning. Every run ends by writing
                                  folder held while a run writes it: pipeline.runfolder)
 
 The rows depend on nothing but their rule sets, so the atlas has the same bytes whatever the
-number of workers, the backend, or how many runs it took. A task whose expected memory
-(expected_bytes: the most a kept rule set alike held, else pipeline.atlas.analyse.estimated_bytes)
+number of workers, the backend, or how many runs it took. A task whose expected memory (expected_bytes)
 exceeds what a worker has is refused up front, in one line.
 """
 
@@ -282,10 +281,8 @@ def run_atlas(
 
 def run_order(todo: list[engine.Rules], killed: dict[str, tuple[int, int]]) -> list[engine.Rules]:
     """The order a run takes ``todo`` in: the largest first (the longest, so the workers end
-    together); but the rule sets alike in every LENGTH_FIELDS field to one whose last run was
-    killed on it (``killed``: killed_marks) after all the others, and the killed ones last, so
-    that a second kill costs nothing else. Rule sets alike hold alike (expected_bytes): when one
-    outgrew its worker, its kind should wait for a run with fewer, larger workers."""
+    together), but after them the rule sets alike (LENGTH_FIELDS, which hold alike) to one whose
+    last run was killed on it (``killed``: killed_marks), and the killed ones last."""
     kinds = {_length_key(engine.Rules.from_name(name)) for name in killed}
     return sorted(todo, key=lambda rules: (rules.name in killed, _length_key(rules) in kinds, -positions_of(rules)))
 
@@ -302,9 +299,8 @@ def _compute(
 ) -> None:
     """Run the tasks on ``workers`` (how many, the memory of each), writing each one's row as it
     comes back (``known``: the costs of the rows already there, for the bar's estimate, and the
-    killed_marks found as the run began). Each
-    task in flight has its STARTED mark, removed when its row is written or the run ends, but
-    kept when a worker is killed, or the run itself: the next run learns what did not fit."""
+    killed_marks found as the run began). Each task in flight has its STARTED mark, removed when
+    its row is written or the run ends, but kept when a worker is killed, or the run itself."""
     if not todo:
         return
     (jobs, room), (kept, killed_before) = workers, known
@@ -319,11 +315,7 @@ def _compute(
     started: list[str] = []
     killed = False
     try:
-        # On dask every worker of the cluster takes tasks (-1); --jobs sized the local cluster, if any.
-        # A task at a time to each worker as it frees (pre_dispatch, batch_size): a STARTED mark
-        # is written as joblib takes its task, so only the tasks in flight have one when a worker
-        # is killed (joblib's default takes twice the workers ahead, whose marks would count kills
-        # of rule sets never started).
+        # On dask every worker of the cluster takes tasks (-1); one task a worker: see _dispatched.
         results = Parallel(n_jobs=jobs if loky else -1, return_as="generator_unordered", pre_dispatch="n_jobs", batch_size=1)(
             _dispatched(directory, todo, (room, killed_before), started, loky)
         )
@@ -347,7 +339,8 @@ def _dispatched(
     directory: Path, todo: list[engine.Rules], marks: tuple[int, dict[str, tuple[int, int]]], started: list[str], loky: bool
 ) -> Iterator[Any]:
     """The tasks, each one's STARTED mark written (the memory a worker has, and the kills its
-    killed_marks entry counts) as joblib takes it: as a worker is free to start it."""
+    killed_marks entry counts) as joblib takes it, when a worker is free to start it (joblib's
+    default takes twice the workers' tasks ahead, whose marks would count kills of rule sets never started)."""
     room, killed = marks
     for rules in todo:
         mark = {"worker_bytes": room, "runs_killed_before": killed.get(rules.name, (0, 0))[0]}
@@ -411,8 +404,7 @@ def expected_bytes(rules: engine.Rules, kept: dict[str, Cost]) -> int:
 
 
 def _alike(rules: engine.Rules, kept: dict[str, Cost]) -> list[Cost]:
-    key = _length_key(rules)
-    return [cost for name, cost in kept.items() if _length_key(engine.Rules.from_name(name)) == key]
+    return [cost for name, cost in kept.items() if _length_key(engine.Rules.from_name(name)) == _length_key(rules)]
 
 
 def kept_costs(directory: Path) -> dict[str, Cost]:
