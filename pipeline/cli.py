@@ -239,7 +239,11 @@ def _add_atlas_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
     run.add_argument("--out", help="the atlas's folder (default data/<atlas name>)")
     run.add_argument("--part", help="only the rule sets of this [parts.NAME] of the config")
     run.add_argument(
-        "--jobs", type=int, default=2, help="worker processes (default 2; the estimate printed first says their memory)"
+        "--jobs",
+        type=int,
+        default=2,
+        help="worker processes (default 2; rule sets one of them cannot hold run after the others with fewer; "
+        "the estimate printed first says their memory)",
     )
     _add_backend_options(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -19,7 +19,6 @@ engine.rules.MAX_PLY_CAP alone, having no rule set at hand).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,8 +31,10 @@ from engine.registry import engine_strategy
 from engine.search import MCTS_PLAYOUT_BYTES, AlphaBetaStrategy, MctsStrategy, PerfectStrategy
 from engine.solver import solution_path, solutions_folder
 from engine.tables import cache_path, table_rules, tables_folder
+from pipeline.atlas import plan as atlas_plan
 from pipeline.atlas.analyse import BASE_BYTES, estimated_bytes, positions_of
-from pipeline.atlas.run import ROWS, Atlas, expected_bytes, expected_seconds, kept_costs, killed_marks, refusals
+from pipeline.atlas.rows import STARTED, kept_costs, killed_marks, row_path
+from pipeline.atlas.run import Atlas, worker_rooms
 from pipeline.exact.cache import (
     exact_folder,
     exact_jobs,
@@ -232,17 +233,21 @@ def ladder(planned: Ladder, *, jobs: int) -> Estimate:
 
 
 def atlas(planned: Atlas, directory: Path, *, part: str | None, jobs: int, remote: bool) -> Estimate:
-    """``modiar atlas run``: the rule sets whose rows are not in ``directory``, shared by ``jobs``
-    workers; those a worker cannot hold are refused by the atlas itself, and cost nothing."""
-    missing = [rules for rules in planned.rule_sets(part) if not (directory / ROWS / f"{rules.name}.parquet").exists()]
-    room = math.inf if remote else memory_bytes() // jobs
+    """``modiar atlas run``: the rule sets whose rows are not in ``directory``, as the run plans
+    them (pipeline.atlas.plan: ``jobs`` workers, fewer for those that need more memory); those
+    no worker holds are refused by the atlas itself, and cost nothing."""
+    missing = [rules for rules in planned.rule_sets(part) if not row_path(directory, rules.name).exists()]
+    rooms = {jobs: 2**62} if remote else worker_rooms("loky", jobs)
     kept = kept_costs(directory)  # what the rows already there took: the rule sets alike cost as much
-    refused = refusals(directory, missing, int(min(room, 2**62)), kept, killed_marks(directory, missing))
-    todo = [rules for rules in missing if rules.name not in refused]
-    seconds = sum(expected_seconds(rules, kept) for rules in todo) / jobs
-    held = min(jobs, len(todo)) * max((expected_bytes(rules, kept) for rules in todo), default=0)
-    more = f" ({len(refused)} refused for memory)" if refused else ""
-    work = f"atlas {planned.name}: {_count(len(todo), 'rule set')} to analyse{more}"
+    run = atlas_plan.plan(missing, rooms, kept, killed_marks(directory, missing), lambda name: row_path(directory, name, STARTED))
+    seconds, held = 0.0, 0
+    for phase in run.phases:  # each phase's workers share its time, and each holds its largest rule set
+        seconds += sum(atlas_plan.expected_seconds(rules, kept) for rules in phase.rule_sets) / phase.workers
+        largest = max(atlas_plan.expected_bytes(rules, kept) for rules in phase.rule_sets)
+        held = max(held, min(phase.workers, len(phase.rule_sets)) * largest)
+    todo = sum(len(phase.rule_sets) for phase in run.phases)
+    more = f" ({len(run.refused)} refused for memory)" if run.refused else ""
+    work = f"atlas {planned.name}: {_count(todo, 'rule set')} to analyse{more}"
     return Estimate(work, seconds, held, "use fewer --jobs", remote)
 
 

@@ -34,7 +34,9 @@ from polling import wait_until
 import engine
 from engine.tables import load_tables
 from pipeline.atlas import run as atlas_module
-from pipeline.atlas.analyse import SELF_PLAY_SPECS
+from pipeline.atlas.analyse import SELF_PLAY_SPECS, estimated_bytes, positions_of
+from pipeline.atlas.plan import KILLS_REFUSED, SECONDS_PER_POSITION, expected_seconds, run_order
+from pipeline.atlas.rows import Cost, kept_costs
 from pipeline.atlas.run import Atlas, load_atlas, parse_atlas, read_atlas_manifest, run_atlas
 from pipeline.cli import main
 from pipeline.config import ConfigError
@@ -229,8 +231,31 @@ def test_a_rule_set_too_large_for_a_worker_is_refused_up_front(
     manifest = read_atlas_manifest(tmp_path / "big")
     assert manifest["done"] == 1 and list(manifest["refused"]) == ["modiar-stones10"]
     message = manifest["refused"]["modiar-stones10"]
-    assert "90,858,768 positions" in message and "a worker has 8.0 GB" in message
+    assert "90,858,768 positions" in message and "a worker has at most 16.0 GB here" in message
     assert message in caplog.text
+
+
+def test_the_rule_sets_a_worker_of_two_cannot_hold_run_after_the_others_with_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """2026-12-04: `modiar atlas run --jobs 2` refused 19 rule sets that one worker holds, so the
+    grid needed a second run, with --jobs 1, by hand. Here two workers hold the 2-stone rule sets
+    only (pipeline.atlas.analyse.estimated_bytes), and one alone the 3-stone ones."""
+    atlas = parse_atlas({"name": "fewer", "grid": {"stones_per_pit": [2, 3], "feeding": [True, False]}})
+    sizes = [estimated_bytes(engine.Rules(stones_per_pit=stones)) for stones in (2, 3)]
+    monkeypatch.setattr(atlas_module, "memory_bytes", lambda: sum(sizes))
+    compute, calls = atlas_module._compute, []
+
+    def watched(directory: Path, todo: list[engine.Rules], workers: tuple[Any, ...], *arguments: Any, **options: Any) -> None:
+        calls.append((workers[0], [rules.stones_per_pit for rules in todo]))
+        compute(directory, todo, workers, *arguments, **options)
+
+    monkeypatch.setattr(atlas_module, "_compute", watched)
+    run_atlas(atlas, tmp_path / "fewer", jobs=2, progress=False)
+    manifest = read_atlas_manifest(tmp_path / "fewer")
+    assert manifest["done"] == 4 and manifest["refused"] == {}
+    assert calls == [(2, [2, 2]), (1, [3]), (1, [3])]  # planned again after each, with its row's cost
+    assert "2 rule sets need more than the" in caplog.text and "1 at a time" in caplog.text
 
 
 # A run whose one job (in the main process) is killed by the system while analysing the
@@ -261,7 +286,7 @@ def test_a_rule_set_whose_run_was_killed_is_refused_where_a_worker_has_no_more_m
     names = [rules.name for rules in atlas.rule_sets()]
     out = tmp_path / "killed"
     started = out / "rows" / f"{names[1]}.started"
-    for kill in range(atlas_module.KILLS_REFUSED):  # once may be the user's kill -9: the next run tries again
+    for kill in range(KILLS_REFUSED):  # once may be the user's kill -9: the next run tries again
         done = subprocess.run([sys.executable, "-c", KILLED_RUN, str(folder / "atlas.toml"), str(out), names[1]], check=False)
         assert done.returncode == -signal.SIGKILL
         assert started.exists() and (out / "rows" / f"{names[0]}.json").exists()
@@ -313,7 +338,7 @@ def test_a_killed_worker_leaves_marks_on_the_tasks_in_flight_only(small: tuple[A
     """2026-12-04: a worker of `--jobs 2` was killed for memory, and four rule sets kept a STARTED
     mark, two of them never started (joblib had taken them ahead): each then counted a kill."""
     atlas, folder = small
-    first = atlas_module.run_order(atlas.rule_sets(), {})[0].name
+    first = run_order(atlas.rule_sets(), {})[0].name
     out = tmp_path / "killed"
     done = subprocess.run(
         [sys.executable, "-c", KILLED_WORKER, str(folder / "atlas.toml"), str(out), first],
@@ -324,31 +349,6 @@ def test_a_killed_worker_leaves_marks_on_the_tasks_in_flight_only(small: tuple[A
     assert "killed by the system" in done.stderr and done.returncode == 1
     marks = sorted(path.stem for path in (out / "rows").glob("*.started"))
     assert first in marks and len(marks) <= 2, marks
-
-
-def test_a_run_takes_the_kind_of_a_killed_rule_set_after_the_others() -> None:
-    """2026-12-04: modiar-originoff-rowsown-slamallowed outgrew a worker of `--jobs 2` (12.6 GB)
-    as its kind, sowing past the origin with captures in the own row, had outgrown one of 25 GB:
-    rule sets alike in the fields that set a game's length wait for the others, the killed last."""
-    names = [
-        "modiar-originoff-rowsown",
-        "modiar-feedingoff",
-        "modiar-originoff-rowsown-slamallowed",
-        "modiar-min1",
-        "modiar-stones3",
-    ]
-    killed = {"modiar-originoff-rowsown": (1, 25 << 30)}
-    order = [rules.name for rules in atlas_module.run_order([engine.Rules.from_name(name) for name in names], killed)]
-    assert order == [
-        "modiar-feedingoff",
-        "modiar-min1",
-        "modiar-stones3",
-        "modiar-originoff-rowsown-slamallowed",
-        "modiar-originoff-rowsown",
-    ]
-    assert [rules.name for rules in atlas_module.run_order([engine.Rules.from_name(name) for name in names], {})][
-        -1
-    ] == "modiar-stones3"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -579,40 +579,21 @@ def test_a_rule_sets_estimate_is_what_the_kept_rows_alike_in_game_length_took(sm
     sets whose games run to the cap took 5 to 8 times that. Now a kept row's record says what a
     rule set like it costs: the same stones, sowing, capture rows and singletons."""
     atlas, folder = small
-    kept = atlas_module.kept_costs(folder / "reference")
+    kept = kept_costs(folder / "reference")
     assert sorted(kept) == sorted(rules.name for rules in atlas.rule_sets())
-    assert all(cost.seconds > 0 and cost.peak_bytes for cost in kept.values())
+    assert all(cost.seconds > 0 and cost.peak_bytes and cost.unshared for cost in kept.values())
     seconds = {"modiar-min1": 1400.0, "modiar-min1-feedingoff": 1000.0, "modiar-min1-slamallowed": 900.0, "modiar": 300.0}
-    recorded = {name: atlas_module.Cost(value) for name, value in seconds.items()}
-    assert atlas_module.expected_seconds(engine.Rules(min_stones_to_play=1, grand_slam="no_capture"), recorded) == 1000.0
-    assert atlas_module.expected_seconds(engine.Rules(feeding=False), recorded) == 300.0
+    recorded = {name: Cost(value) for name, value in seconds.items()}
+    assert expected_seconds(engine.Rules(min_stones_to_play=1, grand_slam="no_capture"), recorded) == 1000.0
+    assert expected_seconds(engine.Rules(feeding=False), recorded) == 300.0
     unlike = engine.Rules(capture_rows="own")  # nothing like it kept: the cost a position
-    expected = atlas_module.SECONDS_PER_POSITION * atlas_module.positions_of(unlike)
-    assert atlas_module.expected_seconds(unlike, recorded) == pytest.approx(expected)
+    expected = SECONDS_PER_POSITION * positions_of(unlike)
+    assert expected_seconds(unlike, recorded) == pytest.approx(expected)
     copy = tmp_path / "copy"
     shutil.copytree(folder / "reference", copy)
     damaged = next(iter(sorted(kept)))
     (copy / "rows" / f"{damaged}.json").write_text("{}")  # not a sealed record: passed over
-    assert sorted(atlas_module.kept_costs(copy)) == sorted(set(kept) - {damaged})
-
-
-def test_a_rule_sets_expected_memory_is_the_most_a_kept_row_alike_held() -> None:
-    """modiar-originoff-rowsown passed 13 GB where the size of its index said 4.4, and the run
-    was killed by the system: the kept rows of its kind now say what it needs, so that it is
-    refused up front where a worker has less."""
-    rules = engine.Rules(sow_origin=False, capture_rows="own")
-    size_only = atlas_module.estimated_bytes(rules)
-    assert atlas_module.expected_bytes(rules, {}) == size_only
-    peak = 13 * 2**30
-    kept = {
-        "modiar-originoff-rowsown-feedingoff": atlas_module.Cost(900.0, peak),
-        "modiar-originoff-rowsown-slamallowed": atlas_module.Cost(900.0, peak // 2),
-        "modiar-originoff": atlas_module.Cost(300.0, 2 * peak),  # not alike: another capture rule
-        "modiar-originoff-rowsown-forfeitoff": atlas_module.Cost(900.0, None),  # a record without it
-    }
-    assert atlas_module.expected_bytes(rules, kept) == round(atlas_module.PEAK_MARGIN * peak)
-    small = {"modiar-originoff-rowsown-feedingoff": atlas_module.Cost(900.0, 2**20)}
-    assert atlas_module.expected_bytes(rules, small) == size_only  # never below the size's estimate
+    assert sorted(kept_costs(copy)) == sorted(set(kept) - {damaged})
 
 
 def test_a_worker_killed_for_memory_ends_the_run_in_one_line_keeping_what_came_before() -> None:

@@ -34,6 +34,7 @@ from engine.solver import solution_path, solve
 from engine.tables import build_tables, cache_path, load_tables
 from pipeline.atlas import run as atlas_module
 from pipeline.atlas.report import build_atlas_report
+from pipeline.atlas.rows import read_row
 from pipeline.atlas.run import load_atlas, run_atlas
 from pipeline.cli import main
 from pipeline.exact.cache import cached_exact_outcome, exact_path, read_cached
@@ -157,7 +158,7 @@ def test_no_single_bit_flip_of_an_atlas_row_or_its_record_changes_a_value_silent
             flipped = bytearray(data)
             flipped[bit // 8] ^= 1 << (bit % 8)
             path.write_bytes(bytes(flipped))
-            found = atlas_module._read_row(out, rules)
+            found = read_row(out, rules)
             assert found is None or found.table.equals(reference), f"bit {bit} of {path.name} changed the row silently"
         path.write_bytes(data)
 

@@ -1,0 +1,136 @@
+"""Which worker takes which rule set of an atlas run: what each should cost, how many workers
+can share the machine for it, in what order, and which no worker here can take.
+
+What a rule set costs is learnt from the rows already kept (pipeline.atlas.rows.kept_costs):
+rule sets alike in the fields that set how long games run (LENGTH_FIELDS) cost alike, from
+minutes to twenty and from 2 to 9 GB at 7 stones a pit. A run with ``--jobs N`` analyses, with
+N workers, the rule sets a worker holding 1/N of the machine can take, then the rest with as
+many workers as their memory allows (one batch at a time, planned again after each, since the
+rows just measured may let the rest share the machine), and refuses, in one line each, those
+that even a worker alone would not hold.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import engine
+from pipeline.atlas.analyse import estimated_bytes, positions_of
+from pipeline.atlas.rows import Cost
+
+KILLS_REFUSED = 2  # runs killed in a row on a rule set after which a worker with no more memory refuses it
+# Seconds a task takes per position of its index, for the estimates only, when no rule set
+# like it has been analysed yet (measured: ~170 s for a 7-stone rule set of 12.3 million
+# positions on this project's machine, with captures settling games early; expected_seconds).
+SECONDS_PER_POSITION = 1.4e-5
+# The fields whose values decide how long games run, and so what a rule set costs: singletons,
+# captures in one row only and sowing past the origin make games that cycle to the cap, which
+# the exact outcomes follow ply by ply (3 to 8 times RULES.md's cost at 7 stones a pit).
+LENGTH_FIELDS = ("stones_per_pit", "sow_origin", "capture_rows", "min_stones_to_play")
+# The margin above the most memory a kept rule set alike held, for one not yet analysed
+# (expected_bytes): measured peaks of the same kind differ by up to 10 % (3.1 to 3.3 GB, 6.5 to 6.9).
+PEAK_MARGIN = 1.15
+
+
+@dataclass(frozen=True)
+class Phase:
+    """Rule sets analysed by ``workers`` workers at once, each holding ``room`` bytes, in order."""
+
+    workers: int
+    room: int
+    rule_sets: tuple[engine.Rules, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The phases of a run, the most workers first, and the rule sets refused (name -> one-line reason)."""
+
+    phases: tuple[Phase, ...]
+    refused: dict[str, str]
+
+
+def plan(
+    missing: list[engine.Rules],
+    rooms: dict[int, int],
+    kept: dict[str, Cost],
+    killed: dict[str, tuple[int, int]],
+    mark: Callable[[str], Path],
+) -> Plan:
+    """How a run analyses ``missing``: each rule set with the most workers (``rooms``: workers ->
+    the memory each has; loky's 1 to --jobs sharing the machine, a dask cluster's only its own)
+    of which a worker holds its expected_bytes and has more room than the last run that was
+    killed on it KILLS_REFUSED times in a row (``killed``: rows.killed_marks; ``mark``: a rule
+    set's STARTED mark, named in the refusal). The others are refused."""
+    phases: dict[int, list[engine.Rules]] = {workers: [] for workers in sorted(rooms, reverse=True)}
+    refused = {}
+    for rules in missing:
+        fitting = [workers for workers in phases if _fits(rules, rooms[workers], kept, killed.get(rules.name))]
+        if fitting:
+            phases[fitting[0]].append(rules)
+        else:
+            refused[rules.name] = _refusal(rules, max(rooms.values()), kept, killed.get(rules.name), mark(rules.name))
+    return Plan(
+        tuple(Phase(workers, rooms[workers], tuple(run_order(todo, killed))) for workers, todo in phases.items() if todo),
+        refused,
+    )
+
+
+def run_order(todo: list[engine.Rules], killed: dict[str, tuple[int, int]]) -> list[engine.Rules]:
+    """The order a run takes ``todo`` in: the largest first (the longest, so the workers end
+    together), but after them the rule sets alike (LENGTH_FIELDS, which hold alike) to one whose
+    last run was killed on it (``killed``: killed_marks), and the killed ones last."""
+    kinds = {_length_key(engine.Rules.from_name(name)) for name in killed}
+    return sorted(todo, key=lambda rules: (rules.name in killed, _length_key(rules) in kinds, -positions_of(rules)))
+
+
+def expected_seconds(rules: engine.Rules, kept: dict[str, Cost]) -> float:
+    """What analysing ``rules`` should take: the median of the seconds ``kept`` (rule set name ->
+    Cost, kept_costs) records for the rule sets alike in every LENGTH_FIELDS field, else
+    SECONDS_PER_POSITION a position."""
+    alike = [cost.seconds for cost in _alike(rules, kept)]
+    if alike:
+        return statistics.median(alike)
+    return max(1.0, SECONDS_PER_POSITION * positions_of(rules))
+
+
+def expected_bytes(rules: engine.Rules, kept: dict[str, Cost]) -> int:
+    """The memory analysing ``rules`` should need: pipeline.atlas.analyse.estimated_bytes (a
+    size a position), or PEAK_MARGIN times the most that a kept rule set alike in every
+    LENGTH_FIELDS field held, if more (games that cycle hold more: 13 GB where the size said 4.4).
+    Peaks of the memory the system cannot take back (Cost.unshared) are taken where one alike
+    has them: older records' resident peaks count the solver's log, which it can."""
+    measured = [cost for cost in _alike(rules, kept) if cost.peak_bytes]
+    peaks = [cost.peak_bytes for cost in measured if cost.unshared] or [cost.peak_bytes for cost in measured]
+    return max([estimated_bytes(rules), *(round(PEAK_MARGIN * peak) for peak in peaks if peak)])
+
+
+def _fits(rules: engine.Rules, room: int, kept: dict[str, Cost], killed: tuple[int, int] | None) -> bool:
+    if killed is not None and killed[0] >= KILLS_REFUSED and room <= killed[1]:
+        return False
+    return expected_bytes(rules, kept) <= room
+
+
+def _refusal(rules: engine.Rules, room: int, kept: dict[str, Cost], killed: tuple[int, int] | None, mark: Path) -> str:
+    here = f"a worker has at most {room / 2**30:.1f} GB here"
+    if killed is not None and killed[0] >= KILLS_REFUSED and room <= killed[1]:
+        return (
+            f"refused {rules.name}: its analysis was killed before it ended in the last {killed[0]} runs (most likely "
+            f"for lack of memory), the last with {killed[1] / 2**30:.1f} GB a worker, and {here}; "
+            f"run it on a larger machine, or delete {mark} to try again"
+        )
+    return (
+        f"refused {rules.name}: its analysis needs about {expected_bytes(rules, kept) / 2**30:.1f} GB "
+        f"({positions_of(rules):,} positions) and {here}; run it on a larger machine"
+    )
+
+
+def _alike(rules: engine.Rules, kept: dict[str, Cost]) -> list[Cost]:
+    return [cost for name, cost in kept.items() if _length_key(engine.Rules.from_name(name)) == _length_key(rules)]
+
+
+def _length_key(rules: engine.Rules) -> tuple[Any, ...]:
+    return tuple(getattr(rules, name) for name in LENGTH_FIELDS)

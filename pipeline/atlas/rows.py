@@ -1,0 +1,164 @@
+"""An atlas folder's rows: one rule set's row and record, its STARTED mark, and what each cost.
+
+    rows/<rule set>.parquet   its row (pipeline.atlas.analyse.schema)
+    rows/<rule set>.json      the row file's SHA-256, and the task's seconds per part, peak
+                              memory, what that peak counts (PEAK_MEASURE) and host; sealed as
+                              that rule set's row (engine.integrity), written last
+    rows/<rule set>.started   while its task is in flight: the memory a worker has, and how
+                              many runs were killed on it before; removed with the row, or as
+                              the run ends, but left by a run the system killed
+
+A row counts as done only once its record is there and matches it, so a row whose record is
+missing, fails its seal or does not match its file is computed again, with a warning.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import engine
+from engine.cache import write_atomic
+from engine.integrity import DamagedFileError, read_json, write_json
+from pipeline.atlas.analyse import Analysis, schema
+from pipeline.records import file_sha256, parquet_bytes, sha256
+
+log = logging.getLogger(__name__)
+ROWS = "rows"
+STARTED = ".started"  # rows/<rule set>.started: its task is in flight, or was when its run was killed
+# What an analysis's peak counts (pipeline.atlas.analyse._peak_memory): resident memory less the
+# pages shared with files, which the system writes out rather than kill the process for. Records
+# written before 2026-12-04 say nothing: their peak is all resident memory, the solver's log
+# (file-backed since) with it, up to 21 GB where such a rule set now holds about 9.
+PEAK_MEASURE = "unshared"
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What analysing a rule set took, as its row's record says: seconds and, if measured, the
+    most memory the process held, and whether that counts the unshared memory only (PEAK_MEASURE)
+    or all resident memory (an older record's, which overstates it)."""
+
+    seconds: float
+    peak_bytes: int | None = None
+    unshared: bool = False
+
+
+@dataclass(frozen=True)
+class Row:
+    """A finished task's row, and the costs its record keeps."""
+
+    table: pa.Table
+    costs: dict[str, Any] | None
+
+
+def row_path(directory: Path, name: str, suffix: str = ".parquet") -> Path:
+    return directory / ROWS / f"{name}{suffix}"
+
+
+def write_row(directory: Path, analysis: Analysis) -> None:
+    """The row, then its record (the row file's SHA-256 and the task's costs): a row counts as
+    done only once its record is there."""
+    data = parquet_bytes(pa.Table.from_pylist([analysis.row], schema=schema()))
+    path = row_path(directory, analysis.rules)
+    write_atomic(path, data)
+    costs = {"seconds": analysis.seconds, "peak_bytes": analysis.peak_bytes, "peak_measure": PEAK_MEASURE}
+    record = {
+        "row": {"file": path.name, "bytes": len(data), "sha256": sha256(data)},
+        "costs": costs | {"host": socket.gethostname()},
+    }
+    write_json(row_path(directory, analysis.rules, ".json"), record, _row_identity(analysis.rules), indent=1)
+
+
+def read_row(directory: Path, rules: engine.Rules) -> Row | None:
+    """A finished task's row and costs, or None when there is none or it is damaged (then it is
+    computed again, with a warning)."""
+    path = row_path(directory, rules.name)
+    try:
+        record = read_json(row_path(directory, rules.name, ".json"), _row_identity(rules.name))
+    except DamagedFileError as error:
+        log.warning("%s; analysing %s again", error, rules.name)
+        return None
+    if record is None:
+        return None
+    entry = record.get("row")
+    if not isinstance(entry, dict) or entry.get("file") != path.name or file_sha256(path) != entry.get("sha256"):
+        log.warning("the row %s is missing or does not match its record; analysing %s again", path, rules.name)
+        return None
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as error:
+        log.warning("the row %s is unreadable (%s); analysing %s again", path, error, rules.name)
+        return None
+    if table.schema != schema() or table.num_rows != 1 or table.column("rules")[0].as_py() != rules.name:
+        log.warning("the row %s is not this version's row of %s; analysing it again", path, rules.name)
+        return None
+    costs = record.get("costs")
+    return Row(table, costs if isinstance(costs, dict) else None)
+
+
+def kept_costs(directory: Path) -> dict[str, Cost]:
+    """What each row kept in ``directory`` cost, from its record (a record that is damaged, of
+    another engine or without costs is passed over: its rule set is computed again)."""
+    kept: dict[str, Cost] = {}
+    for path in sorted((directory / ROWS).glob("*.json")):
+        try:
+            rules = engine.Rules.from_name(path.stem)
+            record = read_json(path, _row_identity(rules.name))
+        except (ValueError, TypeError, DamagedFileError):
+            continue
+        costs = record.get("costs") if isinstance(record, dict) else None
+        if isinstance(costs, dict) and (cost := _cost(costs)) is not None:
+            kept[rules.name] = cost
+    return kept
+
+
+def write_started(directory: Path, name: str, room: int, killed_before: int) -> None:
+    """The STARTED mark of a task a worker with ``room`` bytes takes, ``killed_before`` runs in a
+    row having been killed on it."""
+    mark = {"worker_bytes": room, "runs_killed_before": killed_before}
+    write_atomic(row_path(directory, name, STARTED), json.dumps(mark).encode())
+
+
+def killed_marks(directory: Path, rule_sets: list[engine.Rules]) -> dict[str, tuple[int, int]]:
+    """The rule sets with a STARTED mark left by a killed run: runs killed in a row, a worker's memory in the last."""
+    found = {rules.name: _killed(directory, rules.name) for rules in rule_sets}
+    return {name: killed for name, killed in found.items() if killed is not None}
+
+
+def _killed(directory: Path, name: str) -> tuple[int, int] | None:
+    """How many runs in a row were killed analysing ``name`` and the memory a worker had in the
+    last, from its STARTED mark (a mark left when no run holds the folder); None without one,
+    or with one that cannot be read: the rule set is then tried again."""
+    try:
+        found = json.loads(row_path(directory, name, STARTED).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(found, dict):
+        return None
+    room, before = found.get("worker_bytes"), found.get("runs_killed_before")
+    if not isinstance(room, int) or not isinstance(before, int) or isinstance(room, bool) or isinstance(before, bool):
+        return None
+    return (before + 1, room) if room > 0 and before >= 0 else None
+
+
+def _cost(costs: dict[str, Any]) -> Cost | None:
+    seconds = costs.get("seconds")
+    total = seconds.get("total") if isinstance(seconds, dict) else None
+    if not isinstance(total, int | float) or total <= 0:
+        return None
+    peak = costs.get("peak_bytes")
+    peak = peak if isinstance(peak, int) and not isinstance(peak, bool) and peak > 0 else None
+    return Cost(float(total), peak, costs.get("peak_measure") == PEAK_MEASURE)
+
+
+def _row_identity(name: str) -> dict[str, str]:
+    """What a row's record says it is (engine.integrity)."""
+    return {"kind": "atlas row", "rules": name, "engine": engine.ENGINE_VERSION}
