@@ -60,8 +60,10 @@ class NearCap:
         empty = np.empty(0, dtype=np.int64)
         self.at, self.classes = empty, empty  # the positions followed, and their classes
         # Per position and pit: the child, the capture, the child's slice of the log [first, ...),
-        # its cursor there (first - 1: before its first change) and its value without a change.
+        # its cursor there (first - 1: before its first change), the ply of the change the cursor
+        # stands at (-1 before the first) and the child's value without a change.
         self.child = self.captured = self.first = self.cursor = self.base = np.empty((0, ROW), dtype=np.int64)
+        self.held = np.empty((0, ROW), dtype=np.int32)
 
     def __call__(self, at: np.ndarray, plies_left: int) -> np.ndarray:
         if self.asked is not None:
@@ -89,14 +91,16 @@ class NearCap:
             self._grow(at, j)
         if not len(self.at):
             return self.classes
-        # Step each cursor back past the changes above j: at most a few per call.
+        # Step each cursor back past the changes above j: at most a few per call, and only the
+        # cursors at a change above j move (``held``: the ply of the change each stands at).
+        cursor, first, held = self.cursor.reshape(-1), self.first.reshape(-1), self.held.reshape(-1)
+        moving = np.flatnonzero(held > j)
         changed = np.zeros(len(self.at), dtype=bool)
-        while True:
-            back = (self.cursor >= self.first) & (plies[np.maximum(self.cursor, 0)] > j)
-            if not back.any():
-                break
-            self.cursor[back] -= 1
-            changed |= back.any(axis=1)
+        changed[moving // ROW] = True
+        while len(moving):
+            cursor[moving] -= 1
+            held[moving] = _ply_at(plies, cursor[moving], first[moving])
+            moving = moving[held[moving] > j]
         self.j = j
         rows = np.flatnonzero(changed)
         if len(rows):
@@ -123,9 +127,10 @@ class NearCap:
             low = np.where(right, middle + 1, low)
             high = np.where(searching & ~right, middle, high)
         cursor = low - 1
+        held = _ply_at(plies, cursor, first)
         base = solved._row_differences[safe].astype(np.int64)
         if self.j < 0:
-            self.at, self.child, self.first, self.cursor, self.base = new, child, first, cursor, base
+            self.at, self.child, self.first, self.cursor, self.held, self.base = new, child, first, cursor, held, base
             self.captured = tables.captured[new].astype(np.int64)
             self.classes = np.empty(0, dtype=np.int64)
             self.classes = self._classes(np.arange(len(new)), solved.change_plies, solved.change_values)
@@ -135,6 +140,7 @@ class NearCap:
             self.child = np.concatenate([self.child, child])
             self.first = np.concatenate([self.first, first])
             self.cursor = np.concatenate([self.cursor, cursor])
+            self.held = np.concatenate([self.held, held])
             self.base = np.concatenate([self.base, base])
             self.captured = np.concatenate([self.captured, tables.captured[new].astype(np.int64)])
             self.classes = np.concatenate([self.classes, np.zeros(len(new), dtype=np.int64)])
@@ -148,6 +154,11 @@ class NearCap:
         value = np.where(cursor >= first, values[np.maximum(cursor, 0)].astype(np.int64), self.base[rows])
         child = self.child[rows]
         return classes_from(self.table, child >= 0, self.captured[rows] - value)
+
+
+def _ply_at(plies: np.ndarray, cursor: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """The ply of the log's change at each cursor (int32), -1 for a cursor before its slice's first."""
+    return np.where(cursor >= first, plies[np.maximum(cursor, 0)].astype(np.int32), np.int32(-1))
 
 
 class RisingNearCap:
