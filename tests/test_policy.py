@@ -717,3 +717,19 @@ def test_a_strategy_without_values_has_no_policy_table_rather_than_perfects():
 
     with pytest.raises(NotATableStrategyError, match="'leftmost' has no values for a policy table"):
         policy_table(Leftmost(), Rules(stones_per_pit=2), cache=None)
+
+
+@pytest.mark.parametrize("count", [0, 1, 3000, 50_000])
+def test_a_policy_tables_keys_are_found_by_their_hashed_slots_as_a_binary_search_finds_them(count: int) -> None:
+    """engine.policy._KeySlots finds a key's place among the keys met so far by a hashed slot, and
+    the keys whose slot another took by a binary search: with thousands of keys some share one."""
+    from engine.policy import _KeySlots
+
+    rng = np.random.default_rng(count)
+    known = np.unique(rng.integers(0, 1 << 27, count)).astype(np.int64)
+    asked = np.concatenate([known, rng.integers(0, 1 << 27, 20_000), known[::-1]]).astype(np.int64)
+    slots = _KeySlots(known)
+    place = np.minimum(np.searchsorted(known, asked), max(len(known) - 1, 0))
+    expected = np.where(known[place] == asked, place, -1) if len(known) else np.full(len(asked), -1)
+    np.testing.assert_array_equal(slots.find(asked), expected)
+    assert slots.crowded or count < 3000  # the binary search was needed, and gave the same
