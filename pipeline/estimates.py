@@ -33,7 +33,7 @@ from engine.solver import solution_path, solutions_folder
 from engine.tables import cache_path, table_rules, tables_folder
 from pipeline.atlas import plan as atlas_plan
 from pipeline.atlas.analyse import BASE_BYTES, estimated_bytes, positions_of
-from pipeline.atlas.rows import STARTED, kept_costs, killed_marks, row_path
+from pipeline.atlas.rows import kept_costs, killed_marks, row_path
 from pipeline.atlas.run import Atlas, worker_rooms
 from pipeline.exact.cache import (
     exact_folder,
@@ -239,7 +239,7 @@ def atlas(planned: Atlas, directory: Path, *, part: str | None, jobs: int, remot
     missing = [rules for rules in planned.rule_sets(part) if not row_path(directory, rules.name).exists()]
     rooms = {jobs: 2**62} if remote else worker_rooms("loky", jobs)
     kept = kept_costs(directory)  # what the rows already there took: the rule sets alike cost as much
-    run = atlas_plan.plan(missing, rooms, kept, killed_marks(directory, missing), lambda name: row_path(directory, name, STARTED))
+    run = atlas_plan.plan(missing, rooms, kept, killed_marks(directory, missing), directory)
     seconds, held = 0.0, 0
     for phase in run.phases:  # each phase's workers share its time, and each holds its largest rule set
         seconds += sum(atlas_plan.expected_seconds(rules, kept) for rules in phase.rule_sets) / phase.workers

@@ -21,8 +21,11 @@ KEPT = {"modiar": Cost(450.0, round(3.7 * GB), unshared=True), LARGE: Cost(1657.
 MACHINE = {2: 25_276_071_936 // 2, 1: 25_276_071_936}  # --jobs 2
 
 
+FOLDER = Path("atlas")  # the atlas's folder, whose STARTED marks a refusal names
+
+
 def mark(name: str) -> Path:
-    return Path("rows") / f"{name}.started"
+    return FOLDER / "rows" / f"{name}.started"
 
 
 def rule_sets(*names: str) -> list[engine.Rules]:
@@ -86,7 +89,7 @@ def test_a_rule_set_too_large_for_a_worker_of_the_many_runs_after_the_others_wit
     """2026-12-04: `modiar atlas run --jobs 2` refused 19 rule sets that one worker holds, and
     the grid waited for a second run with --jobs 1 by hand; the run now takes them itself."""
     missing = rule_sets(LARGE + "-feedingoff", ORDINARY, "modiar-slamallowed")
-    planned = plan(missing, MACHINE, KEPT, {}, mark)
+    planned = plan(missing, MACHINE, KEPT, {}, FOLDER)
     assert [(phase.workers, phase.room, [rules.name for rules in phase.rule_sets]) for phase in planned.phases] == [
         (2, MACHINE[2], [ORDINARY, "modiar-slamallowed"]),
         (1, MACHINE[1], [LARGE + "-feedingoff"]),
@@ -96,7 +99,7 @@ def test_a_rule_set_too_large_for_a_worker_of_the_many_runs_after_the_others_wit
 
 def test_a_rule_set_no_worker_here_holds_is_refused_in_one_line() -> None:
     stones10 = engine.Rules.from_name("modiar-stones10")
-    planned = plan([stones10, *rule_sets(ORDINARY)], MACHINE, KEPT, {}, mark)
+    planned = plan([stones10, *rule_sets(ORDINARY)], MACHINE, KEPT, {}, FOLDER)
     assert [phase.workers for phase in planned.phases] == [2]
     message = planned.refused[stones10.name]
     assert "90,858,768 positions" in message and "a worker has at most 23.5 GB here" in message and "\n" not in message
@@ -108,20 +111,20 @@ def test_a_rule_set_killed_twice_goes_to_a_worker_with_more_room_than_the_last()
     KILLS_REFUSED in a row it needs a worker with more room than the last run's, or is refused,
     naming its STARTED mark (deleting it tries again)."""
     missing = rule_sets(ORDINARY, "modiar-slamallowed")
-    once = plan(missing, MACHINE, KEPT, {ORDINARY: (1, MACHINE[2])}, mark)
+    once = plan(missing, MACHINE, KEPT, {ORDINARY: (1, MACHINE[2])}, FOLDER)
     assert [rules.name for rules in once.phases[0].rule_sets] == ["modiar-slamallowed", ORDINARY]
-    twice = plan(missing, MACHINE, KEPT, {ORDINARY: (KILLS_REFUSED, MACHINE[2])}, mark)
+    twice = plan(missing, MACHINE, KEPT, {ORDINARY: (KILLS_REFUSED, MACHINE[2])}, FOLDER)
     assert [(phase.workers, [rules.name for rules in phase.rule_sets]) for phase in twice.phases] == [
         (2, ["modiar-slamallowed"]),
         (1, [ORDINARY]),
     ]
-    alone = plan(missing, MACHINE, KEPT, {ORDINARY: (KILLS_REFUSED, MACHINE[1])}, mark)
+    alone = plan(missing, MACHINE, KEPT, {ORDINARY: (KILLS_REFUSED, MACHINE[1])}, FOLDER)
     message = alone.refused[ORDINARY]
     assert "killed before it ended in the last 2 runs" in message and str(mark(ORDINARY)) in message
 
 
 def test_a_cluster_whose_workers_cannot_change_refuses_what_they_do_not_hold() -> None:
     """On dask a run cannot give a task more of a worker's memory: one phase, with the cluster's room."""
-    planned = plan(rule_sets(LARGE + "-feedingoff", ORDINARY), {4: MACHINE[2]}, KEPT, {}, mark)
+    planned = plan(rule_sets(LARGE + "-feedingoff", ORDINARY), {4: MACHINE[2]}, KEPT, {}, FOLDER)
     assert [(phase.workers, len(phase.rule_sets)) for phase in planned.phases] == [(4, 1)]
     assert list(planned.refused) == [LARGE + "-feedingoff"]

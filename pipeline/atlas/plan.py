@@ -13,14 +13,13 @@ that even a worker alone would not hold.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import engine
 from pipeline.atlas.analyse import estimated_bytes, positions_of
-from pipeline.atlas.rows import Cost
+from pipeline.atlas.rows import STARTED, Cost, row_path
 
 KILLS_REFUSED = 2  # runs killed in a row on a rule set after which a worker with no more memory refuses it
 # Seconds a task takes per position of its index, for the estimates only, when no rule set
@@ -58,13 +57,13 @@ def plan(
     rooms: dict[int, int],
     kept: dict[str, Cost],
     killed: dict[str, tuple[int, int]],
-    mark: Callable[[str], Path],
+    directory: Path,
 ) -> Plan:
     """How a run analyses ``missing``: each rule set with the most workers (``rooms``: workers ->
     the memory each has; loky's 1 to --jobs sharing the machine, a dask cluster's only its own)
     of which a worker holds its expected_bytes and has more room than the last run that was
-    killed on it KILLS_REFUSED times in a row (``killed``: rows.killed_marks; ``mark``: a rule
-    set's STARTED mark, named in the refusal). The others are refused."""
+    killed on it KILLS_REFUSED times in a row (``killed``: rows.killed_marks of the atlas's
+    ``directory``, whose STARTED mark a refusal names). The others are refused."""
     phases: dict[int, list[engine.Rules]] = {workers: [] for workers in sorted(rooms, reverse=True)}
     refused = {}
     for rules in missing:
@@ -72,7 +71,8 @@ def plan(
         if fitting:
             phases[fitting[0]].append(rules)
         else:
-            refused[rules.name] = _refusal(rules, max(rooms.values()), kept, killed.get(rules.name), mark(rules.name))
+            mark = row_path(directory, rules.name, STARTED)
+            refused[rules.name] = _refusal(rules, max(rooms.values()), kept, killed.get(rules.name), mark)
     return Plan(
         tuple(Phase(workers, rooms[workers], tuple(run_order(todo, killed))) for workers, todo in phases.items() if todo),
         refused,

@@ -287,9 +287,10 @@ def _run_plans(
     with the costs of the rows just written. ``refused`` is kept as the last plan's; each
     refusal is said once, as it is first planned."""
     killed = killed_marks(directory, missing)  # read once, before this run writes its own
-    planned = plan(missing, rooms, kept_costs(directory), killed, _mark(directory))
+    kept = kept_costs(directory)
+    planned = plan(missing, rooms, kept, killed, directory)
     _say_fewer_workers(planned, rooms)
-    bar, done = _bar(atlas, [rules for phase in planned.phases for rules in phase.rule_sets], kept_costs(directory), progress)
+    bar, done = _bar(atlas, [rules for phase in planned.phases for rules in phase.rule_sets], kept, progress)
     ticker = Ticker(bar)
     try:
         while True:
@@ -304,7 +305,7 @@ def _run_plans(
             batch = list(phase.rule_sets if phase.workers == max(rooms) else phase.rule_sets[: phase.workers])
             _compute(directory, batch, (phase.workers, phase.room, killed), done, loky=loky)
             missing = [rules for rules in missing if rules not in batch]
-            planned = plan(missing, rooms, kept_costs(directory), killed, _mark(directory))
+            planned = plan(missing, rooms, kept_costs(directory), killed, directory)
     finally:
         ticker.stop()
         bar.close()
@@ -420,11 +421,6 @@ def _task(rules: engine.Rules, loky: bool, cache: Path | None) -> Analysis:
     if loky:
         exit_with_parent()
     return analyse(rules, cache)
-
-
-def _mark(directory: Path) -> Callable[[str], Path]:
-    """A rule set's STARTED mark in ``directory``, by its name."""
-    return lambda name: row_path(directory, name, STARTED)
 
 
 # ---------------------------------------------------------------------------------------------
