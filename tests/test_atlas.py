@@ -351,6 +351,50 @@ def test_a_killed_worker_leaves_marks_on_the_tasks_in_flight_only(small: tuple[A
     assert first in marks and len(marks) <= 2, marks
 
 
+# Two workers: the first rule set's task ends at once, and joblib then takes two more tasks
+# (one a worker starts, one it keeps for later); the second's worker is killed a few seconds on.
+KILLED_AHEAD = """
+import os, signal, sys, time
+from pathlib import Path
+from pipeline.atlas import run as atlas_module
+from pipeline.atlas.run import load_atlas, run_atlas
+from pipeline.records import RecordError
+analyse = atlas_module._task
+first, dying = sys.argv[3], sys.argv[4]
+def task(rules, *arguments):
+    if rules.name == dying:
+        time.sleep(4)
+        os.kill(os.getpid(), signal.SIGKILL)
+    if rules.name != first:
+        time.sleep(8)
+    return analyse(rules, *arguments)
+atlas_module._task = task
+atlas_module.memory_bytes = lambda: 16 << 30
+try:
+    run_atlas(load_atlas(Path(sys.argv[1])), Path(sys.argv[2]), jobs=2, progress=False)
+except RecordError as error:
+    sys.exit(str(error))
+"""
+
+
+def test_a_rule_set_joblib_took_ahead_of_the_workers_gets_no_mark(small: tuple[Atlas, Path], tmp_path: Path) -> None:
+    """2026-12-04: with pre_dispatch n_jobs joblib still takes two tasks when one of two workers
+    is free, and keeps one for later: a run had three STARTED marks for two workers, and a kill
+    would have counted against a rule set never started. A loky worker now marks its own task."""
+    atlas, folder = small
+    names = [rules.name for rules in run_order(atlas.rule_sets(), {})]
+    out = tmp_path / "ahead"
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_AHEAD, str(folder / "atlas.toml"), str(out), names[0], names[1]],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert "killed by the system" in done.stderr and done.returncode == 1
+    assert (out / "rows" / f"{names[0]}.json").exists()
+    assert sorted(path.stem for path in (out / "rows").glob("*.started")) == sorted(names[1:3])
+
+
 # ---------------------------------------------------------------------------------------------
 # The figures, against independent computations
 

@@ -120,11 +120,29 @@ def kept_costs(directory: Path) -> dict[str, Cost]:
     return kept
 
 
-def write_started(directory: Path, name: str, room: int, killed_before: int) -> None:
-    """The STARTED mark of a task a worker with ``room`` bytes takes, ``killed_before`` runs in a
-    row having been killed on it."""
-    mark = {"worker_bytes": room, "runs_killed_before": killed_before}
-    write_atomic(row_path(directory, name, STARTED), json.dumps(mark).encode())
+@dataclass(frozen=True)
+class Started:
+    """A task's STARTED mark: the memory a worker has, how many runs in a row were killed on it
+    before, and the run that writes it (so that a run removes its own marks only, leaving those
+    of rule sets that a killed run left and this one did not start)."""
+
+    path: Path
+    worker_bytes: int
+    runs_killed_before: int
+    run: str
+
+    def write(self) -> None:
+        mark = {"worker_bytes": self.worker_bytes, "runs_killed_before": self.runs_killed_before, "run": self.run}
+        write_atomic(self.path, json.dumps(mark).encode())
+
+    def remove(self) -> None:
+        """Remove the mark if this run wrote it."""
+        try:
+            found = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return
+        if isinstance(found, dict) and found.get("run") == self.run:
+            self.path.unlink(missing_ok=True)
 
 
 def killed_marks(directory: Path, rule_sets: list[engine.Rules]) -> dict[str, tuple[int, int]]:

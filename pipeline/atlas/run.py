@@ -35,6 +35,9 @@ import itertools
 import json
 import logging
 import math
+import os
+import socket
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +54,7 @@ from engine.cache import write_atomic
 from engine.rules import RULE_FIELD, RuleField
 from pipeline.atlas.analyse import Analysis, analyse, schema
 from pipeline.atlas.plan import Plan, expected_seconds, plan
-from pipeline.atlas.rows import ROWS, STARTED, Cost, kept_costs, killed_marks, read_row, row_path, write_row, write_started
+from pipeline.atlas.rows import ROWS, STARTED, Cost, Started, kept_costs, killed_marks, read_row, row_path, write_row
 from pipeline.config import ConfigError, check_keys, load_config, parse_name, shown
 from pipeline.paths import DATA
 from pipeline.progress import Ticker
@@ -363,37 +366,41 @@ def _compute(
     flight has its STARTED mark, removed when its row is written or the run ends, but kept when
     a worker is killed, or the run itself."""
     jobs, room, killed_before = workers
-    started: list[str] = []
+    run = f"{socket.gethostname()}:{os.getpid()}:{time.time_ns()}"
+    marks = {
+        rules.name: Started(
+            row_path(directory, rules.name, STARTED).resolve(), room, killed_before.get(rules.name, (0, 0))[0], run
+        )
+        for rules in todo
+    }
     killed = False
     try:
         # On dask every worker of the cluster takes tasks (-1); one task a worker: see _dispatched.
         results = Parallel(n_jobs=jobs if loky else -1, return_as="generator_unordered", pre_dispatch="n_jobs", batch_size=1)(
-            _dispatched(directory, todo, (room, killed_before), started, loky)
+            _dispatched(todo, marks, loky)
         )
         for analysis in _surviving(results, jobs):
             write_row(directory, analysis)
-            row_path(directory, analysis.rules, STARTED).unlink(missing_ok=True)
+            marks[analysis.rules].path.unlink(missing_ok=True)
             done(analysis)
     except WorkerKilledError:
         killed = True
         raise
     finally:
         if not killed:
-            for name in started:
-                row_path(directory, name, STARTED).unlink(missing_ok=True)
+            for mark in marks.values():
+                mark.remove()
 
 
-def _dispatched(
-    directory: Path, todo: list[engine.Rules], marks: tuple[int, dict[str, tuple[int, int]]], started: list[str], loky: bool
-) -> Iterator[Any]:
-    """The tasks, each one's STARTED mark written (the memory a worker has, and the kills its
-    killed_marks entry counts) as joblib takes it, when a worker is free to start it (joblib's
-    default takes twice the workers' tasks ahead, whose marks would count kills of rule sets never started)."""
-    room, killed = marks
+def _dispatched(todo: list[engine.Rules], marks: dict[str, Started], loky: bool) -> Iterator[Any]:
+    """The tasks. A loky worker writes its task's STARTED mark as it starts it: joblib takes
+    tasks from here ahead of the workers (one more every other task done, even with
+    pre_dispatch n_jobs), and a mark written here would count a kill of a rule set never
+    started. A dask worker may have no access to the folder, so its marks are written here."""
     for rules in todo:
-        write_started(directory, rules.name, room, killed.get(rules.name, (0, 0))[0])
-        started.append(rules.name)
-        yield delayed(_task)(rules, loky, engine.cache_folder())
+        if not loky:
+            marks[rules.name].write()
+        yield delayed(_started)(_task, rules, loky, engine.cache_folder(), marks[rules.name] if loky else None)
 
 
 class WorkerKilledError(RecordError):
@@ -416,10 +423,24 @@ def _surviving(results: Iterator[Analysis], jobs: int) -> Iterator[Analysis]:
         ) from None
 
 
-def _task(rules: engine.Rules, loky: bool, cache: Path | None) -> Analysis:
-    """One rule set analysed (in a worker), its scratch files in ``cache``/scratch/."""
+def _started(
+    task: Callable[[engine.Rules, Path | None], Analysis],
+    rules: engine.Rules,
+    loky: bool,
+    cache: Path | None,
+    mark: Started | None,
+) -> Analysis:
+    """In a worker: its task's STARTED mark written, if given, then ``task`` (_task, passed so
+    that the tests' stand-ins, which die as the system kills a worker, reach the worker)."""
     if loky:
         exit_with_parent()
+    if mark is not None:
+        mark.write()
+    return task(rules, cache)
+
+
+def _task(rules: engine.Rules, cache: Path | None) -> Analysis:
+    """One rule set analysed, its scratch files in ``cache``/scratch/."""
     return analyse(rules, cache)
 
 
