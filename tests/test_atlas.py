@@ -311,46 +311,6 @@ def test_a_rule_set_whose_run_was_killed_is_refused_where_a_worker_has_no_more_m
     assert rows(out) == rows(folder / "reference")
 
 
-# A run of two workers whose worker is killed by the system as it takes the first rule set of
-# SMALL (the others take a while, so they are in flight, or waiting, when it dies).
-KILLED_WORKER = """
-import os, signal, sys, time
-from pathlib import Path
-from pipeline.atlas import run as atlas_module
-from pipeline.atlas.run import load_atlas, run_atlas
-from pipeline.records import RecordError
-analyse = atlas_module._task
-def dying(rules, *arguments):
-    if rules.name == sys.argv[3]:
-        os.kill(os.getpid(), signal.SIGKILL)
-    time.sleep(3)
-    return analyse(rules, *arguments)
-atlas_module._task = dying
-atlas_module.memory_bytes = lambda: 16 << 30
-try:
-    run_atlas(load_atlas(Path(sys.argv[1])), Path(sys.argv[2]), jobs=2, progress=False)
-except RecordError as error:
-    sys.exit(str(error))
-"""
-
-
-def test_a_killed_worker_leaves_marks_on_the_tasks_in_flight_only(small: tuple[Atlas, Path], tmp_path: Path) -> None:
-    """2026-12-04: a worker of `--jobs 2` was killed for memory, and four rule sets kept a STARTED
-    mark, two of them never started (joblib had taken them ahead): each then counted a kill."""
-    atlas, folder = small
-    first = run_order(atlas.rule_sets(), {})[0].name
-    out = tmp_path / "killed"
-    done = subprocess.run(
-        [sys.executable, "-c", KILLED_WORKER, str(folder / "atlas.toml"), str(out), first],
-        check=False,
-        capture_output=True,
-        text=True,
-    )
-    assert "killed by the system" in done.stderr and done.returncode == 1
-    marks = sorted(path.stem for path in (out / "rows").glob("*.started"))
-    assert first in marks and len(marks) <= 2, marks
-
-
 # Two workers: the first rule set's task ends at once, and joblib then takes two more tasks
 # (one a worker starts, one it keeps for later); the second's worker is killed a few seconds on.
 KILLED_AHEAD = """
@@ -377,10 +337,11 @@ except RecordError as error:
 """
 
 
-def test_a_rule_set_joblib_took_ahead_of_the_workers_gets_no_mark(small: tuple[Atlas, Path], tmp_path: Path) -> None:
-    """2026-12-04: with pre_dispatch n_jobs joblib still takes two tasks when one of two workers
-    is free, and keeps one for later: a run had three STARTED marks for two workers, and a kill
-    would have counted against a rule set never started. A loky worker now marks its own task."""
+def test_a_killed_worker_leaves_marks_on_the_tasks_in_flight_only(small: tuple[Atlas, Path], tmp_path: Path) -> None:
+    """2026-12-04: a worker of `--jobs 2` was killed for memory, and four rule sets kept a STARTED
+    mark, two of them never started (joblib had taken them ahead): each then counted a kill. With
+    pre_dispatch n_jobs joblib still takes two tasks when one of two workers is free, and keeps
+    one for later (three marks for two workers); a loky worker now marks its own task."""
     atlas, folder = small
     names = [rules.name for rules in run_order(atlas.rule_sets(), {})]
     out = tmp_path / "ahead"
