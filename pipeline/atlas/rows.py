@@ -4,9 +4,10 @@
     rows/<rule set>.json      the row file's SHA-256, and the task's seconds per part, peak
                               memory, what that peak counts (PEAK_MEASURE) and host; sealed as
                               that rule set's row (engine.integrity), written last
-    rows/<rule set>.started   while its task is in flight: the memory a worker has, and how
-                              many runs were killed on it before; removed with the row, or as
-                              the run ends, but left by a run the system killed
+    rows/<rule set>.started   while its task is in flight: the memory a worker has, how many
+                              runs were killed on it before and the run; written by the worker
+                              as it starts the task, removed with the row, or as the run ends,
+                              but left by a run the system killed
 
 A row counts as done only once its record is there and matches it, so a row whose record is
 missing, fails its seal or does not match its file is computed again, with a warning.
