@@ -113,13 +113,7 @@ class GamesBar:
     def seconds_left(self, now: float | None = None) -> float:
         """The time left (see the class)."""
         spent = (time.time() if now is None else now) - self.started
-        total, done = self.work_total, self.work_done
-        estimated = max(0.0, total / 1e6 / self.jobs - spent)
-        if done <= 0:
-            return estimated
-        measured = (total - done) * spent / done
-        weight = min(1.0, done / (BLEND_SHARE * total))
-        return weight * measured + (1 - weight) * estimated
+        return blended_seconds_left(self.work_total / 1e6 / self.jobs, self.work_done / 1e6 / self.jobs, spent)
 
     def _games(self) -> str:
         games = f"{self.played:,} of {self.total:,} games"
@@ -130,6 +124,65 @@ class GamesBar:
 
 
 BLEND_SHARE = 0.1  # the share of a run's work done from which its time left is the measured pace alone
+
+
+def blended_seconds_left(planned: float, done: float, spent: float) -> float:
+    """The time left of work planned to take ``planned`` seconds of wall time, of which ``done``
+    are done after ``spent`` seconds: the plan less the time spent before any is done, then the
+    work left at the measured pace, blended in until BLEND_SHARE of the work is done."""
+    estimated = max(0.0, planned - spent)
+    if done <= 0:
+        return estimated
+    measured = (planned - done) * spent / done
+    weight = min(1.0, done / (BLEND_SHARE * planned))
+    return weight * measured + (1 - weight) * estimated
+
+
+class TasksBar:
+    """The bar of a run's tasks, each given the wall time it is planned to take (its estimate
+    over the workers that share its part of the run): it moves by those, names the last task
+    done, and says the time left as GamesBar does (blended_seconds_left), so a run of hours
+    says its time left from its first second, not once a task is done."""
+
+    def __init__(self, desc: str, planned: Mapping[str, float], *, progress: bool) -> None:
+        self.planned = {name: max(1, round(seconds)) for name, seconds in planned.items()}
+        self.total, self.work_done = sum(self.planned.values()), 0
+        self.last = ""
+        self.started = time.time()
+        self.bar = tqdm(
+            total=self.total,
+            desc=desc,
+            bar_format="{desc}: {percentage:3.0f}%|{bar:20}| {elapsed} elapsed{postfix}",
+            file=sys.stderr,
+            disable=not progress or not self.planned,
+            postfix=self._words(),
+        )
+        self.ticker = Ticker(self.bar, before=self._redraw)
+
+    def done(self, name: str, words: str) -> None:
+        """Task ``name`` is done; ``words`` say it (its name and time, say)."""
+        step = self.planned.get(name, 0)
+        self.work_done += step
+        self.last = words
+        self._redraw()
+        self.bar.update(step)
+
+    def seconds_left(self, now: float | None = None) -> float:
+        spent = (time.time() if now is None else now) - self.started
+        return blended_seconds_left(self.total, self.work_done, spent)
+
+    def close(self) -> None:
+        self.ticker.stop()
+        self.bar.close()
+
+    def _words(self) -> str:
+        words = [f"last done: {self.last}"] if self.last else []
+        if self.work_done < self.total:
+            words.append(f"about {time_left(self.seconds_left())} left")
+        return "; ".join(words)
+
+    def _redraw(self) -> None:
+        self.bar.set_postfix_str(self._words(), refresh=False)
 
 
 class CachesBar:

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import engine
 from pipeline.atlas.analyse import estimated_bytes
-from pipeline.atlas.plan import KILLS_REFUSED, PEAK_MARGIN, expected_bytes, plan, run_order
+from pipeline.atlas.plan import KILLS_REFUSED, PEAK_MARGIN, expected_bytes, expected_seconds, plan, run_order
 from pipeline.atlas.rows import Cost
+from pipeline.atlas.run import _bar
 
 GB = 2**30
 # The kinds met on this project's machine (23.5 GB, 2026-12-04), as kept rows record them: RULES.md's
@@ -128,3 +131,17 @@ def test_a_cluster_whose_workers_cannot_change_refuses_what_they_do_not_hold() -
     planned = plan(rule_sets(LARGE + "-feedingoff", ORDINARY), {4: MACHINE[2]}, KEPT, {}, FOLDER)
     assert [(phase.workers, len(phase.rule_sets)) for phase in planned.phases] == [(4, 1)]
     assert list(planned.refused) == [LARGE + "-feedingoff"]
+
+
+def test_the_runs_bar_says_the_plans_wall_time_left_before_any_rule_set_is_done(capsys) -> None:
+    """An ordinary rule set shares the machine with another worker, a large one has it alone: the
+    bar plans the first at half its expected seconds, the second at all of them, and says the
+    sum as the time left from its first draw (it said "?" until a rule set of hours was done)."""
+    ordinary, large = rule_sets(ORDINARY, LARGE)
+    planned = plan([ordinary, large], MACHINE, KEPT, {}, FOLDER)
+    assert [phase.workers for phase in planned.phases] == [2, 1]
+    bar = _bar("atlas", planned, KEPT, progress=True)
+    seconds = expected_seconds(ordinary, KEPT) / 2 + expected_seconds(large, KEPT)
+    assert bar.seconds_left(now=bar.started) == pytest.approx(seconds, abs=1)
+    bar.close()
+    assert f"about {round(seconds / 60)} min left" in capsys.readouterr().err

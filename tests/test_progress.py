@@ -11,7 +11,7 @@ import engine
 from engine import ExactProgress, Rules
 from engine.exact import BUILDING, PROPAGATING
 from pipeline.exact.progress import ExactBar, ExactLine, Reporter, _Running
-from pipeline.progress import CachesBar, GamesBar, StepsBar, game_seconds
+from pipeline.progress import CachesBar, GamesBar, StepsBar, TasksBar, game_seconds
 from pipeline.study.config import parse_study
 from pipeline.study.run import plan
 
@@ -68,6 +68,22 @@ def test_the_games_bars_time_left_starts_from_the_estimate_and_goes_over_to_the_
     bar.work_done = 20_000_000  # a twentieth in 40 s: measured 760 s, estimated 160 s, half each
     assert bar.seconds_left(now=bar.started + 40) == pytest.approx(460.0)
     bar.close()
+
+
+def test_a_tasks_bar_says_its_time_left_from_the_plan_then_from_the_pace(capsys):
+    """Tasks planned at 100, 100 and 200 s of wall time: 400 s left at the start, less the time
+    spent; the 200 s one done in 100 s (half the work, so the measured pace alone): 100 s left."""
+    bar = TasksBar("atlas", {"a": 100.0, "b": 100.0, "c": 200.0}, progress=True)
+    assert bar.seconds_left(now=bar.started) == pytest.approx(400.0)
+    assert bar.seconds_left(now=bar.started + 30) == pytest.approx(370.0)
+    assert "about 7 min left" in capsys.readouterr().err  # drawn before any task is done
+    bar.done("c", "c (100 s)")
+    assert bar.seconds_left(now=bar.started + 100) == pytest.approx(100.0)
+    bar.done("a", "a (50 s)")
+    bar.done("b", "b (50 s)")
+    bar.close()
+    last = capsys.readouterr().err.split("\r")[-1]
+    assert "100%" in last and "last done: b (50 s)" in last and "left" not in last
 
 
 def test_the_caches_bar_names_the_rule_sets_in_progress(capsys):

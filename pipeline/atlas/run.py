@@ -47,7 +47,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from joblib import Parallel, delayed
 from joblib.externals.loky.process_executor import TerminatedWorkerError
-from tqdm import tqdm
 
 import engine
 from engine.cache import write_atomic
@@ -57,7 +56,7 @@ from pipeline.atlas.plan import Plan, expected_seconds, plan
 from pipeline.atlas.rows import ROWS, STARTED, Cost, Started, kept_costs, killed_marks, read_row, row_path, write_row
 from pipeline.config import ConfigError, check_keys, load_config, parse_name, shown
 from pipeline.paths import DATA
-from pipeline.progress import Ticker
+from pipeline.progress import TasksBar
 from pipeline.records import RecordError, file_sha256, parquet_bytes, sha256, versions
 from pipeline.runfolder import ATLAS as ATLAS_RUN
 from pipeline.runfolder import claim, read_listed_manifest, write_manifest
@@ -293,8 +292,11 @@ def _run_plans(
     kept = kept_costs(directory)
     planned = plan(missing, rooms, kept, killed, directory)
     _say_fewer_workers(planned, rooms)
-    bar, done = _bar(atlas, [rules for phase in planned.phases for rules in phase.rule_sets], kept, progress)
-    ticker = Ticker(bar)
+    bar = _bar(atlas.name, planned, kept, progress)
+
+    def done(analysis: Analysis) -> None:
+        bar.done(analysis.rules, f"{analysis.rules} ({analysis.seconds['total']:.0f} s)")
+
     try:
         while True:
             for name, message in planned.refused.items():
@@ -310,7 +312,6 @@ def _run_plans(
             missing = [rules for rules in missing if rules not in batch]
             planned = plan(missing, rooms, kept_costs(directory), killed, directory)
     finally:
-        ticker.stop()
         bar.close()
 
 
@@ -333,24 +334,11 @@ def _count(number: int) -> str:
     return f"{number} rule set{'' if number == 1 else 's'}"
 
 
-def _bar(
-    atlas: Atlas, todo: list[engine.Rules], kept: dict[str, Cost], progress: bool
-) -> tuple[tqdm[Any], Callable[[Analysis], None]]:
-    """The run's progress bar, in the expected seconds (expected_seconds) of the tasks done, and
-    what moves it as each row is written."""
-    expected = {rules.name: round(expected_seconds(rules, kept)) for rules in todo}
-    bar = tqdm(
-        total=sum(expected.values()),
-        desc=f"atlas {atlas.name}: {_count(len(todo))} to analyse",
-        bar_format="{desc}: {percentage:3.0f}%|{bar:20}| {elapsed} elapsed, about {remaining} left{postfix}",
-        disable=not progress or not todo,
-    )
-
-    def done(analysis: Analysis) -> None:
-        bar.set_postfix_str(f"last done: {analysis.rules} ({analysis.seconds['total']:.0f} s)", refresh=False)
-        bar.update(expected.get(analysis.rules, 0))
-
-    return bar, done
+def _bar(name: str, planned: Plan, kept: dict[str, Cost], progress: bool) -> TasksBar:
+    """The run's progress bar: each rule set planned to take its expected seconds
+    (expected_seconds) over the workers of its phase."""
+    wall = {rules.name: expected_seconds(rules, kept) / phase.workers for phase in planned.phases for rules in phase.rule_sets}
+    return TasksBar(f"atlas {name}: {_count(len(wall))} to analyse", wall, progress=progress)
 
 
 def _compute(
