@@ -61,8 +61,8 @@ atlas: $(STAMP) ## the atlas's first part (pipeline/studies/atlas.toml [parts.ma
 	$(BIN)/modiar atlas run pipeline/studies/atlas.toml --part make --jobs 2
 	$(BIN)/modiar atlas report data/atlas
 
-atlas-full: $(STAMP) ## the whole atlas (151 rule sets, by far the longest job: its estimate comes first; resumes data/atlas, so it can be run in several goes), and its report
-	$(BIN)/modiar atlas run pipeline/studies/atlas.toml --jobs 2 --yes
+atlas-full: $(STAMP) ## the whole atlas (151 rule sets, by far the longest job: its estimate comes first; resumes data/atlas, so it can be run in several goes: HOURS=3 starts no rule set after 3 hours), and its report
+	$(BIN)/modiar atlas run pipeline/studies/atlas.toml --jobs 2 --yes $(if $(HOURS),--hours $(HOURS))
 	$(BIN)/modiar atlas report data/atlas
 
 fair: $(STAMP) ## the fairness search of RULES.md's rules: every start within 2 moved stones, its value, the pie rule and komi, into reports/fair/modiar (its time: docs/fair.md)

@@ -246,6 +246,11 @@ def _add_atlas_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
         "the estimate printed first says their memory)",
     )
     _add_backend_options(run)
+    run.add_argument(
+        "--hours",
+        type=float,
+        help="start no rule set after this many hours (e.g. 2.5); those in flight are finished, and a later run goes on",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_cache_option(run, "the folder in whose scratch/ each rule set's tables and solution are built, then removed")
     _add_yes_option(run)

@@ -285,6 +285,8 @@ def atlas_run(arguments: argparse.Namespace) -> None:
     from pipeline.records import RecordError
 
     _check_workers(arguments)
+    if arguments.hours is not None and not arguments.hours > 0:
+        raise UsageError(f"--hours must be more than 0, not {arguments.hours:g}")
     try:
         atlas = load_atlas(study_config(arguments.config))
         out = _out_folder(arguments.out)
@@ -299,6 +301,7 @@ def atlas_run(arguments: argparse.Namespace) -> None:
             jobs=arguments.jobs,
             backend_name=arguments.backend,
             scheduler=arguments.scheduler,
+            hours=arguments.hours,
             progress=not arguments.quiet,
         )
         manifest = read_atlas_manifest(folder)

@@ -499,6 +499,45 @@ def test_a_killed_and_resumed_atlas_equals_an_uninterrupted_one(small: tuple[Atl
     assert {name: (out / "rows" / name).stat().st_mtime_ns for name in written} == written  # none computed twice
 
 
+class Clock:
+    """A stand-in for the time module of pipeline.atlas.run, moved by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1e9
+
+    def time(self) -> float:
+        return self.now
+
+    def time_ns(self) -> int:
+        return int(self.now * 1e9)
+
+
+def test_a_run_given_hours_starts_no_rule_set_after_them_and_the_next_run_goes_on(
+    small: tuple[Atlas, Path], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`modiar atlas run --hours 1.5`, each rule set taking an hour: the first two start (at 0
+    and 1 h) and are finished, the third would start at 2 h and does not. The run ends as a
+    finished one does (manifest written, no STARTED mark left), and the next run completes it
+    to the bytes of an uninterrupted one."""
+    atlas, folder = small
+    out = folder / "hours"
+    clock, write = Clock(), atlas_module.write_row
+
+    def written(directory: Path, analysis: Any) -> None:
+        write(directory, analysis)
+        clock.now += 3600
+
+    monkeypatch.setattr(atlas_module, "time", clock)
+    monkeypatch.setattr(atlas_module, "write_row", written)
+    run_atlas(atlas, out, jobs=1, hours=1.5, progress=False)
+    assert read_atlas_manifest(out)["done"] == 2 and len(atlas.rule_sets()) == 4
+    assert "the run's time (--hours) is up with 2 rule sets left; run it again to go on" in caplog.text
+    assert not list((out / "rows").glob("*.started"))
+    monkeypatch.undo()
+    run_atlas(atlas, out, jobs=1, progress=False)
+    assert (out / "atlas.parquet").read_bytes() == (folder / "reference" / "atlas.parquet").read_bytes()
+
+
 def test_a_damaged_row_is_computed_again(small: tuple[Atlas, Path], caplog: pytest.LogCaptureFixture) -> None:
     atlas, folder = small
     out = folder / "damaged"

@@ -122,6 +122,7 @@ COMMANDS: list[tuple[str, list[str], str]] = [
     ("atlas run/unknown part", ["atlas", "run", "{atlas.toml}", "--part", "nope"], "has no part 'nope'"),
     ("atlas run/out is a file", ["atlas", "run", "{atlas.toml}", "--out", "{file.txt}"], "is not a folder"),
     ("atlas run/cache is a file", ["atlas", "run", "{atlas.toml}", "--cache", "{file.txt}"], "is a file; name a folder"),
+    ("atlas run/no hours", ["atlas", "run", "{atlas.toml}", "--hours", "0"], "--hours must be more than 0, not 0"),
     (
         "atlas run/scheduler speaks first/process",
         ["atlas", "run", "{atlas.toml}", "--backend", "dask", "--scheduler", "{speaker}", "--out", "{out}"],

@@ -226,13 +226,16 @@ def run_atlas(
     jobs: int = 2,
     backend_name: str = "loky",
     scheduler: str | None = None,
+    hours: float | None = None,
     progress: bool = True,
 ) -> Path:
     """Analyse every rule set of ``atlas`` (of ``part`` only, when given) not yet in ``out``
     (default data/<name>/), as pipeline.atlas.plan plans it with up to ``jobs`` workers, then
-    write atlas.parquet and the manifest; returns the folder. A folder holding another atlas,
-    or anything but an atlas's files, is refused."""
+    write atlas.parquet and the manifest; returns the folder. Given ``hours``, no rule set starts
+    after that many hours; those in flight are finished, and a later run goes on from there. A
+    folder holding another atlas, or anything but an atlas's files, is refused."""
     check_backend(backend_name)
+    until = None if hours is None else time.time() + 3600 * hours
     wanted = atlas.rule_sets(part)
     directory = DATA / atlas.name if out is None else out
     with claim(directory, ATLAS_RUN, atlas.config()), backend(backend_name, scheduler, jobs):
@@ -253,6 +256,7 @@ def run_atlas(
                 worker_rooms(backend_name, jobs),
                 refused,
                 loky=backend_name == "loky",
+                until=until,
                 progress=progress,
             )
         finally:
@@ -282,19 +286,23 @@ def _run_plans(
     refused: dict[str, str],
     *,
     loky: bool,
+    until: float | None,
     progress: bool,
 ) -> None:
     """The plan's first phase whole, when it has the most workers (``rooms``: worker_rooms); the
     rule sets that need fewer one batch (a task a worker) at a time, planned again after each
-    with the costs of the rows just written. ``refused`` is kept as the last plan's; each
-    refusal is said once, as it is first planned."""
+    with the costs of the rows just written; none started after ``until`` (time.time()), if
+    given. ``refused`` is kept as the last plan's; each refusal is said once, as it is first
+    planned."""
     killed = killed_marks(directory, missing)  # read once, before this run writes its own
     kept = kept_costs(directory)
     planned = plan(missing, rooms, kept, killed, directory)
     _say_fewer_workers(planned, rooms)
     bar = _bar(atlas.name, planned, kept, progress)
+    finished: set[str] = set()
 
     def done(analysis: Analysis) -> None:
+        finished.add(analysis.rules)
         bar.done(analysis.rules, f"{analysis.rules} ({analysis.seconds['total']:.0f} s)")
 
     try:
@@ -306,10 +314,14 @@ def _run_plans(
             refused.update(planned.refused)
             if not planned.phases:
                 return
+            if until is not None and time.time() >= until:
+                left = sum(len(phase.rule_sets) for phase in planned.phases)
+                log.warning("modiar: the run's time (--hours) is up with %s left; run it again to go on", _count(left))
+                return
             phase = planned.phases[0]
             batch = list(phase.rule_sets if phase.workers == max(rooms) else phase.rule_sets[: phase.workers])
-            _compute(directory, batch, (phase.workers, phase.room, killed), done, loky=loky)
-            missing = [rules for rules in missing if rules not in batch]
+            _compute(directory, batch, (phase.workers, phase.room, killed), done, loky=loky, until=until)
+            missing = [rules for rules in missing if rules.name not in finished]  # all the batch's, but past ``until``
             planned = plan(missing, rooms, kept_costs(directory), killed, directory)
     finally:
         bar.close()
@@ -348,11 +360,12 @@ def _compute(
     done: Callable[[Analysis], None],
     *,
     loky: bool,
+    until: float | None = None,
 ) -> None:
     """Run the tasks on ``workers`` (how many, the memory of each, and the killed_marks found as
-    the run began), writing each one's row as it comes back, then telling ``done``. Each task in
-    flight has its STARTED mark, removed when its row is written or the run ends, but kept when
-    a worker is killed, or the run itself."""
+    the run began), none started after ``until`` (time.time()) if given, writing each one's row
+    as it comes back, then telling ``done``. Each task in flight has its STARTED mark, removed
+    when its row is written or the run ends, but kept when a worker is killed, or the run itself."""
     jobs, room, killed_before = workers
     run = f"{socket.gethostname()}:{os.getpid()}:{time.time_ns()}"
     marks = {
@@ -365,7 +378,7 @@ def _compute(
     try:
         # On dask every worker of the cluster takes tasks (-1); one task a worker: see _dispatched.
         results = Parallel(n_jobs=jobs if loky else -1, return_as="generator_unordered", pre_dispatch="n_jobs", batch_size=1)(
-            _dispatched(todo, marks, loky)
+            _dispatched(todo, marks, loky, until)
         )
         for analysis in _surviving(results, jobs):
             write_row(directory, analysis)
@@ -380,12 +393,15 @@ def _compute(
                 mark.remove()
 
 
-def _dispatched(todo: list[engine.Rules], marks: dict[str, Started], loky: bool) -> Iterator[Any]:
-    """The tasks. A loky worker writes its task's STARTED mark as it starts it: joblib takes
-    tasks from here ahead of the workers (one more every other task done, even with
-    pre_dispatch n_jobs), and a mark written here would count a kill of a rule set never
-    started. A dask worker may have no access to the folder, so its marks are written here."""
+def _dispatched(todo: list[engine.Rules], marks: dict[str, Started], loky: bool, until: float | None) -> Iterator[Any]:
+    """The tasks, none after ``until`` (time.time()) if given. A loky worker writes its task's
+    STARTED mark as it starts it: joblib takes tasks from here ahead of the workers (one more
+    every other task done, even with pre_dispatch n_jobs), and a mark written here would count a
+    kill of a rule set never started. A dask worker may have no access to the folder, so its
+    marks are written here."""
     for rules in todo:
+        if until is not None and time.time() >= until:
+            return
         if not loky:
             marks[rules.name].write()
         yield delayed(_started)(_task, rules, loky, engine.cache_folder(), marks[rules.name] if loky else None)
