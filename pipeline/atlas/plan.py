@@ -74,17 +74,23 @@ def plan(
             mark = row_path(directory, rules.name, STARTED)
             refused[rules.name] = _refusal(rules, max(rooms.values()), kept, killed.get(rules.name), mark)
     return Plan(
-        tuple(Phase(workers, rooms[workers], tuple(run_order(todo, killed))) for workers, todo in phases.items() if todo),
+        tuple(Phase(workers, rooms[workers], tuple(run_order(todo, killed, kept))) for workers, todo in phases.items() if todo),
         refused,
     )
 
 
-def run_order(todo: list[engine.Rules], killed: dict[str, tuple[int, int]]) -> list[engine.Rules]:
-    """The order a run takes ``todo`` in: the largest first (the longest, so the workers end
-    together), but after them the rule sets alike (LENGTH_FIELDS, which hold alike) to one whose
-    last run was killed on it (``killed``: killed_marks), and the killed ones last."""
+def run_order(
+    todo: list[engine.Rules], killed: dict[str, tuple[int, int]], kept: dict[str, Cost] | None = None
+) -> list[engine.Rules]:
+    """The order a run takes ``todo`` in: the longest first by expected_seconds from ``kept``
+    (so the workers end together; by size where none alike is kept), but after them the rule
+    sets alike (LENGTH_FIELDS, which hold alike) to one whose last run was killed on it
+    (``killed``: killed_marks), and the killed ones last."""
     kinds = {_length_key(engine.Rules.from_name(name)) for name in killed}
-    return sorted(todo, key=lambda rules: (rules.name in killed, _length_key(rules) in kinds, -positions_of(rules)))
+    seconds = {rules.name: expected_seconds(rules, kept or {}) for rules in todo}
+    return sorted(
+        todo, key=lambda rules: (rules.name in killed, _length_key(rules) in kinds, -seconds[rules.name], -positions_of(rules))
+    )
 
 
 def expected_seconds(rules: engine.Rules, kept: dict[str, Cost]) -> float:
