@@ -71,56 +71,103 @@ class Chunk(Protocol):
     def __len__(self) -> int: ...
 
 
-class GamesBar:
-    """The bar of a run's chunks: it moves by each finished chunk's estimated seconds, counts the
-    games, and says the time left. That is the work left at the measured pace (the seconds so
-    far over the estimated work done), blended, until a tenth of the work is done, with the
-    estimate itself shared by ``jobs`` workers: the first chunks to finish are cheap ones and
-    carry the workers' start, so the measured pace alone swings by hours in the first seconds."""
+class WorkBar:
+    """A bar that moves by work, each piece given the seconds it is estimated to take on one
+    core (in whole ``unit`` seconds: a float total would end a little off the sum of its
+    parts), shared by ``jobs`` workers, and says the time left: the work left at the measured
+    pace, blended in (blended_seconds_left) until BLEND_SHARE of the work is done. Until then
+    the estimate carries the time left: the first pieces done may be cheap ones carrying the
+    workers' start, and a run of hours would otherwise say nothing, or hours wrong, at first.
+    A subclass says what the bar's words add (``_words``)."""
+
+    def __init__(self, desc: str, work_total: int, *, unit: float, jobs: int, bar_format: str, progress: bool) -> None:
+        self.unit, self.jobs = unit, max(1, jobs)
+        self.work_total, self.work_done = work_total, 0
+        self.started = time.time()
+        self.bar = tqdm(
+            total=work_total, desc=desc, bar_format=bar_format, file=sys.stderr, disable=not progress, postfix=self._words()
+        )
+        self.ticker = Ticker(self.bar, before=self._redraw)
+
+    def advance(self, work: int) -> None:
+        self.work_done += work
+        self._redraw()
+        self.bar.update(work)
+
+    def seconds_left(self, now: float | None = None) -> float:
+        """The time left (see the class)."""
+        spent = (time.time() if now is None else now) - self.started
+        wall = self.unit / self.jobs
+        return blended_seconds_left(self.work_total * wall, self.work_done * wall, spent)
+
+    def close(self) -> None:
+        self.ticker.stop()
+        self.bar.close()
+
+    def _words(self) -> str:
+        raise NotImplementedError
+
+    def _redraw(self) -> None:
+        self.bar.set_postfix_str(self._words(), refresh=False)
+
+
+class GamesBar(WorkBar):
+    """The bar of a study run's chunks: it moves by each finished chunk's estimated seconds
+    (game_seconds), counts the games, and says the time left (WorkBar)."""
 
     def __init__(self, chunks: Sequence[Chunk], name: str, *, progress: bool, jobs: int = 1) -> None:
-        # In whole microseconds: a float total would end a little off the sum of its parts.
         self.work = {
             chunk.name: max(
                 1, round(1e6 * len(chunk) * game_seconds(chunk.pairing.south, chunk.pairing.north, chunk.pairing.rules))
             )
             for chunk in chunks
         }
-        self.jobs = max(1, jobs)
         self.played, self.total = 0, sum(len(chunk) for chunk in chunks)
-        self.work_total, self.work_done = sum(self.work.values()), 0
-        self.started = time.time()
-        self.bar = tqdm(
-            total=self.work_total,
-            desc=name,
+        super().__init__(
+            name,
+            sum(self.work.values()),
+            unit=1e-6,  # microseconds
+            jobs=jobs,
             bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}{postfix}]",
-            file=sys.stderr,
-            disable=not progress,
-            postfix=self._games(),
+            progress=progress,
         )
-        self.ticker = Ticker(self.bar, before=self._redraw)
 
     def done(self, chunk: str, games: int) -> None:
         self.played += games
-        self.work_done += self.work[chunk]
-        self.bar.set_postfix_str(self._games(), refresh=False)
-        self.bar.update(self.work[chunk])
+        self.advance(self.work[chunk])
 
-    def close(self) -> None:
-        self.ticker.stop()
-        self.bar.close()
-
-    def seconds_left(self, now: float | None = None) -> float:
-        """The time left (see the class)."""
-        spent = (time.time() if now is None else now) - self.started
-        return blended_seconds_left(self.work_total / 1e6 / self.jobs, self.work_done / 1e6 / self.jobs, spent)
-
-    def _games(self) -> str:
+    def _words(self) -> str:
         games = f"{self.played:,} of {self.total:,} games"
         return games if self.played == self.total else f"{games}; about {time_left(self.seconds_left())} left"
 
-    def _redraw(self) -> None:
-        self.bar.set_postfix_str(self._games(), refresh=False)
+
+class TasksBar(WorkBar):
+    """The bar of a run's tasks, each given the wall time it is planned to take (its estimate
+    over the workers that share its part of the run: an atlas's rule sets): it moves by those,
+    names the last task done, and says the time left (WorkBar), from its first second."""
+
+    def __init__(self, desc: str, planned: Mapping[str, float], *, progress: bool) -> None:
+        self.planned = {name: max(1, round(seconds)) for name, seconds in planned.items()}
+        self.last = ""
+        super().__init__(
+            desc,
+            sum(self.planned.values()),
+            unit=1.0,
+            jobs=1,  # the planned times are wall times already
+            bar_format="{desc}: {percentage:3.0f}%|{bar:20}| {elapsed} elapsed{postfix}",
+            progress=progress and bool(self.planned),
+        )
+
+    def done(self, name: str, words: str) -> None:
+        """Task ``name`` is done; ``words`` say it (its name and time, say)."""
+        self.last = words
+        self.advance(self.planned.get(name, 0))
+
+    def _words(self) -> str:
+        words = [f"last done: {self.last}"] if self.last else []
+        if self.work_done < self.work_total:
+            words.append(f"about {time_left(self.seconds_left())} left")
+        return "; ".join(words)
 
 
 BLEND_SHARE = 0.1  # the share of a run's work done from which its time left is the measured pace alone
@@ -136,53 +183,6 @@ def blended_seconds_left(planned: float, done: float, spent: float) -> float:
     measured = (planned - done) * spent / done
     weight = min(1.0, done / (BLEND_SHARE * planned))
     return weight * measured + (1 - weight) * estimated
-
-
-class TasksBar:
-    """The bar of a run's tasks, each given the wall time it is planned to take (its estimate
-    over the workers that share its part of the run): it moves by those, names the last task
-    done, and says the time left as GamesBar does (blended_seconds_left), so a run of hours
-    says its time left from its first second, not once a task is done."""
-
-    def __init__(self, desc: str, planned: Mapping[str, float], *, progress: bool) -> None:
-        self.planned = {name: max(1, round(seconds)) for name, seconds in planned.items()}
-        self.total, self.work_done = sum(self.planned.values()), 0
-        self.last = ""
-        self.started = time.time()
-        self.bar = tqdm(
-            total=self.total,
-            desc=desc,
-            bar_format="{desc}: {percentage:3.0f}%|{bar:20}| {elapsed} elapsed{postfix}",
-            file=sys.stderr,
-            disable=not progress or not self.planned,
-            postfix=self._words(),
-        )
-        self.ticker = Ticker(self.bar, before=self._redraw)
-
-    def done(self, name: str, words: str) -> None:
-        """Task ``name`` is done; ``words`` say it (its name and time, say)."""
-        step = self.planned.get(name, 0)
-        self.work_done += step
-        self.last = words
-        self._redraw()
-        self.bar.update(step)
-
-    def seconds_left(self, now: float | None = None) -> float:
-        spent = (time.time() if now is None else now) - self.started
-        return blended_seconds_left(self.total, self.work_done, spent)
-
-    def close(self) -> None:
-        self.ticker.stop()
-        self.bar.close()
-
-    def _words(self) -> str:
-        words = [f"last done: {self.last}"] if self.last else []
-        if self.work_done < self.total:
-            words.append(f"about {time_left(self.seconds_left())} left")
-        return "; ".join(words)
-
-    def _redraw(self) -> None:
-        self.bar.set_postfix_str(self._words(), refresh=False)
 
 
 class CachesBar:
