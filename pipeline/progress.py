@@ -74,11 +74,11 @@ class Chunk(Protocol):
 class WorkBar:
     """A bar that moves by work, each piece given the seconds it is estimated to take on one
     core (in whole ``unit`` seconds: a float total would end a little off the sum of its
-    parts), shared by ``jobs`` workers, and says the time left: the work left at the measured
-    pace, blended in (blended_seconds_left) until BLEND_SHARE of the work is done. Until then
-    the estimate carries the time left: the first pieces done may be cheap ones carrying the
-    workers' start, and a run of hours would otherwise say nothing, or hours wrong, at first.
-    A subclass says what the bar's words add (``_words``)."""
+    parts), shared by ``jobs`` workers, and says the time left: the estimate less the time
+    spent, then the work left at the measured pace (the seconds so far over the estimated work
+    done), blended in until BLEND_SHARE of the work is done. The first pieces done may be cheap
+    ones carrying the workers' start, and a run of hours would otherwise say nothing, or hours
+    wrong, at first. A subclass says what the bar's words add (``_words``)."""
 
     def __init__(self, desc: str, work_total: int, *, unit: float, jobs: int, bar_format: str, progress: bool) -> None:
         self.unit, self.jobs = unit, max(1, jobs)
@@ -97,8 +97,13 @@ class WorkBar:
     def seconds_left(self, now: float | None = None) -> float:
         """The time left (see the class)."""
         spent = (time.time() if now is None else now) - self.started
-        wall = self.unit / self.jobs
-        return blended_seconds_left(self.work_total * wall, self.work_done * wall, spent)
+        planned, done = self.work_total * self.unit / self.jobs, self.work_done * self.unit / self.jobs
+        estimated = max(0.0, planned - spent)
+        if done <= 0:
+            return estimated
+        measured = (planned - done) * spent / done
+        weight = min(1.0, done / (BLEND_SHARE * planned))
+        return weight * measured + (1 - weight) * estimated
 
     def close(self) -> None:
         self.ticker.stop()
@@ -171,18 +176,6 @@ class TasksBar(WorkBar):
 
 
 BLEND_SHARE = 0.1  # the share of a run's work done from which its time left is the measured pace alone
-
-
-def blended_seconds_left(planned: float, done: float, spent: float) -> float:
-    """The time left of work planned to take ``planned`` seconds of wall time, of which ``done``
-    are done after ``spent`` seconds: the plan less the time spent before any is done, then the
-    work left at the measured pace, blended in until BLEND_SHARE of the work is done."""
-    estimated = max(0.0, planned - spent)
-    if done <= 0:
-        return estimated
-    measured = (planned - done) * spent / done
-    weight = min(1.0, done / (BLEND_SHARE * planned))
-    return weight * measured + (1 - weight) * estimated
 
 
 class CachesBar:
