@@ -316,7 +316,7 @@ def _run_plans(
                 return
             if until is not None and time.time() >= until:
                 left = sum(len(phase.rule_sets) for phase in planned.phases)
-                log.warning("modiar: the run's time (--hours) is up with %s left; run it again to go on", _count(left))
+                log.warning("the run's time (--hours) is up with %s left; run it again to go on", _count(left))
                 return
             phase = planned.phases[0]
             batch = list(phase.rule_sets if phase.workers == max(rooms) else phase.rule_sets[: phase.workers])
