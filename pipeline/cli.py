@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from tqdm import tqdm
+
 import engine
 from pipeline import commands as do
 from pipeline.commands import UsageError
@@ -75,12 +77,24 @@ def _check_cache_folder(folder: Path) -> None:
         raise UsageError(f"the cache folder {folder} cannot be made: {existing} is a file; name a folder with --cache")
 
 
+class _BarSafeHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """A message on a line of its own while a progress bar is drawn on the same stream (an atlas
+    run's refusals and its "time is up" come during its bar): tqdm clears the bars, the line is
+    written, the bars are drawn again below it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            tqdm.write(self.format(record), file=self.stream)
+        except Exception:  # as logging.StreamHandler does: a message that cannot be written stops nothing
+            self.handleError(record)
+
+
 def _log_to_stderr() -> list[logging.Logger]:
     """The engine's and the pipeline's messages (a cache built, a corrupt file rebuilt) on
     stderr, one line each; other libraries' loggers are left as they are. Returns the loggers
     given the handler, which main() takes back when it returns: a program or a test that calls
     main() keeps the engine silent afterwards, as a library should be."""
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _BarSafeHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("modiar: %(message)s"))
     added = []
     for name in ("engine", "pipeline"):

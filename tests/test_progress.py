@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import logging
 import re
 
 import pytest
@@ -210,3 +211,23 @@ def test_a_progress_that_is_no_function_is_refused_in_one_line():
     said = "progress is a function that takes an engine.ExactProgress, or None; not 'yes'"
     with pytest.raises(TypeError, match=re.escape(said)):
         engine.exact_outcome("random", "random", rules=Rules(stones_per_pit=3, ply_cap=10), progress="yes")
+
+
+def test_a_message_during_a_bar_has_a_line_of_its_own(capsys):
+    # An atlas run says "the run's time (--hours) is up" and its refusals while its bar is drawn;
+    # written straight to stderr they ran on after the bar's text, on the bar's line.
+    from pipeline.cli import _log_to_stderr
+
+    added = _log_to_stderr()
+    try:
+        bar = TasksBar("atlas", {"a": 100.0, "b": 100.0}, progress=True)
+        bar.done("a", "a (100 s)")
+        logging.getLogger("pipeline.atlas.run").warning("the run's time (--hours) is up with 1 rule set left")
+        bar.close()
+    finally:
+        for logger in added:
+            logger.handlers.clear()
+            logger.setLevel(logging.NOTSET)
+    lines = capsys.readouterr().err.replace("\r", "\n").splitlines()
+    assert "modiar: the run's time (--hours) is up with 1 rule set left" in lines
+    assert any(line.startswith("atlas:") and "last done: a (100 s)" in line for line in lines)  # the bar goes on
