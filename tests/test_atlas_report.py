@@ -31,6 +31,7 @@ from pipeline.atlas.effects import (
 )
 from pipeline.atlas.maps import tradeoff_figure
 from pipeline.atlas.report import build_atlas_report, rule_that_matters
+from pipeline.atlas.rows import PEAK_MEASURE
 from pipeline.atlas.run import Atlas, parse_atlas, read_atlas_manifest, run_atlas
 from pipeline.figures import FORMATS
 from pipeline.records import RecordError
@@ -211,6 +212,25 @@ def test_malformed_atlas_costs_are_shown_as_unknown_not_a_crash(folder: Path, tm
     table = pl.read_csv(out / "tables" / "costs.csv")
     assert table["seconds"].null_count() == table.height and table["peak_gb"].null_count() == table.height
     assert "n/a" in (out / "report.md").read_text()
+
+
+def test_each_peak_says_what_it_counts(folder: Path, tmp_path: Path) -> None:
+    """A peak measured now counts the memory the system cannot take back (the solver's log is in
+    files it can); an older record's does not say, and its row says so rather than pass for one."""
+    edited = tmp_path / "edited"
+    shutil.copytree(folder, edited)
+    older = "modiar-stones3"
+
+    def forget(manifest: dict[str, Any]) -> None:
+        del manifest["costs"][older]["peak_measure"]
+
+    edit_manifest(edited, forget)
+    out = build_atlas_report(edited, tmp_path / "report", progress=False)
+    table = pl.read_csv(out / "tables" / "costs.csv")
+    measures = dict(zip(table["rules"], table["peak_measure"], strict=True))
+    assert measures.pop(older) is None
+    assert set(measures.values()) == {PEAK_MEASURE}
+    assert "not said" in (out / "report.md").read_text()
 
 
 def test_the_headline_says_no_rule_field_changes_the_start_value_when_every_effect_is_zero() -> None:

@@ -227,8 +227,10 @@ def reference_rules(frame: pl.DataFrame) -> str | None:
 
 
 def cost_table(manifest: dict[str, Any], frame: pl.DataFrame) -> pl.DataFrame:
-    """Per rule set done, its seconds (in all and per part of pipeline.atlas.analyse), peak memory (GB)
-    and host, as the manifest gives them (null where a rule set's costs were not kept)."""
+    """Per rule set done, its seconds (in all and per part of pipeline.atlas.analyse), peak memory (GB),
+    what that peak counts (``peak_measure``: pipeline.atlas.rows.PEAK_MEASURE, or null where an
+    older record does not say) and host, as the manifest gives them (null where a rule set's costs
+    were not kept)."""
     rows = []
     for name in frame["rules"].to_list():
         costs = _table(_table(manifest.get("costs")).get(name))
@@ -236,11 +238,12 @@ def cost_table(manifest: dict[str, Any], frame: pl.DataFrame) -> pl.DataFrame:
         peak = _amount(costs.get("peak_bytes"))
         row: dict[str, Any] = {"rules": name, "seconds": _amount(seconds.get("total"))}
         row |= {f"seconds_{part}": _amount(seconds.get(part)) for part in PARTS}
-        host = costs.get("host")
-        row |= {"peak_gb": None if peak is None else peak / 2**30, "host": host if isinstance(host, str) else None}
+        host, measure = costs.get("host"), costs.get("peak_measure")
+        row |= {"peak_gb": None if peak is None else peak / 2**30, "peak_measure": measure if isinstance(measure, str) else None}
+        row |= {"host": host if isinstance(host, str) else None}
         rows.append(row)
     schema = {"rules": pl.String, "seconds": pl.Float64} | {f"seconds_{part}": pl.Float64 for part in PARTS}
-    return pl.DataFrame(rows, schema=schema | {"peak_gb": pl.Float64, "host": pl.String}, orient="row")
+    return pl.DataFrame(rows, schema=schema | {"peak_gb": pl.Float64, "peak_measure": pl.String, "host": pl.String}, orient="row")
 
 
 def slowest_part(costs: pl.DataFrame) -> tuple[str, float, float] | None:

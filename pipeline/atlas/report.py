@@ -384,22 +384,29 @@ def _costs_section(costs: pl.DataFrame, manifest: dict[str, Any]) -> Section:
         part, seconds, share = slowest
         text.append(
             f"{float(costs['seconds'].fill_null(0).sum()):,.0f} s of analysis in all; the part that took longest is {part}: "
-            f"{seconds:,.0f} s, {100 * share:.0f}% of the whole. Peak memory is one task's largest resident size."
+            f"{seconds:,.0f} s, {100 * share:.0f}% of the whole."
         )
+    text.append(
+        "Peak memory is the most one task held that the system cannot take back where its measure says unshared: "
+        "resident memory less the pages shared with files, the solver's log among them, which the system writes out "
+        "when memory runs short. Older records do not say; most of them are the largest resident size, the log with it."
+    )
     rows = [
         [
             row["rules"],
             _seconds(row["seconds"]),
             *(_seconds(row[f"seconds_{part}"]) for part in PARTS),
             "n/a" if row["peak_gb"] is None else f"{row['peak_gb']:.2f}",
+            row["peak_measure"] or "not said",
             row["host"] or "n/a",
         ]
         for row in costs.iter_rows(named=True)
     ]
+    headers = ["rules", "seconds", *PARTS, "peak GB", "peak measure", "host"]
     return Section(
         "Costs",
         text,
-        [Table("Seconds per part and peak memory per rule set", ["rules", "seconds", *PARTS, "peak GB", "host"], rows, "costs")],
+        [Table("Seconds per part and peak memory per rule set", headers, rows, "costs")],
     )
 
 
