@@ -12,7 +12,7 @@ import pytest
 
 import engine
 from pipeline.atlas.analyse import analyse
-from pipeline.atlas.run import read_atlas, rows_done
+from pipeline.atlas.run import load_atlas, read_atlas, rows_done
 from pipeline.render.folder import check_published
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,3 +49,22 @@ def test_a_cheap_row_of_the_published_atlas_is_computed_again_the_same(name, tmp
             assert row[column] == pytest.approx(value, rel=1e-12, abs=1e-15), column
         else:
             assert str(row[column]) == str(value), column
+
+
+def test_the_readme_states_the_published_atlas_counts():
+    """The README's atlas findings are the published atlas's: how many rule sets are done, fair,
+    won by each seat and drawn by the pie rule. An atlas run that changes them must change the
+    README (and docs/atlas.md, which gives the same counts) with it."""
+    rows = pl.read_csv(PUBLISHED / "tables" / "atlas.csv")
+    balance = pl.read_csv(PUBLISHED / "tables" / "balance.csv")
+    total = len(load_atlas(ROOT / "pipeline" / "studies" / "atlas.toml").rule_sets())
+    value = rows["start_value"]
+    claims = [
+        f"{rows.height} of its {total} rule sets are computed",
+        f"{(value == 0).sum()} are fair",
+        f"the first player wins {(value > 0).sum()}",
+        f"and the second {(value < 0).sum()}",
+        f"the pie rule draws {(balance['pie_value'] == 0).sum()}",
+    ]
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert [claim for claim in claims if claim not in readme] == []
