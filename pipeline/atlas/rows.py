@@ -36,8 +36,8 @@ ROWS = "rows"
 STARTED = ".started"  # rows/<rule set>.started: its task is in flight, or was when its run was killed
 # What an analysis's peak counts (pipeline.atlas.analyse._peak_memory): resident memory less the
 # pages shared with files, which the system writes out rather than kill the process for. Records
-# written before 2026-12-04 say nothing: their peak is all resident memory, the solver's log
-# (file-backed since) with it, up to 21 GB where such a rule set now holds about 9.
+# written before this field (2026-12-04) say nothing, and are taken as resident peaks: most are,
+# the solver's log (file-backed since) with them, up to 21 GB where such a rule set now holds 6.
 PEAK_MEASURE = "unshared"
 
 
