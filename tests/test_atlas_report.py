@@ -175,6 +175,15 @@ def test_a_partial_atlas_still_reports(atlas: Atlas, folder: Path, tmp_path: Pat
     assert "3 of the atlas's 5 rule sets done so far" in words
     assert pl.read_csv(out / "tables" / "atlas.csv").height == 3
 
+    def refuse_the_rest(manifest: dict[str, Any]) -> None:  # as a machine too small for them would
+        missing = [rules.name for rules in atlas.rule_sets() if rules.name not in manifest["costs"]]
+        manifest["refused"] = {name: f"refused {name}: too large here" for name in missing}
+
+    edit_manifest(partial, refuse_the_rest)
+    words = (build_atlas_report(partial, tmp_path / "refused", progress=False) / "report.md").read_text()
+    assert "3 of the atlas's 5 rule sets, every one but the 2 refused for memory" in words
+    assert "done so far" not in words
+
 
 def test_values_come_in_the_configs_order(folder: Path) -> None:
     order = config_order(read_atlas_manifest(folder))
