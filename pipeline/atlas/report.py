@@ -225,12 +225,12 @@ def _done(frame: pl.DataFrame, manifest: dict[str, Any]) -> str:
     refused for memory."""
     done, total = frame.height, len(atlas_of_manifest(manifest).rule_sets())
     refused = _table(manifest.get("refused"))
+    listed = f"{len(refused)} refused for memory, listed under Costs"
     if done == total:
         return "the whole atlas"
     if done + len(refused) == total:
-        return f"{done} of the atlas's {total} rule sets, every one but the {len(refused)} refused for memory, listed under Costs"
-    words = f"{done} of the atlas's {total} rule sets done so far"
-    return words + (f"; {len(refused)} refused for memory, listed under Costs" if refused else "")
+        return f"{done} of the atlas's {total} rule sets, every one but the {listed}"
+    return f"{done} of the atlas's {total} rule sets done so far" + (f"; {listed}" if refused else "")
 
 
 def _text(frame: pl.DataFrame, manifest: dict[str, Any]) -> list[str]:
