@@ -43,6 +43,7 @@ from pipeline.runfolder import STUDY
 from pipeline.runfolder import RecordError as RecordError  # raised for a study's records too
 from pipeline.runfolder import read_manifest as read_run_manifest
 from pipeline.runfolder import write_manifest as write_run_manifest
+from pipeline.sanity import check_exact_row
 
 COMPRESSION = "zstd"
 COMPRESSION_LEVEL = 3
@@ -432,7 +433,20 @@ def scan_exact(directory: str | Path) -> pl.LazyFrame:
             f"{directory / EXACT} is missing or does not match its checksum in the manifest; "
             "run the study again to rewrite it from the cache"
         )
+    check_exact_rows(directory / EXACT, "run the study again to rewrite it from the cache")
     return pl.scan_parquet(directory / EXACT)
+
+
+def check_exact_rows(path: Path, remedy: str) -> None:
+    """Refuse (RecordError naming the row) an exact.parquet one of whose outcomes does not add up
+    (pipeline.sanity): sealed, yet not what this code writes."""
+    for row in pq.read_table(path).to_pylist():
+        try:
+            check_exact_row(row)
+        except (ValueError, KeyError, TypeError) as error:  # InsaneRowError is a ValueError
+            raise RecordError(
+                f"{path}: the outcome of {row.get('south')} v {row.get('north')} does not add up ({error}); {remedy}"
+            ) from None
 
 
 def read_games(directory: str | Path) -> Any:

@@ -10,7 +10,8 @@
                               but left by a run the system killed
 
 A row counts as done only once its record is there and matches it, so a row whose record is
-missing, fails its seal or does not match its file is computed again, with a warning.
+missing, fails its seal or does not match its file, or whose figures do not add up
+(pipeline.sanity), is computed again, with a warning.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ import pyarrow.parquet as pq
 import engine
 from engine.cache import write_atomic
 from engine.integrity import DamagedFileError, read_json, write_json
-from pipeline.atlas.analyse import Analysis, schema
-from pipeline.records import file_sha256, parquet_bytes, sha256
+from pipeline.atlas.analyse import SELF_PLAY_SPECS, Analysis, positions_of, schema
+from pipeline.records import RecordError, file_sha256, parquet_bytes, sha256
+from pipeline.sanity import InsaneRowError, check_atlas_row
 
 log = logging.getLogger(__name__)
 ROWS = "rows"
@@ -101,8 +103,31 @@ def read_row(directory: Path, rules: engine.Rules) -> Row | None:
     if table.schema != schema() or table.num_rows != 1 or table.column("rules")[0].as_py() != rules.name:
         log.warning("the row %s is not this version's row of %s; analysing it again", path, rules.name)
         return None
+    try:
+        check_row(table.to_pylist()[0], rules)
+    except InsaneRowError as error:
+        log.warning("the row %s does not add up (%s); analysing %s again", path, error, rules.name)
+        return None
     costs = record.get("costs")
     return Row(table, costs if isinstance(costs, dict) else None)
+
+
+def check_row(row: dict[str, Any], rules: engine.Rules) -> None:
+    """Refuse (InsaneRowError) an atlas row of ``rules`` whose figures do not add up."""
+    check_atlas_row(row, rules, positions_of(rules), SELF_PLAY_SPECS)
+
+
+def checked_table(path: Path) -> pa.Table:
+    """An atlas.parquet whose rows each add up (RecordError naming the first that does not)."""
+    table = pq.read_table(path)
+    for row in table.to_pylist():
+        try:
+            check_row(row, engine.Rules.from_name(str(row.get("rules"))))
+        except (ValueError, KeyError) as error:  # InsaneRowError is a ValueError
+            raise RecordError(
+                f"{path}: the row of {row.get('rules')} does not add up ({error}); run 'modiar atlas run' again to rewrite it"
+            ) from None
+    return table
 
 
 def kept_costs(directory: Path) -> dict[str, Cost]:

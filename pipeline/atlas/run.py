@@ -44,7 +44,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 from joblib import Parallel, delayed
 from joblib.externals.loky.process_executor import TerminatedWorkerError
 
@@ -53,7 +52,18 @@ from engine.cache import write_atomic
 from engine.rules import RULE_FIELD, RuleField
 from pipeline.atlas.analyse import Analysis, analyse, schema
 from pipeline.atlas.plan import Plan, expected_seconds, plan
-from pipeline.atlas.rows import ROWS, STARTED, Cost, Started, kept_costs, killed_marks, read_row, row_path, write_row
+from pipeline.atlas.rows import (
+    ROWS,
+    STARTED,
+    Cost,
+    Started,
+    checked_table,
+    kept_costs,
+    killed_marks,
+    read_row,
+    row_path,
+    write_row,
+)
 from pipeline.config import ConfigError, check_keys, load_config, parse_name, shown
 from pipeline.paths import DATA
 from pipeline.progress import TasksBar
@@ -495,4 +505,4 @@ def read_atlas(directory: Path) -> pa.Table:
         raise RecordError(
             f"{path} is missing or does not match its checksum in the manifest; run 'modiar atlas run' again to rewrite it"
         )
-    return pq.read_table(path)
+    return checked_table(path)

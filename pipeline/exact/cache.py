@@ -14,8 +14,9 @@ engine's cache folder (engine.cache, as engine.policy keeps its tables in ``poli
 two specs may share a file name
 (``perfect(temperature=1e-05)`` and ``perfect(temperature=1e+05)``). A file holds the outcome,
 what it is the outcome of, and a SHA-256 of both (engine.integrity); floats are written by ``repr``, which reads
-back to the same double. A file that cannot be read, fails its checksum or is of another
-pairing is computed again, with a warning; files are written whole or not at all.
+back to the same double. A file that cannot be read, fails its checksum, is of another pairing
+or holds figures that do not add up (pipeline.sanity) is computed again, with a warning; files
+are written whole or not at all.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from engine.exact import ExactOutcome
 from engine.exploit import Exploitability
 from engine.integrity import DamagedFileError, read_json, write_json
 from engine.registry import engine_strategy
+from pipeline.sanity import InsaneRowError, check_exact_outcome, check_exploitability
 from pipeline.workers import memory_bytes
 
 log = logging.getLogger(__name__)
@@ -205,6 +207,8 @@ def _read(path: Path | None, of: dict[str, str], what: str, decode: Callable[[di
         return None if payload is None else decode({**payload, "of": of})
     except DamagedFileError as error:
         log.warning("%s; computing the %s again", error, what)
+    except InsaneRowError as error:
+        log.warning("the %s %s does not add up (%s); computing it again", what, path, error)
     except (ValueError, KeyError, TypeError, AttributeError) as error:  # sealed by us, yet not what this release reads
         log.warning("%s %s is unreadable (%s); computing it again", what, path, error)
     return None
@@ -238,18 +242,20 @@ def _encode(outcome: ExactOutcome) -> dict[str, Any]:
 
 def _decode_exploitability(payload: dict[str, Any], strategy: str, rules: engine.Rules) -> Exploitability:
     south, north = payload["settled"]
-    return Exploitability(
+    found = Exploitability(
         strategy=strategy,
         rules=rules,
         as_south=float(payload["as_south"]),
         as_north=float(payload["as_north"]),
         settled=(None if south is None else int(south), None if north is None else int(north)),
     )
+    check_exploitability(found)
+    return found
 
 
 def _decode(payload: dict[str, Any], rules: engine.Rules) -> ExactOutcome:
     of = payload["of"]
-    return ExactOutcome(
+    outcome = ExactOutcome(
         south=of["south"],
         north=of["north"],
         rules=rules,
@@ -262,6 +268,8 @@ def _decode(payload: dict[str, Any], rules: engine.Rules) -> ExactOutcome:
         event_mean={name: float(payload["event_mean"][name]) for name in engine.EVENTS},
         unresolved=float(payload["unresolved"]),
     )
+    check_exact_outcome(outcome)
+    return outcome
 
 
 def slug(spec: str) -> str:

@@ -51,7 +51,7 @@ from pipeline.exact.cache import (
 )
 from pipeline.exact.progress import ExactBar, Reporter
 from pipeline.paths import DATA
-from pipeline.records import RecordError, exact_table, file_sha256, parquet_bytes, sha256, versions
+from pipeline.records import RecordError, check_exact_rows, exact_table, file_sha256, parquet_bytes, sha256, versions
 from pipeline.runfolder import LADDER as LADDER_RUN
 from pipeline.runfolder import claim, read_listed_manifest, write_manifest
 from pipeline.workers import exit_with_parent, memory_bytes
@@ -261,4 +261,6 @@ def checked_files(directory: Path) -> Iterator[Path]:
                 f"{directory / name} is missing or does not match its checksum in the manifest; "
                 "run the ladder again to rewrite it from the cache"
             )
+        if name == OUTCOMES:
+            check_exact_rows(directory / name, "run the ladder again to rewrite it from the cache")
         yield directory / name

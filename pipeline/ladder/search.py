@@ -65,6 +65,7 @@ from pipeline.progress import Ticker
 from pipeline.records import RecordError, file_sha256, parquet_bytes, sha256, versions
 from pipeline.runfolder import SEARCH_LADDER, claim, write_manifest
 from pipeline.runfolder import read_manifest as read_run_manifest
+from pipeline.sanity import check_search_row
 from pipeline.seeds import pairing_key
 from pipeline.stats import first_player
 from pipeline.workers import exit_with_parent
@@ -216,14 +217,24 @@ def _work(ladder: SearchLadder, south: str, north: str) -> int:
 
 
 def read_rows(directory: Path) -> pa.Table:
-    """A search ladder folder's rows, checked against its manifest."""
+    """A search ladder folder's rows, checked against its manifest and each for its arithmetic
+    (pipeline.sanity): RecordError for a file that fails either."""
     manifest = read_run_manifest(directory, SEARCH_LADDER)
     entry = manifest.get("files", {}).get(ROWS) if isinstance(manifest.get("files"), dict) else None
     if not isinstance(entry, dict) or file_sha256(directory / ROWS) != entry.get("sha256"):
         raise RecordError(
             f"{directory / ROWS} is missing or does not match its checksum in the manifest; run the search ladder again"
         )
-    return pq.read_table(directory / ROWS)
+    table = pq.read_table(directory / ROWS)
+    for row in table.to_pylist():
+        try:
+            check_search_row(row, engine.Rules.from_name(str(manifest.get("rules"))))
+        except (ValueError, KeyError) as error:  # InsaneRowError is a ValueError
+            raise RecordError(
+                f"{directory / ROWS}: the row of {row.get('south')} v {row.get('north')} does not add up ({error}); "
+                "run the search ladder again"
+            ) from None
+    return table
 
 
 def _pairing_task(i: int, ladder: SearchLadder, south: str, north: str, cache: Path | None) -> tuple[int, dict[str, Any]]:
@@ -236,7 +247,15 @@ def cached_pairing(ladder: SearchLadder, south: str, north: str) -> dict[str, An
     """play_pairing's row, kept in the cache folder's ``search/`` once played: a run stopped
     halfway, or another ladder with the same seed, rules and stopping rule, plays it no more."""
     path, of = _pairing_cache(ladder, south, north)
-    return cached_result(path, of, "search ladder pairing", lambda: play_pairing(ladder, south, north), dict, dict)
+    return cached_result(
+        path, of, "search ladder pairing", lambda: play_pairing(ladder, south, north), dict, lambda row: _sane(row, ladder)
+    )
+
+
+def _sane(row: dict[str, Any], ladder: SearchLadder) -> dict[str, Any]:
+    """A kept pairing's row, once its figures add up (else InsaneRowError: it is played again)."""
+    check_search_row(row, ladder.rules)
+    return row
 
 
 def is_cached(ladder: SearchLadder, south: str, north: str) -> bool:
