@@ -181,12 +181,17 @@ def _check_workers(arguments: argparse.Namespace) -> None:
 
 def study_status(arguments: argparse.Namespace) -> None:
     from pipeline.records import RecordError
-    from pipeline.study.status import status
+    from pipeline.study.status import damage, progress, status
 
+    folder = Path(arguments.folder)
     try:
-        print(status(Path(arguments.folder)))
+        state = progress(folder)
+        print(status(folder, state))
     except RecordError as error:
         raise UsageError(str(error)) from None
+    damaged = damage(state)
+    if damaged is not None:  # the study's files are not as its manifest vouches: summary and report refuse it too
+        raise UsageError(f"{folder}: {damaged}")
 
 
 def study_summary(arguments: argparse.Namespace) -> None:

@@ -303,7 +303,7 @@ def test_a_missing_or_damaged_plies_file_is_flagged_by_report_and_summary_as_by_
     plies = sorted((folder / "plies").glob("*.parquet"))
     plies[0].unlink()
     plies[1].write_bytes(plies[1].read_bytes()[:-10])
-    assert "INCOMPLETE, 2 chunks missing" in status(folder)
+    assert "INCOMPLETE, 1 chunk missing, 1 chunk damaged" in status(folder)
     assert summary(folder).startswith("INCOMPLETE STUDY: 26 of 28 chunks done")
     report = build_report(folder, tmp_path / "report", progress=False)
     assert "**INCOMPLETE STUDY: 26 of 28 chunks done" in (report / "report.md").read_text(encoding="utf-8")
@@ -347,7 +347,8 @@ def test_a_fifo_in_a_study_folder_is_refused_unopened(tiny_study, tmp_path, caps
     chunk.unlink()
     os.mkfifo(chunk)
     with deadline(60):
-        assert "INCOMPLETE, 1 chunks missing" in status(folder)
+        assert "INCOMPLETE, 1 chunk damaged" in status(folder)
+        assert f"damaged: {chunk} is a FIFO, not a regular file" in status(folder)
         assert main(["study", "summary", str(folder)]) == 2
     assert f"{chunk} is a FIFO, not a regular file" in one_line_error(capsys)
     (folder / MANIFEST).unlink()

@@ -374,3 +374,18 @@ def test_a_huge_value_in_a_config_is_quoted_short():
     with pytest.raises(ConfigError, match=r"strategies must be a non-empty list .*, not \[1, 1, .*\.\.\.$") as error:
         study(strategies=[1] * 100_000)
     assert len(str(error.value)) < 200
+
+
+def test_a_chunk_swapped_in_from_another_study_is_damaged_not_missing_and_status_exits_2(copy, tmp_path, capsys):
+    other = run_study(study(seed=4), tmp_path / "other", progress=False)
+    (copy / "games" / "p000-c00001.parquet").write_bytes((other / "games" / "p000-c00001.parquet").read_bytes())
+    assert main(["study", "status", str(copy)]) == 2
+    captured = capsys.readouterr()
+    assert "31 of 32 chunks done (INCOMPLETE, 1 chunk damaged)" in captured.out
+    assert "damaged: games/p000-c00001.parquet does not match its checksum in the manifest" in captured.out
+    assert captured.err.count("\n") == 1 and "games/p000-c00001.parquet does not match its checksum" in captured.err
+    assert "replaces it" in captured.err
+    with pytest.raises(RecordError, match=r"p000-c00001\.parquet does not match its checksum"):  # summary agrees
+        summary(copy)
+    run_study(study(), copy, progress=False)  # replaced, as status says
+    assert main(["study", "status", str(copy)]) == 0 and "32 of 32 chunks done (complete)" in capsys.readouterr().out

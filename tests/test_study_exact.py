@@ -214,3 +214,14 @@ def test_status_says_whether_the_exact_outcomes_are_written(tmp_path, cache):
         in status(folder)
     )
     assert "exact outcomes" not in status(run_study(study(exact=False), tmp_path / "plain", progress=False))
+
+
+def test_an_exact_parquet_swapped_in_from_another_study_is_damaged_not_not_computed(tmp_path, cache, capsys):
+    folder = run_study(study(), tmp_path / "study", progress=False)
+    other = run_study(study(seed=4, games_per_seat=20), tmp_path / "other", progress=False)
+    (folder / "exact.parquet").write_bytes((other / "exact.parquet").read_bytes() + b"\n")
+    text = status(folder)
+    assert "exact outcomes: INCOMPLETE, exact outcomes unusable: exact.parquet does not match its checksum" in text
+    assert "not computed yet" not in text and "(INCOMPLETE, exact outcomes damaged)" in text
+    run_study(study(), folder, progress=False)
+    assert "pairings in exact.parquet, matching the manifest" in status(folder)

@@ -3,15 +3,17 @@ of an unfinished study carries (summary, report)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.integrity import DamagedFileError, regular_file
 from pipeline.config import ConfigError
 from pipeline.exact.cache import read_cached
-from pipeline.paths import EXACT
-from pipeline.records import Manifest, RecordError, exact_done, read_study_manifest
+from pipeline.paths import EXACT, GAMES, PLIES
+from pipeline.records import Manifest, RecordError, chunk_file, exact_done, file_sha256, parquet_rows, read_study_manifest
 from pipeline.study.config import Pairing, Study, parse_study
-from pipeline.study.run import Chunk, chunk_done, plan
+from pipeline.study.run import Chunk, chunk_done, chunk_listed, plan
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,8 @@ class Progress:
     planned: list[Chunk]
     done: list[Chunk]
     exact_written: bool  # exact.parquet, when the config asks for exact outcomes, is there and sound
+    damaged: dict[str, str] = field(default_factory=dict)  # finished chunks' files that are not as the manifest vouches
+    exact_damage: str | None = None  # what is wrong with an exact.parquet the manifest vouches for
 
     @property
     def complete(self) -> bool:
@@ -51,8 +55,46 @@ def progress(directory: Path, manifest: Manifest | None = None, *, verified: boo
     except ConfigError as error:
         raise RecordError(f"{directory}: the manifest's config is not a study config ({error})") from None
     done = [chunk for chunk in chunks if chunk_done(directory, manifest, chunk, study.keep_plies, games_checked=verified)]
+    listed = [chunk for chunk in chunks if chunk not in done and chunk_listed(manifest, chunk)]
+    found = {chunk.name: _chunk_damage(directory, manifest, chunk, study.keep_plies) for chunk in listed}
+    damaged = {name: damage for name, damage in found.items() if damage is not None}
     exact = study.exact_pairings()
-    return Progress(study, chunks, done, not exact or exact_done(directory, manifest, len(exact)))
+    written = not exact or exact_done(directory, manifest, len(exact))
+    damage = None if written or "exact" not in manifest else _file_damage(directory, dict(manifest["exact"]), EXACT)
+    return Progress(study, chunks, done, written, damaged, damage)
+
+
+def _chunk_damage(directory: Path, manifest: Manifest, chunk: Chunk, keep_plies: bool) -> str | None:
+    """What is wrong with the files of a chunk the manifest lists as finished; None when they are
+    only missing (a chunk to play, not a damaged one)."""
+    entry = manifest["chunks"][chunk.name]
+    for folder in (GAMES, PLIES) if keep_plies else (GAMES,):
+        file = chunk_file(entry, folder)
+        found = None if file is None else _file_damage(directory, dict(file), file["file"])
+        if found is not None:
+            return found
+    games = entry["games"]["file"]
+    rows = parquet_rows(directory / games)
+    if rows is not None and rows != len(chunk):
+        return f"{games} holds {rows} games, its chunk {len(chunk)}"
+    return None
+
+
+def _file_damage(directory: Path, entry: dict[str, object], name: str) -> str | None:
+    """Why a file the manifest vouches for (its entry: sha256) is there but not as vouched; None
+    when it is as vouched, or not there at all (missing, not damaged)."""
+    found = file_sha256(directory / name)
+    if found is None and not os.path.lexists(directory / name):
+        return None
+    if found is None:
+        try:
+            regular_file(directory / name)
+        except DamagedFileError as error:
+            return str(error)  # not a regular file: a FIFO, a folder
+        return f"{name} cannot be read"
+    if found != entry.get("sha256"):
+        return f"{name} does not match its checksum in the manifest (changed, or another study's)"
+    return None
 
 
 def _study(directory: Path, manifest: Manifest) -> Study:
@@ -89,6 +131,8 @@ def incomplete_warning(directory: Path, manifest: Manifest | None = None, *, ver
 
 
 def _exact_missing(state: Progress) -> str:
+    if state.exact_damage is not None:
+        return f"exact outcomes unusable: {state.exact_damage}"
     return _not_computed(state.exact_cached(), len(state.study.exact_pairings()))
 
 
@@ -128,19 +172,16 @@ def _exact_cached(study: Study) -> int:
     return sum(read_cached(pairing.south, pairing.north, pairing.rules) is not None for pairing in study.exact_pairings())
 
 
-def status(directory: Path) -> str:
+def status(directory: Path, state: Progress | None = None) -> str:
     """Chunks done of all planned (a chunk counts when its files match their checksums),
-    games recorded, and per ordered pairing the games recorded of those planned and the chunks missing."""
-    state = progress(directory)
+    games recorded, and per ordered pairing the games recorded of those planned and the chunks
+    missing; then each finished chunk's file that is damaged (``state``: progress(directory), when
+    the caller has it)."""
+    state = progress(directory) if state is None else state
     study = state.study
     several = bool(study.variants)
     rule_sets = ", ".join(f"{variant.label} ({variant.rules.name})" for variant in study.rule_sets()) if several else ""
-    chunks_missing = len(state.planned) - len(state.done)
-    verdict = (
-        "complete"
-        if state.complete
-        else f"INCOMPLETE, {f'{chunks_missing} chunks' if chunks_missing else 'exact outcomes'} missing"
-    )
+    verdict = "complete" if state.complete else f"INCOMPLETE, {_what_is_missing(state)}"
     pairings = study.pairings()
     headers: tuple[str, ...] = ("variant", "south", "north") if several else ("south", "north")
     names = [_names(pairing, several) for pairing in pairings]
@@ -158,9 +199,40 @@ def status(directory: Path) -> str:
         lines.append(f"exact outcomes: {exact} pairings in {EXACT}, matching the manifest")
     elif exact:
         lines.append(f"exact outcomes: INCOMPLETE, {_exact_missing(state)}")
+    lines += [f"damaged: {damage}" for damage in state.damaged.values()]
     if not state.complete:
-        lines.append("run 'modiar study run' with the study's config again to finish it")
+        lines.append("run 'modiar study run' with the study's config again to finish it" + _replays(state))
     return "\n".join(lines)
+
+
+def damage(state: Progress) -> str | None:
+    """The first damaged file of a study (a finished chunk's, or exact.parquet), and how many
+    there are, in one line; None when none is."""
+    found = [*state.damaged.values(), *([state.exact_damage] if state.exact_damage else [])]
+    if not found:
+        return None
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return f"{found[0]}{more}; 'modiar study run' with the study's config replaces it"
+
+
+def _what_is_missing(state: Progress) -> str:
+    """The verdict of an unfinished study: its chunks missing and damaged, else its exact outcomes."""
+    damaged = len(state.damaged)
+    missing = len(state.planned) - len(state.done) - damaged
+    parts = [f"{missing} {_chunks(missing)} missing"] if missing else []
+    parts += [f"{damaged} {_chunks(damaged)} damaged"] if damaged else []
+    if state.exact_damage is not None:
+        parts.append("exact outcomes damaged")
+    return ", ".join(parts) or "exact outcomes missing"
+
+
+def _chunks(count: int) -> str:
+    return "chunk" if count == 1 else "chunks"
+
+
+def _replays(state: Progress) -> str:
+    damaged = len(state.damaged) + (state.exact_damage is not None)
+    return "; it replaces the damaged files, playing their chunks again" if damaged else ""
 
 
 def _names(pairing: Pairing, several: bool) -> tuple[str, ...]:
