@@ -15,6 +15,7 @@ import pytest
 from figure_formats import every_figure_format
 from sealing import edit_manifest
 
+from pipeline.atlas.analyse import schema
 from pipeline.atlas.effects import (
     atlas_frame,
     config_order,
@@ -34,7 +35,8 @@ from pipeline.atlas.report import build_atlas_report, rule_that_matters
 from pipeline.atlas.rows import PEAK_MEASURE
 from pipeline.atlas.run import Atlas, parse_atlas, read_atlas_manifest, run_atlas
 from pipeline.figures import FORMATS
-from pipeline.records import RecordError
+from pipeline.lock import folder_lock
+from pipeline.records import RecordError, parquet_bytes, sha256
 
 # Two stones a pit: sowing into the origin pit or not decides who wins (0 against +10 under
 # perfect play); the stones series adds 3 stones (-8) at RULES.md's other rules.
@@ -280,3 +282,36 @@ def test_the_tradeoff_figure_draws_a_rule_set_without_feeding_hollow(folder: Pat
     assert all(len(collection.get_facecolor()) == 0 for collection in hollow)
     # every rule set bans grand slams here: the other panel is all filled
     assert not [c for c in slam.collections if c.get_array() is None and len(c.get_offsets())]
+
+
+def started_only(folder: Path, copy: Path) -> bytes:
+    """A copy of ``folder`` whose atlas.parquet and manifest are as a run writes them as it starts
+    (no rule set done), beside every sealed row: what a run killed (kill -9) after its rows leaves."""
+    shutil.copytree(folder, copy)
+    empty = parquet_bytes(schema().empty_table())
+    (copy / "atlas.parquet").write_bytes(empty)
+    entry = {"atlas.parquet": {"bytes": len(empty), "sha256": sha256(empty)}}
+    edit_manifest(copy, lambda manifest: manifest.update(done=0, costs={}, files=entry))
+    return empty
+
+
+def test_a_run_killed_after_its_rows_leaves_them_gathered_by_the_report_not_no_rule_set_done(
+    folder: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    killed = tmp_path / "killed"
+    started_only(folder, killed)
+    out = build_atlas_report(killed, tmp_path / "report", progress=False)
+    assert f"atlas.parquet now holds all {len(read_atlas_manifest(folder)['costs'])}" in caplog.text
+    assert (killed / "atlas.parquet").read_bytes() == (folder / "atlas.parquet").read_bytes()
+    assert read_atlas_manifest(killed)["done"] == read_atlas_manifest(folder)["done"]
+    assert "no rule set done" not in (out / "report.md").read_text()
+
+
+def test_a_report_beside_a_running_atlas_says_so_and_writes_nothing_in_its_folder(
+    folder: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    running = tmp_path / "running"
+    empty = started_only(folder, running)
+    with folder_lock(running, "modiar atlas run"), pytest.raises(RecordError, match="has no rule set done yet"):
+        build_atlas_report(running, tmp_path / "report", progress=False)
+    assert "a run is writing" in caplog.text and (running / "atlas.parquet").read_bytes() == empty

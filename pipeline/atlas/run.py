@@ -65,6 +65,7 @@ from pipeline.atlas.rows import (
     write_row,
 )
 from pipeline.config import ConfigError, check_keys, load_config, parse_name, shown
+from pipeline.lock import FolderBusyError, folder_lock
 from pipeline.paths import DATA
 from pipeline.progress import TasksBar
 from pipeline.records import RecordError, file_sha256, parquet_bytes, sha256, versions
@@ -482,6 +483,22 @@ def _write_manifest(directory: Path, atlas: Atlas, refused: dict[str, str] | Non
         write_manifest(directory, ATLAS_RUN, manifest)
     except OSError as error:
         raise RecordError(f"cannot write the atlas to {directory}: {error.strerror or error}") from None
+
+
+def gather_rows(directory: Path) -> int | None:
+    """Write atlas.parquet and the manifest again from the sealed rows when they hold rows that
+    atlas.parquet does not (a run killed before its end writes them only as it starts); returns
+    how many rule sets it holds then, 0 when nothing was missing, None when a run holds the folder."""
+    manifest = read_atlas_manifest(directory)
+    done = rows_done(directory)
+    if len(done) == manifest.get("done"):
+        return 0
+    try:
+        with folder_lock(directory, ATLAS_RUN.command):
+            _write_manifest(directory, atlas_of_manifest(manifest), manifest.get("refused") or {})
+    except FolderBusyError:
+        return None
+    return len(done)
 
 
 def read_atlas_manifest(directory: Path) -> dict[str, Any]:
