@@ -278,7 +278,12 @@ def _add_fair_command(commands: argparse._SubParsersAction[_Parser]) -> None:
         help="the fairness search of a rule set: every start within a few moved stones, its value, the pie rule and komi",
     )
     _add_rule_options(fair)
-    fair.add_argument("--moved", type=int, default=2, help="starts with up to this many stones moved between pits (default 2)")
+    fair.add_argument(
+        "--moved",
+        type=int,
+        default=2,
+        help="starts with up to this many stones moved between pits (default 2; at most what the rule set's stones allow)",
+    )
     fair.add_argument(
         "--exact-within",
         type=int,
@@ -290,6 +295,7 @@ def _add_fair_command(commands: argparse._SubParsersAction[_Parser]) -> None:
     fair.add_argument("--jobs", type=int, default=2, help="worker processes for the exact outcomes (default 2)")
     fair.add_argument("--out", help="the report's folder (default reports/fair/<rule set>/)")
     fair.add_argument("--quiet", action="store_true", help="no progress")
+    _add_yes_option(fair)
     _add_cache_option(fair)
     fair.set_defaults(run=do.fair)
 

@@ -323,8 +323,9 @@ def atlas_report(arguments: argparse.Namespace) -> None:
 
 
 def fair(arguments: argparse.Namespace) -> None:
+    from pipeline.atlas.fair import pie_words
     from pipeline.atlas.fair_report import build_fair_report, default_out
-    from pipeline.atlas.fair_run import run_fair
+    from pipeline.atlas.fair_run import bounded_moved, fair_estimate, run_fair
     from pipeline.records import RecordError
     from pipeline.render.folder import check_report_out
 
@@ -333,16 +334,16 @@ def fair(arguments: argparse.Namespace) -> None:
         raise UsageError(f"--jobs must be at least 1, not {arguments.jobs}")
     out = _out_folder(arguments.out)
     try:
-        check_report_out(out if out is not None else default_out(rules, arguments.exact_within))  # before any work
-        search = run_fair(
-            rules, moved=arguments.moved, exact_within=arguments.exact_within, jobs=arguments.jobs, progress=not arguments.quiet
-        )
+        moved, exact_within = bounded_moved(rules, arguments.moved, arguments.exact_within)
+        check_report_out(out if out is not None else default_out(rules, exact_within))  # before any work
+        _afford(lambda: fair_estimate(rules, moved=moved, exact_within=exact_within, jobs=arguments.jobs), arguments, True)
+        search = run_fair(rules, moved=moved, exact_within=exact_within, jobs=arguments.jobs, progress=not arguments.quiet)
         folder = build_fair_report(search, out)
     except (ValueError, RecordError) as error:
         raise UsageError(str(error)) from None
     fair_starts = search.starts.filter(search.starts["value"] == 0)
     balance = search.balance
-    print(f"fair {rules.name}: start value {balance.value:+d}, pie rule {balance.pie_value}, komi {balance.komi:+d}")
+    print(f"fair {rules.name}: start value {balance.value:+d}, {pie_words(balance, rules)}, komi {balance.komi:+d}")
     for moved in range(1, search.moved + 1):
         of = search.starts.filter(search.starts["moved"] == moved).height
         print(f"  {(fair_starts['moved'] == moved).sum()} of {of} starts with {moved} stone(s) moved are fair")

@@ -31,9 +31,9 @@ the solver on hand-built positions.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from math import comb
 
 import polars as pl
 
@@ -58,18 +58,45 @@ def balance(value: int, first_move_values: Sequence[int]) -> Balance:
     return Balance(value, pie, -value)
 
 
+def pie_words(balanced: Balance, rules: engine.Rules) -> str:
+    """The pie rule's value in words ("pie rule -2"), or why there is none ("no pie rule: South has
+    no legal first move (...)")."""
+    if balanced.pie_value is not None:
+        return f"pie rule {balanced.pie_value}"
+    return f"no pie rule: {no_first_move(rules)}"
+
+
+def no_first_move(rules: engine.Rules) -> str:
+    """Why South has no legal first move at the rule set's start, so that the game ends before it
+    begins and North has nothing to take: its pits hold too few stones to be played (the one way
+    a start of equal pits has no move; the bans of RULES.md only remove moves when others remain)."""
+    held, needed = rules.stones_per_pit, rules.min_stones_to_play
+    if held < needed:
+        return (
+            f"South has no legal first move (each pit holds {held} {'stone' if held == 1 else 'stones'} "
+            f"and a pit needs {needed} to be played), so the game ends at once"
+        )
+    return "South has no legal first move, so the game ends at once"
+
+
 def starts_within(rules: engine.Rules, moved: int) -> list[tuple[int, ...]]:
     """Every start reached from the rule set's by moving 1 to ``moved`` stones between pits: the
-    pit counts (pit 0 first) with the rule set's stones, in lexicographic order."""
+    pit counts (pit 0 first) with the rule set's stones, in lexicographic order. Its work is in
+    proportion to the starts it lists, however large ``moved``."""
     if moved < 1:
         raise ValueError(f"moved stones are 1 or more, not {moved}")
-    standard = rules.stones_per_pit
-    low, high = max(0, standard - moved), min(PIT_LIMIT, standard + moved)
-    found = []
-    for counts in itertools.product(range(low, high + 1), repeat=PITS):
-        if sum(counts) == rules.total_stones and 1 <= stones_moved(counts, standard) <= moved:
-            found.append(counts)
-    return found
+    return list(_starts((), rules.total_stones, 0, 0, rules.stones_per_pit, moved))
+
+
+def count_starts(rules: engine.Rules, moved: int) -> int:
+    """How many starts ``starts_within(rules, moved)`` lists, counted without listing them."""
+    return sum(_starts_moving(rules, stones) for stones in range(1, min(moved, rules.total_stones) + 1))
+
+
+def most_moved(rules: engine.Rules) -> int:
+    """The most stones any start of the rule set has moved: ``starts_within`` finds no start
+    beyond it (with at most PIT_LIMIT in a pit, all the stones in one pit moves all but a pit's)."""
+    return max(stones for stones in range(1, rules.total_stones + 1) if _starts_moving(rules, stones))
 
 
 def start_name(counts: Sequence[int]) -> str:
@@ -81,6 +108,23 @@ def start_name(counts: Sequence[int]) -> str:
 def stones_moved(counts: Sequence[int], standard: int) -> int:
     """The fewest stones moved between pits to make ``counts`` from ``standard`` in every pit."""
     return sum(max(0, count - standard) for count in counts)
+
+
+# The columns of start_table before its natural rank, spelt out: inferred from the first rows, a
+# column would take the type of starts where South has no first move (all nulls), and the first
+# value of another starts' row would not fit it.
+START_SCHEMA = {
+    "start": pl.String,
+    **{f"pit_{pit}": pl.Int64 for pit in range(PITS)},
+    "moved": pl.Int64,
+    "rows_equal": pl.Boolean,
+    "mirrored": pl.Boolean,
+    "alike_pits": pl.Int64,
+    "value": pl.Int64,
+    **{f"first_move_{pit}_value": pl.Int64 for pit in range(ROW)},
+    "pie_value": pl.Int64,
+    "komi": pl.Int64,
+}
 
 
 def start_table(rules: engine.Rules, solution: engine.Solution, moved: int = 2) -> pl.DataFrame:
@@ -118,7 +162,7 @@ def start_table(rules: engine.Rules, solution: engine.Solution, moved: int = 2) 
                 "komi": balanced.komi,
             }
         )
-    frame = pl.DataFrame(rows, schema_overrides={f"first_move_{pit}_value": pl.Int64 for pit in range(ROW)})
+    frame = pl.DataFrame(rows, schema=START_SCHEMA)
     fair = frame.filter(pl.col("value") == 0).sort(
         "moved", ~pl.col("rows_equal"), ~pl.col("mirrored"), -pl.col("alike_pits"), *(f"pit_{pit}" for pit in range(PITS))
     )
@@ -207,3 +251,49 @@ def fair_rule_set_front(frame: pl.DataFrame, reference: str | None) -> pl.DataFr
     row = frame.filter(pl.col("rules") == reference).row(0, named=True)
     reference_row = {column: float(row[column]) for column in RULE_SET_PARETO_COLUMNS}
     return fair.with_columns(pareto_front(fair, reference_row, RULE_SET_PARETO_COLUMNS))
+
+
+# ---------------------------------------------------------------------------------------------
+# The starts, walked and counted
+
+
+def _starts(counts: tuple[int, ...], left: int, gained: int, lost: int, standard: int, moved: int) -> Iterator[tuple[int, ...]]:
+    """The starts that begin with the pit counts ``counts``, which hold ``gained`` stones above
+    ``standard`` and ``lost`` below it, with ``left`` stones for the pits after them. Each count
+    of the next pit keeps both within ``moved`` and leaves the later pits room for what is left,
+    so every count tried begins a start: the walk visits no board it does not list."""
+    later = PITS - len(counts) - 1  # the pits after the next one
+    if later < 0:
+        if gained:  # not the rule set's own start
+            yield counts
+        return
+    low = max(0, standard - (moved - lost), left - later * PIT_LIMIT)
+    high = min(PIT_LIMIT, standard + (moved - gained), left)
+    for count in range(low, high + 1):
+        above, below = max(0, count - standard), max(0, standard - count)
+        yield from _starts((*counts, count), left - count, gained + above, lost + below, standard, moved)
+
+
+def _starts_moving(rules: engine.Rules, moved: int) -> int:
+    """How many starts have exactly ``moved`` stones moved: some pits (1 to PITS - 1 of them)
+    gain the ``moved`` stones, each 1 to PIT_LIMIT - standard of them, and the others lose as
+    many, each 0 to standard."""
+    standard = rules.stones_per_pit
+    return sum(
+        comb(PITS, gaining) * _ways(gaining, moved - gaining, PIT_LIMIT - standard - 1) * _ways(PITS - gaining, moved, standard)
+        for gaining in range(1, PITS)
+    )
+
+
+def _ways(parts: int, total: int, most: int) -> int:
+    """The ways to write ``total`` as a sum of ``parts`` whole numbers from 0 to ``most``, in
+    order: stars and bars, less those with a part above ``most`` (inclusion-exclusion)."""
+    if parts == 0:
+        return int(total == 0)
+    return sum(
+        (-1) ** over * comb(parts, over) * _choose(total - over * (most + 1) + parts - 1, parts - 1) for over in range(parts + 1)
+    )
+
+
+def _choose(n: int, k: int) -> int:
+    return comb(n, k) if n >= k >= 0 else 0

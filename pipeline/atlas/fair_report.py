@@ -12,16 +12,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import polars as pl
+from matplotlib import colormaps
+from matplotlib.axes import Axes
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
 
 import engine
 from pipeline import figures as plot
-from pipeline.atlas.fair import EXACT_COLUMNS, PARETO_COLUMNS
+from pipeline.atlas.fair import EXACT_COLUMNS, PARETO_COLUMNS, no_first_move
 from pipeline.atlas.fair_run import FairSearch
 from pipeline.paths import REPORTS
 from pipeline.render.document import Section, Table
-from pipeline.render.folder import check_report_out, publish_pages, staging
+from pipeline.render.folder import check_report_out, publish_pages, staging, write_error
 
 WORDS = {
     "random_first_player_score": "random: first player's score",
@@ -57,8 +62,11 @@ def build_fair_report(search: FairSearch, out: Path | None = None) -> Path:
         "command": command,
     }
     with staging(out) as folder:
-        for stem, figure in figures.items():
-            plot.save(figure, folder / "figures", stem)
+        try:
+            for stem, figure in figures.items():
+                plot.save(figure, folder / "figures", stem)
+        except OSError as error:  # a full disk: name the report, as publish_pages does
+            raise write_error(out, error) from None
         publish_pages(
             folder,
             out,
@@ -92,10 +100,14 @@ def _abstract(search: FairSearch) -> list[str]:
     of_moved = {moved: starts.filter(pl.col("moved") == moved).height for moved in range(1, search.moved + 1)}
     counted = "; ".join(f"{by_moved[m]} of the {of_moved[m]} starts with {_stones(m)} moved" for m in by_moved)
     natural = fair.sort("natural_rank").head(3)["start"].to_list()
-    pie = "no first move" if balance.pie_value is None else f"{balance.pie_value:+d}"
+    pie = (
+        f"The pie rule changes nothing: {no_first_move(search.rules)}"
+        if balance.pie_value is None
+        else f"With the pie rule it is worth {balance.pie_value:+d}"
+    )
     return [
         f"Under perfect play the start of {search.rules.name} is worth {balance.value:+d} to the first player (South). "
-        f"With the pie rule it is worth {pie}; a komi of {balance.komi:+d} stones to South makes it a draw, and "
+        f"{pie}; a komi of {balance.komi:+d} stones to South makes it a draw, and "
         f"{balance.komi + 0.5:+.1f} or {balance.komi - 0.5:+.1f} decide every game.",
         f"Moving stones between pits gives fair starts (perfect play draws): {counted}. The most natural: "
         + ", ".join(natural)
@@ -132,7 +144,7 @@ def _balance_section(search: FairSearch) -> Section:
     balance = search.balance
     rows = [
         ["value under perfect play", f"{balance.value:+d}"],
-        ["value with the pie rule", "-" if balance.pie_value is None else f"{balance.pie_value:+d}"],
+        ["value with the pie rule", "none: South has no first move" if balance.pie_value is None else f"{balance.pie_value:+d}"],
         ["komi for a draw (stones to South)", f"{balance.komi:+d}"],
         ["half-stone komi (no draws)", f"{balance.komi - 0.5:+.1f} (North wins) or {balance.komi + 0.5:+.1f} (South wins)"],
     ]
@@ -245,11 +257,14 @@ def _one_stone_figure(search: FairSearch) -> Figure:
 
 def _values_figure(search: FairSearch) -> Figure:
     """Bars of the starts by value (a number line: values are even, as the stones are), one
-    colour per count of stones moved."""
+    colour per count of stones moved: the palette's while it has enough, else the steps of a
+    sequential colour map read on a colour bar (more classes than a palette tells apart, in order)."""
     counts = search.starts.group_by("moved", "value").agg(pl.len().alias("starts")).sort("moved", "value")
     low, high = int(counts["value"].min()), int(counts["value"].max())  # type: ignore[arg-type]
     step = 2 * max(1, -(-(high - low) // 16))  # at most 9 labels: every second value, or fewer
     ticks = list(range(low, high + 1, step))
+    stepped = search.moved > len(plot.OKABE_ITO)
+    colours = ListedColormap(colormaps["cividis"](np.linspace(0, 1, search.moved))) if stepped else None
     with plot.style():
         figure = Figure(figsize=(plot.COLUMN, 2.4))
         axes = figure.subplots()
@@ -257,12 +272,25 @@ def _values_figure(search: FairSearch) -> Figure:
         for place, moved in enumerate(range(1, search.moved + 1)):
             found = counts.filter(pl.col("moved") == moved)
             x = found["value"].to_numpy() + (place - (search.moved - 1) / 2) * width
-            axes.bar(x, found["starts"].to_numpy(), width, label=f"{_stones(moved)} moved", color=plot.OKABE_ITO[place])
+            colour = plot.OKABE_ITO[place] if colours is None else colours(place)
+            axes.bar(x, found["starts"].to_numpy(), width, label=f"{_stones(moved)} moved", color=colour)
         axes.set_xticks(ticks, [_signed(tick) for tick in ticks])
         axes.set_xlabel("value to South under perfect play")
         axes.set_ylabel("starts")
-        axes.legend(frameon=False)
+        if colours is None:
+            axes.legend(frameon=False)
+        else:
+            _moved_colour_bar(figure, axes, colours, search.moved)
     return figure
+
+
+def _moved_colour_bar(figure: Figure, axes: Axes, colours: ListedColormap, most: int) -> None:
+    """A colour bar of one step a count of stones moved, 1 to ``most``, labelled at most 8 times."""
+    norm = BoundaryNorm(np.arange(0.5, most + 1.5), colours.N)
+    labelled = range(1, most + 1, -(-most // 8))
+    bar = figure.colorbar(ScalarMappable(norm, colours), ax=axes, ticks=list(labelled), pad=0.02)
+    bar.set_label("stones moved")
+    bar.outline.set_visible(False)
 
 
 def _pareto_figure(search: FairSearch, exact: pl.DataFrame) -> Figure:

@@ -25,8 +25,20 @@ import polars as pl
 from joblib import Parallel, delayed
 
 import engine
-from pipeline.atlas.fair import EXACT_SPECS, Balance, balance, exact_row, pareto_front, start_table
-from pipeline.exact.cache import Start, cached_exact_outcome, read_cached
+from pipeline import estimates
+from pipeline.atlas.analyse import BASE_BYTES, positions_of
+from pipeline.atlas.fair import (
+    EXACT_SPECS,
+    Balance,
+    balance,
+    count_starts,
+    exact_row,
+    most_moved,
+    pareto_front,
+    start_table,
+    starts_within,
+)
+from pipeline.exact.cache import Start, cached_exact_outcome, exact_folder, exact_path, read_cached, worker_bytes
 from pipeline.exact.progress import ExactBar, Reporter
 from pipeline.workers import check_jobs, exit_with_parent, keep_caches_loaded
 
@@ -35,6 +47,13 @@ log = logging.getLogger(__name__)
 # estimate. On the development machine the 30 outcomes of `make fair-exact` took 22 minutes on
 # two workers (about 90 s each; perfect's games from a fair start cycle to the cap more often).
 EXACT_START_SECONDS = {"random": 90.0, "perfect": 90.0}
+# A start's value, first moves' values, pie rule and komi (start_table): 99 us and 1.2 KB of its
+# table's rows on the development machine, over the 118,754 starts of 4 stones a pit.
+START_SECONDS = 1e-4
+START_BYTES = 1300
+# The estimate looks in the cache folder for the exact outcomes of this many starts at most; past
+# it, it counts every start as not cached.
+LOOKED_UP_STARTS = 10_000
 
 
 @dataclass(frozen=True)
@@ -51,11 +70,9 @@ class FairSearch:
 
 
 def run_fair(rules: engine.Rules, *, moved: int = 2, exact_within: int = 1, jobs: int = 2, progress: bool = True) -> FairSearch:
-    """The fairness search of ``rules`` (see the module docstring)."""
-    if moved < 1:
-        raise ValueError(f"--moved is 1 or more, not {moved}")
-    if not 0 <= exact_within <= moved:
-        raise ValueError(f"--exact-within is from 0 to --moved ({moved}), not {exact_within}")
+    """The fairness search of ``rules`` (see the module docstring), with ``moved`` and
+    ``exact_within`` bounded as ``bounded_moved`` bounds them."""
+    moved, exact_within = bounded_moved(rules, moved, exact_within)
     check_jobs(jobs)
     seconds: dict[str, float] = {}
     started = time.perf_counter()
@@ -84,6 +101,55 @@ def run_fair(rules: engine.Rules, *, moved: int = 2, exact_within: int = 1, jobs
     )
     starts = starts.with_columns(pareto_front(starts, own))
     return FairSearch(rules, moved, exact_within, own_balance, own, starts, seconds)
+
+
+def bounded_moved(rules: engine.Rules, moved: int, exact_within: int) -> tuple[int, int]:
+    """``moved`` and ``exact_within`` checked (ValueError) and each made at most ``most_moved``,
+    with a warning: moving more stones than the rule set can move reaches no other start."""
+    if moved < 1:
+        raise ValueError(f"--moved is 1 or more, not {moved}")
+    if not 0 <= exact_within <= moved:
+        raise ValueError(f"--exact-within is from 0 to --moved ({moved}), not {exact_within}")
+    most = most_moved(rules)
+    for option, asked in (("--moved", moved), ("--exact-within", exact_within)):
+        if asked > most:
+            log.warning("%s %d is more stones than %s can move (%d at most); using %d", option, asked, rules.name, most, most)
+    return min(moved, most), min(exact_within, most)
+
+
+def fair_estimate(rules: engine.Rules, *, moved: int, exact_within: int, jobs: int) -> estimates.Estimate:
+    """What ``run_fair`` costs, before any work: the strong solution when it is not cached, a
+    lookup a start, and the exact outcomes not cached. Which starts are fair is known only once
+    they are looked up, so every start within ``exact_within`` is counted: at most that many."""
+    solve = estimates.solve(rules, rules.ply_cap)
+    starts = count_starts(rules, moved)
+    outcomes = _outcomes_to_compute(rules, exact_within)
+    scale = positions_of(rules) / positions_of(engine.Rules())
+    exact = sum(EXACT_START_SECONDS[spec] for spec in outcomes) * scale / jobs
+    lookups = BASE_BYTES + estimates.SOLUTION_BYTES_PER_POSITION * positions_of(rules) + START_BYTES * starts
+    held = max(solve.bytes, lookups, min(jobs, len(outcomes)) * worker_bytes(rules))
+    built = ", the strong solution to build" if solve.seconds else ""
+    computed = f"{'up to ' if exact_within else ''}{len(outcomes):,}" if outcomes else "no"
+    work = f"fair {rules.name}: {starts:,} starts within {moved} moved stones{built}, {computed} exact outcomes to compute"
+    smaller = "give a smaller --moved or --exact-within"
+    return estimates.Estimate(work, solve.seconds + START_SECONDS * starts + exact, held, smaller)
+
+
+def _outcomes_to_compute(rules: engine.Rules, exact_within: int) -> list[str]:
+    """The spec of each exact outcome the cache folder lacks, from the rule set's own start and
+    every start within ``exact_within`` (all counted missing past LOOKED_UP_STARTS)."""
+    folder = exact_folder()
+    count = count_starts(rules, exact_within) if exact_within else 0
+    if folder is None or count > LOOKED_UP_STARTS:
+        return [spec for _ in range(count + 1) for spec in EXACT_SPECS]
+    starts: list[Start] = [None, *(starts_within(rules, exact_within) if exact_within else [])]
+    specs = {spec: engine.canonical_spec(spec) for spec in EXACT_SPECS}
+    return [
+        spec
+        for start in starts
+        for spec in EXACT_SPECS
+        if not exact_path(specs[spec], specs[spec], rules, folder, start).exists()
+    ]
 
 
 def _counts(row: dict[str, object]) -> tuple[int, ...]:
