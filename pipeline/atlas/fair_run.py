@@ -131,7 +131,7 @@ def fair_estimate(rules: engine.Rules, *, moved: int, exact_within: int, jobs: i
     built = ", the strong solution to build" if solve.seconds else ""
     computed = f"{'up to ' if exact_within else ''}{len(outcomes):,}" if outcomes else "no"
     work = f"fair {rules.name}: {starts:,} starts within {moved} moved stones{built}, {computed} exact outcomes to compute"
-    smaller = "give a smaller --moved or --exact-within"
+    smaller = "give a smaller --moved or --exact-within, or fewer --jobs"
     return estimates.Estimate(work, solve.seconds + START_SECONDS * starts + exact, held, smaller)
 
 
