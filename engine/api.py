@@ -105,10 +105,13 @@ def perft(depth: int, rules: Rules = DEFAULT_RULES) -> int:
 
 
 def perft_counts(depth: int, rules: Rules = DEFAULT_RULES) -> list[int]:
-    """``[perft(0), perft(1), ..., perft(depth)]``, in one pass."""
+    """``[perft(0), perft(1), ..., perft(depth)]``, in one pass; ``depth`` at most the rule set's
+    ply cap (ValueError past it)."""
     if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
         raise ValueError(f"perft depth must be a whole number >= 0, not {depth!r}")
     check_rules(rules)
+    if depth > rules.ply_cap:  # no move is legal past the cap: a deeper count is 0, and was a long loop to say so
+        raise ValueError(f"perft depth must be at most the ply cap of {rules.name}, {rules.ply_cap}, not {depth}")
     # Breadth first, one level per ply: each board (seen by the mover) is expanded once per
     # level however many sequences reach it, and carries how many do.
     memo = positions(rules)
