@@ -2,11 +2,20 @@
 
 The engine picks no folder of its own and reads no environment variable. Until a caller says
 where (``set_cache_folder``), position tables, solutions and policy tables are built in
-memory, each time a process first needs them; once a folder is set they are kept in it:
+memory, each time a process first needs them; once a folder is set they are kept in it.
 
-    <folder>/tables/<rule set>-engine<version>.npz        engine.tables
-    <folder>/solutions/<rule set>-cap<cap>-engine<version>.npz   engine.solver
-    <folder>/policies/<rule set>-<values>-engine<version>.npz    engine.policy
+What the cache folder holds is listed once, here (KINDS and SCRATCH), and read by every writer
+for its subfolder's name and by ``modiar cache`` (pipeline.cache) for what it may remove: one
+subfolder a kind, each file sealed by engine.integrity (arrays or JSON, by its suffix) with an
+identity naming its rule set and the engine's version:
+
+    tables/      <rule set>-engine<version>.npz               engine.tables
+    solutions/   <rule set>-cap<cap>-engine<version>.npz      engine.solver
+    policies/    <rule set>-<values>-engine<version>.npz      engine.policy
+    exact/       ...-engine<version>.json                     pipeline.exact.cache
+    search/      ...-engine<version>.json                     pipeline.ladder.search
+    scratch/     atlas-<host>-<pid>-.../, each a cache folder of the kinds above for one running
+                 atlas task (pipeline.atlas.analyse), removed as the task ends
 
 ``pipeline`` sets the folder (``--cache DIR``, ``$MODIAR_CACHE`` or the user's cache folder).
 Files are written whole or not at all (``write_atomic``), so processes sharing a folder see
@@ -18,7 +27,23 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
+
+
+class CacheKind(NamedTuple):
+    """A kind of file the cache folder keeps, in a subfolder of its own."""
+
+    folder: str  # the cache folder's subfolder
+    suffix: str  # what its files' names end in: .npz sealed arrays, .json sealed JSON (engine.integrity)
+
+
+TABLES = CacheKind("tables", ".npz")  # position tables
+SOLUTIONS = CacheKind("solutions", ".npz")
+POLICIES = CacheKind("policies", ".npz")  # policy tables
+EXACT = CacheKind("exact", ".json")  # exact outcomes and exploitabilities
+SEARCH = CacheKind("search", ".json")  # the search ladder's pairings, each played once
+KINDS = (TABLES, SOLUTIONS, POLICIES, EXACT, SEARCH)
+SCRATCH = "scratch"  # the atlas tasks' folders, each holding the kinds above
 
 _folder: Path | None = None
 
@@ -75,13 +100,21 @@ def remove_stale_temporaries(folder: Path) -> None:
     """Remove the temporary files of writers that are gone (their pid no longer runs): a kill -9
     mid-write leaves one behind. A live writer's file is left to it."""
     for path in temporary_files(folder):
-        pid = path.name.rpartition(".tmp-")[2]
-        if not (pid.isdigit() and process_running(int(pid))):
+        pid = pid_in(path.name.rpartition(".tmp-")[2])
+        if pid is None or not process_running(pid):
             path.unlink(missing_ok=True)
 
 
+def pid_in(text: str) -> int | None:
+    """The pid ``text`` (a part of a file's name) gives, in ASCII digits; None when it gives none."""
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 def process_running(pid: int) -> bool:
-    """Whether a process of this ``pid`` runs (on this machine)."""
+    """Whether a process of this ``pid`` runs (on this machine). A number no process can have
+    runs none: 0 (to os.kill, the caller's own process group) and beyond the largest pid."""
+    if not 0 < pid <= _PID_MAX:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -89,6 +122,9 @@ def process_running(pid: int) -> bool:
     except PermissionError:  # another user's process
         return True
     return True
+
+
+_PID_MAX = 2**31 - 1  # pids are C ints (pid_t) on every system Python runs on
 
 
 def _blocking_file(folder: Path) -> str:

@@ -71,6 +71,23 @@ def file_digest(path: Path) -> str | None:
         return None
 
 
+def sealed_identity(path: Path) -> dict[str, Any] | None:
+    """The identity a sealed file (arrays for .npz, else JSON) says it holds, its checksum not
+    checked (arrays are not read); None when ``path`` is no regular file carrying a seal."""
+    try:
+        if not regular_file(path):
+            return None
+        if path.suffix == ".npz":
+            with np.load(path, allow_pickle=False) as stored:
+                found = json.loads(str(stored["identity"])) if set(_SEAL) <= set(stored.files) else None
+        else:
+            stored = json.loads(path.read_bytes())
+            found = stored["payload"]["of"] if isinstance(stored, dict) and "checksum" in stored else None
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):  # DamagedFileError too
+        return None
+    return found if isinstance(found, dict) else None
+
+
 # ---------------------------------------------------------------------------------------------
 # Arrays
 

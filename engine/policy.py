@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.cache import cache_folder
+from engine.cache import POLICIES, cache_folder
 from engine.choice import ARGMAX, Rule, pack_keys
 from engine.first_move import FirstMoves, first_moves
 from engine.integrity import DamagedFileError, read_arrays, write_arrays
@@ -274,7 +274,7 @@ def policy_table(
 def policies_folder() -> Path | None:
     """The folder of policy tables in the engine's cache folder, None when the engine builds in memory."""
     folder = cache_folder()
-    return None if folder is None else folder / "policies"
+    return None if folder is None else folder / POLICIES.folder
 
 
 def policy_path(strategy: str | Strategy, rules: Rules, cache: Path) -> Path:

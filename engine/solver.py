@@ -63,7 +63,7 @@ from typing import Any
 import numpy as np
 
 from engine.board import NORTH, SOUTH, Board, check_board, rotate, unpack
-from engine.cache import cache_folder
+from engine.cache import SOLUTIONS, cache_folder
 from engine.deprecation import progress_switch
 from engine.first_move import first_moves
 from engine.index import BoardIndex, board_index
@@ -291,7 +291,7 @@ def cached_solution(rules: Rules = DEFAULT_RULES, cache: Path | None = CONFIGURE
 def solutions_folder() -> Path | None:
     """The folder of solutions in the engine's cache folder, None when the engine builds in memory."""
     folder = cache_folder()
-    return None if folder is None else folder / "solutions"
+    return None if folder is None else folder / SOLUTIONS.folder
 
 
 def build_solution(rules: Rules, tables: PositionTables, spill: Path | None = None) -> Solution:

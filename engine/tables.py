@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.cache import cache_folder
+from engine.cache import TABLES, cache_folder
 from engine.deprecation import progress_switch
 from engine.events import END_EVENTS, POSITION_FLAGS
 from engine.index import BoardIndex, board_index
@@ -148,7 +148,7 @@ def _kept(rules: Rules) -> PositionTables:
 def tables_folder() -> Path | None:
     """The folder of tables in the engine's cache folder, None when the engine builds in memory."""
     folder = cache_folder()
-    return None if folder is None else folder / "tables"
+    return None if folder is None else folder / TABLES.folder
 
 
 def cache_path(rules: Rules, cache: Path) -> Path:

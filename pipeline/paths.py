@@ -5,10 +5,11 @@
     MODIAR_CACHE     tables, solutions, policies,       default the user's cache folder
                      shared by every study              (platformdirs: ~/.cache/modiar on Linux)
 
-The cache folder holds one subfolder a kind: tables/, solutions/ and policies/
-(engine.cache), exact/ (pipeline.exact.cache), and scratch/, where each task of an atlas builds
-its rule set's files in a folder of its own (scratch_prefix), removed when the task ends;
-``modiar cache show`` lists them and ``modiar cache clear`` empties them (pipeline.cache).
+The cache folder holds one subfolder a kind, as engine.cache lists them: tables/, solutions/ and
+policies/ (engine), exact/ (pipeline.exact.cache), search/ (pipeline.ladder.search), and
+scratch/, where each task of an atlas builds its rule set's files in a folder of its own
+(scratch_prefix), removed when the task ends; ``modiar cache show`` lists them and ``modiar cache
+clear`` empties them (pipeline.cache).
 
 ``modiar ... --cache DIR`` overrides MODIAR_CACHE. The bundled study configs (STUDIES) ship
 inside the package, so ``modiar study run smoke`` works from any folder; those named ladder*
@@ -39,7 +40,6 @@ LADDER = "ladder"  # the bundled configs named ladder* are skill ladders, not st
 ATLAS = "atlas"  # bundled configs named atlas* are atlases (pipeline.atlas.run)
 SEARCH = "search"  # and those named search* search ladders (pipeline.ladder.search)
 EXACT = "exact.parquet"  # the exact outcomes of a study with exact = true or "self-play"
-SCRATCH = "scratch"  # the cache folder's subfolder of the atlas tasks' scratch folders
 
 # atlas-<host>-<pid>-<mkdtemp's letters, digits and _>: an atlas task's scratch folder (scratch_prefix)
 _SCRATCH_NAME = re.compile(r"atlas-(.+)-(\d+)-[A-Za-z0-9_]+")

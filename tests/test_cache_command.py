@@ -12,25 +12,42 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+import pipeline.cache
+from engine.integrity import write_arrays, write_json
 from pipeline.cli import main
+from pipeline.estimates import size
 from pipeline.paths import ROOT
 
-# A cache of each kind, as the engine and pipeline.exact.cache name their files (bytes: size).
+# A cache of each kind, as the engine and pipeline.exact.cache name their files (bytes: about their size).
 FILES = {
     "tables/modiar-stones2-engine1.npz": 3000,
     "solutions/modiar-stones2-cap400-engine1.npz": 2000,
     "policies/modiar-stones2-greedy-engine1.npz": 500,
     "policies/modiar-stones2-perfect-engine1.npz": 500,
     "exact/modiar-stones2-random-random-a846940b2dbf-engine1.json": 40,
+    "search/modiar-stones2-mcts-playouts-1-random-0123456789ab-engine1.json": 40,
 }
+HALF_WRITTEN = b"PK\x03\x04\x14\x00"  # what a writer of an .npz killed mid-write leaves
 
 
 def made(folder: Path, files: dict[str, int]) -> Path:
-    for name, size in files.items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_bytes(b"x" * size)
+    """``files`` in ``folder``, sealed as the engine seals its kind's (engine.integrity), a
+    temporary file half written; a name that is no cache file's holds that many bytes of text."""
+    for name, n_bytes in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        identity = {"rules": "modiar-stones2", "engine": 1}
+        if path.suffix == ".npz" and "-engine" in path.name and not path.name.startswith("."):
+            write_arrays(path, {"padding": np.zeros(n_bytes, np.uint8)}, {**identity, "kind": path.parent.name})
+        elif path.suffix == ".json" and "-engine" in path.name:
+            write_json(path, {"padding": "x" * n_bytes}, identity)
+        elif ".tmp-" in path.name:
+            path.write_bytes(HALF_WRITTEN)
+        else:
+            path.write_bytes(b"x" * n_bytes)
     return folder
 
 
@@ -38,9 +55,23 @@ def snapshot(folder: Path) -> dict[str, int]:
     return {str(path.relative_to(folder)): path.lstat().st_size for path in sorted(folder.rglob("*"))}
 
 
+def described(folder: Path) -> str:
+    """What ``modiar cache clear`` says it removes from ``folder``: its files, their size."""
+    files = [path for path in folder.rglob("*") if path.is_file()]
+    n_bytes = sum(path.stat().st_size for path in files)
+    return f"{len(files)} files, {n_bytes:,} B" if n_bytes < 1024 else f"{len(files)} files, {size(n_bytes)}"
+
+
 def ended_pid() -> int:
     """The pid of a process that has ended."""
     return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True).stdout)
+
+
+def shown(folder: Path) -> str:
+    """How ``modiar cache show`` gives the files under ``folder`` and their size."""
+    files = [path for path in folder.rglob("*") if path.is_file()] if folder.is_dir() else []
+    n_bytes = sum(path.stat().st_size for path in files)
+    return f"{len(files):,} {n_bytes:,} B" if n_bytes < 1024 else f"{len(files):,} {size(n_bytes)}"
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -68,15 +99,9 @@ def test_show_gives_each_kind_its_files_and_size_and_names_where_the_folder_come
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == f"cache folder {cache} (from $MODIAR_CACHE)"
-    rows = {line.split()[0]: line.split()[1:] for line in lines[2:-1]}
-    assert rows == {
-        "tables": ["1", "2.9", "KiB"],
-        "solutions": ["1", "2.0", "KiB"],
-        "policies": ["2", "1,000", "B"],
-        "exact": ["1", "40", "B"],
-        "scratch": ["0", "0", "B"],
-        "total": ["5", "5.9", "KiB"],
-    }
+    rows = {line.split()[0]: " ".join(line.split()[1:]) for line in lines[2:-1]}
+    kinds = {"tables", "solutions", "policies", "exact", "search", "scratch"}
+    assert rows == {kind: shown(cache / kind) for kind in kinds} | {"total": shown(cache)}
     assert lines[-1].startswith("modiar cache clear empties it")
     (cache / "notes.txt").write_text("mine")
     code, out, _ = run(capsys, "cache", "show", "--cache", str(cache))
@@ -86,12 +111,13 @@ def test_show_gives_each_kind_its_files_and_size_and_names_where_the_folder_come
 def test_clear_with_yes_empties_the_cache_and_keeps_its_folder(tmp_path, capsys):
     cache = made(tmp_path / "cache", FILES)
     stale = cache / "tables" / f".modiar-engine1.npz.tmp-{ended_pid()}"  # a writer killed mid-write
-    stale.write_bytes(b"half")
+    stale.write_bytes(HALF_WRITTEN)
     task = cache / "scratch" / f"atlas-{socket.gethostname()}-{ended_pid()}-abc_12"  # an atlas task killed
     made(task, {"tables/modiar-stones3-engine1.npz": 10})
+    removed = described(cache)
     code, out, err = run(capsys, "cache", "clear", "--cache", str(cache), "--yes")
     assert code == 0, err
-    assert out == f"removed 7 files, 5.9 KiB from the cache folder {cache}\n"
+    assert out == f"removed {removed} from the cache folder {cache}\n"
     assert cache.is_dir() and list(cache.iterdir()) == []
     again = run(capsys, "cache", "clear", "--cache", str(cache), "--yes")
     assert again == (0, f"the cache folder {cache} holds nothing: nothing to clear\n", "")
@@ -138,7 +164,7 @@ def test_clear_without_yes_and_no_terminal_refuses_in_one_line(tmp_path, capsys)
     before = snapshot(cache)
     code, out, err = run(capsys, "cache", "clear", "--cache", str(cache))
     assert code == 2 and out == ""
-    assert err == f"modiar: error: modiar cache clear would remove 5 files, 5.9 KiB from {cache}: add --yes to remove them\n"
+    assert err == f"modiar: error: modiar cache clear would remove {described(cache)} from {cache}: add --yes to remove them\n"
     assert snapshot(cache) == before
 
 
@@ -148,9 +174,10 @@ def test_clear_at_a_terminal_asks(tmp_path, capsys, monkeypatch, answer, removed
     terminal = io.StringIO(answer)
     terminal.isatty = lambda: True  # type: ignore[method-assign]
     monkeypatch.setattr("sys.stdin", terminal)
+    files = described(cache)
     code, out, _ = run(capsys, "cache", "clear", "--cache", str(cache))
-    assert code == 0 and out.startswith(f"remove 5 files, 5.9 KiB from the cache folder {cache}? [y/N] ")
-    assert out.endswith("removed 5 files, 5.9 KiB from the cache folder " + f"{cache}\n" if removed else "nothing removed\n")
+    assert code == 0 and out.startswith(f"remove {files} from the cache folder {cache}? [y/N] ")
+    assert out.endswith(f"removed {files} from the cache folder {cache}\n" if removed else "nothing removed\n")
     assert (list(cache.iterdir()) == []) == removed
 
 
@@ -169,6 +196,99 @@ def test_clear_refuses_a_cache_being_written(tmp_path, capsys, writing):
     code, _, err = run(capsys, "cache", "clear", "--cache", str(cache), "--yes")
     assert code == 2 and err.count("\n") == 1 and re.match(rf"modiar: error: the cache {cache} is in use: ", err), err
     assert snapshot(cache) == before
+
+
+@pytest.mark.parametrize("pid", ["99999999999999999999", "0"], ids=["beyond any pid", "pid 0"])
+@pytest.mark.parametrize(
+    "left",
+    ["tables/.modiar-stones3-engine1.npz.tmp-{pid}", "scratch/atlas-{host}-{pid}-x/tables/modiar-stones3-engine1.npz"],
+    ids=["a temporary file", "an atlas task's scratch folder"],
+)
+def test_a_writer_whose_pid_no_process_can_have_is_gone_to_show_and_clear(tmp_path, capsys, pid, left):
+    """Pid 0 (to os.kill, the caller's own process group) and a number beyond any pid (beyond a
+    C long) name no running writer: what they left is stale, listed by show and removed by clear."""
+    cache = made(tmp_path / "cache", FILES)
+    name = left.format(pid=pid, host=socket.gethostname())
+    made(cache, {name: 10})
+    code, out, err = run(capsys, "cache", "show", "--cache", str(cache))
+    assert code == 0 and out.endswith("modiar cache clear empties it; what a command needs is built again\n"), err
+    removed = described(cache)
+    assert run(capsys, "cache", "clear", "--cache", str(cache), "--yes") == (
+        0,
+        f"removed {removed} from the cache folder {cache}\n",
+        "",
+    )
+    assert list(cache.iterdir()) == []
+
+
+def test_clear_empties_the_cache_a_search_ladder_filled(tmp_path, capsys):
+    cache, config = tmp_path / "cache", tmp_path / "search.toml"
+    config.write_text(
+        'name = "small"\nseed = 1\nplayouts = [1]\nround_games = 100\nplayout_budget = 200\n[rules]\nstones_per_pit = 2\n'
+    )
+    argv = ["ladder", "search", str(config), "--out", str(tmp_path / "ladder"), "--jobs", "1", "--quiet", "--cache", str(cache)]
+    assert main(argv) == 0
+    assert (cache / "search").is_dir()
+    capsys.readouterr()
+    code, out, _ = run(capsys, "cache", "show", "--cache", str(cache))
+    assert (
+        code == 0
+        and "not modiar's" not in out
+        and out.endswith("modiar cache clear empties it; what a command needs is built again\n")
+    )
+    removed = described(cache)
+    assert run(capsys, "cache", "clear", "--cache", str(cache), "--yes") == (
+        0,
+        f"removed {removed} from the cache folder {cache}\n",
+        "",
+    )
+    assert list(cache.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "users",
+    ["exact/budget-engine2024.json", "tables/modiar-stones9-engine1.npz", "tables/.notes-engine1.npz.tmp-12"],
+    ids=["a JSON file", "an npz file", "a temporary file's name"],
+)
+def test_clear_removes_nothing_when_a_file_named_as_modiars_carries_no_seal_of_modiars(tmp_path, capsys, users):
+    cache = made(tmp_path / "cache", FILES)
+    (cache / users).write_text('{"budget": 2024}\n')
+    before = snapshot(cache)
+    code, out, err = run(capsys, "cache", "clear", "--cache", str(cache), "--yes")
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"modiar: error: {cache} does not look like a modiar cache: it holds {cache / users}, ")
+    assert "nothing removed" in err and snapshot(cache) == before
+    code, out, _ = run(capsys, "cache", "show", "--cache", str(cache))
+    assert code == 0 and out.splitlines()[-1].startswith(f"1 of its entries are not modiar's (e.g. {cache / users})")
+
+
+@pytest.mark.parametrize("when", ["after the check", "at the first removal"])
+def test_clear_removes_nothing_through_a_folder_swapped_for_a_link(tmp_path, monkeypatch, when):
+    """tables/ swapped for a link to another folder holding files of the same names, between
+    clear's check and its removals: the other folder's files stay."""
+    cache = made(tmp_path / "cache", FILES)
+    elsewhere = made(tmp_path / "elsewhere", {name: 10 for name in FILES if name.startswith("tables/")})
+    before = snapshot(elsewhere)
+
+    def swap() -> None:
+        (cache / "tables").rename(tmp_path / "moved")
+        (cache / "tables").symlink_to(elsewhere / "tables")
+
+    found = pipeline.cache.check(cache)
+    if when == "after the check":
+        swap()
+    else:
+        unlink = os.unlink
+
+        def swapping(*args, **kwargs):
+            if not (cache / "tables").is_symlink():
+                swap()
+            return unlink(*args, **kwargs)
+
+        monkeypatch.setattr(os, "unlink", swapping)
+    pipeline.cache.clear(found)
+    monkeypatch.undo()
+    assert snapshot(elsewhere) == before and (cache / "tables").is_symlink()
 
 
 def test_make_clean_says_where_the_cache_folder_is_and_how_to_see_and_clear_it(tmp_path):

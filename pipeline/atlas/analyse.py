@@ -44,13 +44,13 @@ import pyarrow as pa
 
 import engine
 from engine.board import SOUTH
-from engine.cache import process_running
+from engine.cache import SCRATCH, process_running
 from engine.events import END_EVENTS, POSITION_FLAGS
 from engine.exploit import reachable_positions
 from engine.rules import PITS
 from engine.search import solution as solved
 from engine.tables import load_tables, table_rules
-from pipeline.paths import SCRATCH, scratch_owner, scratch_prefix
+from pipeline.paths import scratch_owner, scratch_prefix
 
 SELF_PLAY_SPECS = {"random": "random", "greedy": "greedy", "alphabeta4": "alphabeta(depth=4)"}
 # The events whose chance of firing and expected count each self-play row gives; the end events
