@@ -41,6 +41,7 @@ from pipeline.exact.cache import cached_exact_outcome, exact_path, read_cached
 from pipeline.ladder.run import parse_ladder, run_ladder
 from pipeline.lock import FolderBusyError, folder_lock
 from pipeline.paths import MANIFEST
+from pipeline.render.folder import write_marker
 from pipeline.study.config import parse_study
 from pipeline.study.report import build_report
 from pipeline.study.run import run_study
@@ -363,16 +364,52 @@ def test_a_fifo_in_a_study_folder_is_refused_unopened(tiny_study, tmp_path, caps
 
 
 def test_staging_folders_of_a_killed_report_are_removed_by_the_next_report(tiny_study, tmp_path):
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
-    pid = int(dead.stdout)
-    for suffix in ("tmp", "old"):
+    pid = ended_pid()
+    for suffix in ("tmp", "old"):  # a report's staging folder carries its marker from the start
         litter = tmp_path / f".report.{suffix}-{pid}"
         (litter / "figures").mkdir(parents=True)
+        write_marker(litter, "report")
         (litter / "figures" / "a.png").write_bytes(b"x" * 1000)
+    (tmp_path / f".report.old-{pid + 1}").mkdir()  # the empty folder a report replaced
     alive = tmp_path / f".report.tmp-{os.getpid()}-not-a-pid"
     alive.mkdir()
     build_report(tiny_study, tmp_path / "report", progress=False)
     assert sorted(path.name for path in tmp_path.iterdir()) == [alive.name, "report"]
+
+
+@pytest.mark.parametrize("suffix", ["old", "tmp"])
+def test_a_report_never_removes_a_users_folder_named_like_its_staging_folders(tiny_study, tmp_path, capsys, suffix):
+    """A folder beside --out named as a report's staging folder, of a pid that no longer runs,
+    but without a report's marker, is the user's: the report is written and keeps it."""
+    mine = tmp_path / f".rep_s3.{suffix}-{ended_pid()}"
+    mine.mkdir()
+    (mine / "mine.txt").write_text("mine")
+    code = main(["study", "report", str(tiny_study), "--out", str(tmp_path / "rep_s3"), "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    assert (mine / "mine.txt").read_text() == "mine" and (tmp_path / "rep_s3" / "index.html").is_file()
+
+
+@pytest.mark.parametrize("suffix", ["old", "tmp"])
+def test_a_users_folder_named_as_this_reports_staging_folder_stops_it_in_one_line(tiny_study, tmp_path, capsys, suffix):
+    """Named with the report's own pid, the user's folder is in the report's way: it is kept and
+    the report refused in one line, the report already there kept too."""
+    out = tmp_path / "rep_s3"
+    assert main(["study", "report", str(tiny_study), "--out", str(out), "--quiet"]) == 0
+    before = {path: path.read_bytes() for path in out.rglob("*") if path.is_file()}
+    mine = tmp_path / f".rep_s3.{suffix}-{os.getpid()}"
+    mine.mkdir()
+    (mine / "mine.txt").write_text("mine")
+    assert main(["study", "report", str(tiny_study), "--out", str(out), "--quiet"]) == 2
+    error = capsys.readouterr().err
+    assert error == f"modiar: error: {mine} is in the way of the report and is not a report of modiar's; move it away\n"
+    assert (mine / "mine.txt").read_text() == "mine"
+    assert {path: path.read_bytes() for path in out.rglob("*") if path.is_file()} == before
+
+
+def ended_pid() -> int:
+    """The pid of a process that has ended."""
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    return int(dead.stdout)
 
 
 def test_a_studys_temporary_files_are_cleared_at_the_next_run(tiny_study, tmp_path):

@@ -3,8 +3,10 @@ own and moved into place whole, so a failure never leaves half a report over a g
 report's folder holds a marker (MARKER: the run's name, the engine's version and every file the
 report wrote, sealed by engine.integrity), and a report replaces only a folder that is empty or
 holds a report of ours and nothing but the files its marker lists: never the run's folder, nor
-a folder holding a file of the user's (notes.png beside the figures included). The staging and
-old folders of a report killed mid-write are removed by the next report written beside them.
+a folder holding a file of the user's (notes.png beside the figures included). A staging folder
+carries the marker from its start, so the staging and old folders of a report killed mid-write
+are told from a user's folder named like them: the next report written beside them removes
+them, and only them (and empty ones).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 import polars as pl
 
-from engine.cache import process_running
+from engine.cache import pid_in, process_running
 from engine.integrity import DamagedFileError, read_json, write_json
 from engine.version import ENGINE_VERSION
 from pipeline.records import RecordError
@@ -62,21 +64,25 @@ def check_report_out(out: str | Path) -> Path:
 @contextmanager
 def staging(out: Path) -> Iterator[Path]:
     """A new folder beside ``out`` to build the report in, made first (a folder that cannot be
-    written fails before the work) and removed afterwards whatever happens, with the parents of
-    ``out`` it made if they stay empty."""
+    written fails before the work), marked as a report's at once, and removed afterwards
+    whatever happens, with the parents of ``out`` it made if they stay empty."""
     folder = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     made: list[Path] = []
+    staged = False
     try:
         try:
             _make_folders(out.parent, made)
             _remove_stale_folders(out)
-            shutil.rmtree(folder, ignore_errors=True)
+            _clear_the_way(folder)
             folder.mkdir()
+            staged = True
+            write_marker(folder, out.name)
         except OSError as error:
             raise write_error(out, error) from None
         yield folder
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if staged:
+            shutil.rmtree(folder, ignore_errors=True)
         for parent in reversed(made):
             with suppress(OSError):  # not empty: the report is in it
                 parent.rmdir()
@@ -144,7 +150,7 @@ def check_published(folder: Path) -> dict[str, Any]:
 
 def write_marker(folder: Path, title: str) -> None:
     """The marker, written last: the run's name, the engine's version and every file written."""
-    files = sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
+    files = sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file() and path != folder / MARKER)
     write_json(folder / MARKER, {"study": title, "engine_version": ENGINE_VERSION, "files": files}, _MARKER_IDENTITY)
 
 
@@ -168,7 +174,7 @@ def replace_folder(staging: Path, out: Path) -> None:
     one is in place, and put back if the move fails."""
     _check_replaceable(out, str(out))  # again: the folder may have been filled while we computed
     old = out.with_name(f".{out.name}.old-{os.getpid()}")
-    shutil.rmtree(old, ignore_errors=True)
+    _clear_the_way(old)
     if out.exists():
         out.rename(old)
     try:
@@ -208,9 +214,29 @@ def _remove_stale_folders(out: Path) -> None:
     """The staging and old folders of reports of ``out`` whose writer is gone (killed mid-write)."""
     for suffix in ("tmp", "old"):
         for folder in out.parent.glob(f".{glob.escape(out.name)}.{suffix}-*"):
-            pid = folder.name.rpartition(f".{suffix}-")[2]
-            if pid.isdigit() and not process_running(int(pid)) and folder.is_dir() and not folder.is_symlink():
-                shutil.rmtree(folder, ignore_errors=True)
+            pid = pid_in(folder.name.rpartition(f".{suffix}-")[2])
+            if pid is not None and not process_running(pid):
+                _remove_if_ours(folder)
+
+
+def _clear_the_way(folder: Path) -> None:
+    """Remove what stands at ``folder``, a staging or old folder's name of this process, if it
+    is a report's (a process of this pid before, killed); RecordError if it is anything else."""
+    if os.path.lexists(folder) and not _remove_if_ours(folder):
+        raise RecordError(f"{folder} is in the way of the report and is not a report of modiar's; move it away")
+
+
+def _remove_if_ours(folder: Path) -> bool:
+    """Remove ``folder`` if it is a report's (its marker sound: a report's, or a staging folder's)
+    or empty; a user's folder merely named like one stays. Whether nothing is left there."""
+    if folder.is_symlink() or not folder.is_dir():
+        return False
+    if _is_report(folder):
+        shutil.rmtree(folder, ignore_errors=True)
+    else:
+        with suppress(OSError):  # not empty: not ours
+            folder.rmdir()
+    return not os.path.lexists(folder)
 
 
 def _is_report(folder: Path) -> bool:
