@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 import engine
+from engine.cache import EXACT
 from engine.exact import ExactOutcome
 from engine.exploit import Exploitability
 from engine.integrity import DamagedFileError, read_json, write_json
@@ -42,7 +43,7 @@ from pipeline.workers import memory_bytes
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-FOLDER = "exact"
+FOLDER = EXACT.folder
 # A worker's peak memory for a pairing of two wide strategies (random against random: 3.3 GB
 # measured under RULES.md; two of perfect's dials, whose sparse products go on to the cap with
 # every legal move of the positions not yet settled: up to 6.6 GB), and the seconds a task

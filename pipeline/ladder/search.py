@@ -53,7 +53,7 @@ from joblib import Parallel, delayed
 from tqdm import tqdm
 
 import engine
-from engine.cache import write_atomic
+from engine.cache import SEARCH, write_atomic
 from engine.policy import policy_table
 from engine.replay import replay
 from engine.scoring import WINNERS
@@ -73,7 +73,7 @@ from pipeline.workers import exit_with_parent
 CONFIG_KEYS = ("name", "seed", "playouts", "opponents", "half_width", "round_games", "playout_budget", "rules")
 REQUIRED = ("name", "seed", "playouts")
 ROWS = "search_ladder.parquet"
-CACHE_FOLDER = "search"  # in the engine's cache folder: each pairing's row once played
+CACHE_FOLDER = SEARCH.folder  # in the engine's cache folder: each pairing's row once played
 COLUMNS = (
     "south", "north", "playouts", "games", "stopped", "south_wins", "draws", "north_wins",
     "first_player_score", "first_player_low", "first_player_high", "mean_plies",
