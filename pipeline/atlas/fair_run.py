@@ -111,9 +111,12 @@ def bounded_moved(rules: engine.Rules, moved: int, exact_within: int) -> tuple[i
     if not 0 <= exact_within <= moved:
         raise ValueError(f"--exact-within is from 0 to --moved ({moved}), not {exact_within}")
     most = most_moved(rules)
-    for option, asked in (("--moved", moved), ("--exact-within", exact_within)):
-        if asked > most:
-            log.warning("%s %d is more stones than %s can move (%d at most); using %d", option, asked, rules.name, most, most)
+    beyond = [f"{option} {asked}" for option, asked in (("--moved", moved), ("--exact-within", exact_within)) if asked > most]
+    if beyond:
+        are = "is" if len(beyond) == 1 else "are"
+        log.warning(
+            "%s %s more stones than %s can move (%d at most); using %d", " and ".join(beyond), are, rules.name, most, most
+        )
     return min(moved, most), min(exact_within, most)
 
 
