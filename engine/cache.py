@@ -112,8 +112,9 @@ def pid_in(text: str) -> int | None:
 
 def process_running(pid: int) -> bool:
     """Whether a process of this ``pid`` runs (on this machine). A number no process can have
-    runs none: 0 (to os.kill, the caller's own process group) and beyond the largest pid."""
-    if not 0 < pid <= _PID_MAX:
+    runs none: 0 (to os.kill, the caller's own process group), beyond the largest pid, or the id
+    of another process's thread."""
+    if not 0 < pid <= _PID_MAX or _thread_of_another(pid):
         return False
     try:
         os.kill(pid, 0)
@@ -122,6 +123,20 @@ def process_running(pid: int) -> bool:
     except PermissionError:  # another user's process
         return True
     return True
+
+
+def _thread_of_another(pid: int) -> bool:
+    """Whether ``pid`` is the id of a thread of another process, not of a process: Linux's kill
+    takes a thread's id too, and a writer's name carries its process's id. Read from /proc where
+    there is one; elsewhere (no /proc) False."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Tgid:"):
+                    return int(line.split()[1]) != pid
+    except (OSError, ValueError):
+        pass
+    return False
 
 
 _PID_MAX = 2**31 - 1  # pids are C ints (pid_t) on every system Python runs on

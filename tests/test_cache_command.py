@@ -10,6 +10,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -219,6 +220,23 @@ def test_a_writer_whose_pid_no_process_can_have_is_gone_to_show_and_clear(tmp_pa
         "",
     )
     assert list(cache.iterdir()) == []
+
+
+def test_a_writer_named_by_a_threads_id_is_gone_to_clear(tmp_path, capsys):
+    """Linux's kill takes a thread's id as well as a process's: a temporary file named by the id of
+    a live thread (a thread of this very process here; on a shared machine, any process's) names no
+    running writer, and is cleared, not taken for a writer forever."""
+    cache = made(tmp_path / "cache", FILES)
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        made(cache, {f"tables/.modiar-stones3-engine1.npz.tmp-{thread.native_id}": 10})
+        code, out, err = run(capsys, "cache", "clear", "--cache", str(cache), "--yes")
+    finally:
+        stop.set()
+        thread.join()
+    assert code == 0 and out.startswith("removed ") and list(cache.iterdir()) == [], err
 
 
 def test_clear_empties_the_cache_a_search_ladder_filled(tmp_path, capsys):
