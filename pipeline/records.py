@@ -43,7 +43,7 @@ from pipeline.runfolder import STUDY
 from pipeline.runfolder import RecordError as RecordError  # raised for a study's records too
 from pipeline.runfolder import read_manifest as read_run_manifest
 from pipeline.runfolder import write_manifest as write_run_manifest
-from pipeline.sanity import check_exact_row
+from pipeline.sanity import check_exact_row, game_faults
 
 COMPRESSION = "zstd"
 COMPRESSION_LEVEL = 3
@@ -401,12 +401,27 @@ def _unreadable(path: Path) -> str:
 
 def scan_games(directory: str | Path, folder: str = GAMES) -> pl.LazyFrame:
     """The games (or, with folder="plies", the plies) of a study as a polars LazyFrame, after
-    checking every file against the manifest."""
+    checking every file against the manifest, and every game for its own arithmetic."""
     directory = Path(directory)
     files = check_files(directory, read_study_manifest(directory), folder)
     if not files:
         raise RecordError(f"{directory} holds no finished chunk in {folder}/; run the study first")
+    if folder == GAMES:
+        _check_game_rows(directory, files)
     return pl.scan_parquet(files)
+
+
+def _check_game_rows(directory: Path, files: list[Path]) -> None:
+    """Refuse (RecordError naming the game) a study whose games break their own arithmetic
+    (pipeline.sanity.game_faults): sealed, yet not what this code writes."""
+    try:
+        faults = game_faults(pl.scan_parquet(files))
+    except (ValueError, pl.exceptions.PolarsError) as error:  # InsaneRowError is a ValueError
+        raise RecordError(f"{directory}: its games cannot be checked ({error}); run the study again into a new folder") from None
+    if faults.height:
+        game, fault = faults.row(0)
+        more = f" (and {faults.height - 1} more games)" if faults.height > 1 else ""
+        raise RecordError(f"{directory}: game {game} does not add up: {fault}{more}; run the study again into a new folder")
 
 
 def exact_done(directory: Path, manifest: Manifest, rows: int) -> bool:

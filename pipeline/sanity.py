@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 import engine
 
@@ -192,3 +193,30 @@ def check_exact_row(row: Mapping[str, Any]) -> None:
     for name in ("first_player_score", "mean_plies"):
         if not math.isclose(_number(row, name), getattr(outcome, name), rel_tol=TOLERANCE, abs_tol=TOLERANCE):
             raise InsaneRowError(f"{name} is {row[name]!r}, not its outcome's {getattr(outcome, name)!r}")
+
+
+def game_faults(games: pl.LazyFrame) -> pl.DataFrame:
+    """The games (game_id, and the first fault found) whose own arithmetic fails: scores that do
+    not sum to the rule set's stones, a winner the scores do not give, a length beyond the ply cap."""
+    names = games.select(pl.col("rules").unique()).collect()["rules"].to_list()
+    try:
+        rule_sets = {name: engine.Rules.from_name(name) for name in names}
+    except ValueError as error:
+        raise InsaneRowError(f"a game's rules name no rule set ({error})") from None
+    stones = _per_rule_set({name: rules.total_stones for name, rules in rule_sets.items()})
+    cap = _per_rule_set({name: rules.ply_cap for name, rules in rule_sets.items()})
+    south, north = pl.col("score_south").cast(pl.Int64), pl.col("score_north").cast(pl.Int64)
+    given = pl.when(south > north).then(pl.lit("south")).when(south < north).then(pl.lit("north")).otherwise(pl.lit("draw"))
+    scores, winner, plies = south + north != stones, pl.col("winner") != given, pl.col("plies").cast(pl.Int64) > cap
+    fault = (
+        pl.when(scores)
+        .then(pl.format("score_south + score_north is {}, not the {} stones of {}", south + north, stones, pl.col("rules")))
+        .when(winner)
+        .then(pl.format("winner is {}, but the scores {}-{} give {}", pl.col("winner"), south, north, given))
+        .otherwise(pl.format("plies is {}, beyond the {}-ply cap", pl.col("plies"), cap))
+    )
+    return games.filter(scores | winner | plies).select("game_id", fault.alias("fault")).collect()
+
+
+def _per_rule_set(values: dict[str, int]) -> pl.Expr:
+    return pl.col("rules").replace_strict(values, return_dtype=pl.Int64)

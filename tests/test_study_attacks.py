@@ -4,10 +4,12 @@ once lost data, reported wrong figures or ended in a traceback, by name."""
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 from pathlib import Path
 
+import polars as pl
 import pytest
 from sealing import edit_manifest
 from sealing import manifest as manifest_payload
@@ -17,7 +19,7 @@ from pipeline.cli import main
 from pipeline.config import ConfigError
 from pipeline.lock import folder_lock
 from pipeline.paths import JOURNAL, LOCK, MANIFEST
-from pipeline.records import RecordError, read_study_manifest, scan_games
+from pipeline.records import RecordError, parquet_bytes, read_study_manifest, scan_games
 from pipeline.study import run as runner
 from pipeline.study.config import load_study, parse_study
 from pipeline.study.run import plan, run_study
@@ -389,3 +391,22 @@ def test_a_chunk_swapped_in_from_another_study_is_damaged_not_missing_and_status
         summary(copy)
     run_study(study(), copy, progress=False)  # replaced, as status says
     assert main(["study", "status", str(copy)]) == 0 and "32 of 32 chunks done (complete)" in capsys.readouterr().out
+
+
+def test_a_chunk_sealed_again_with_a_game_whose_winner_its_scores_deny_is_refused_in_one_line(copy, capsys):
+    path = copy / "games" / "p000-c00000.parquet"
+    games = pl.read_parquet(path)
+    first = games.row(0, named=True)
+    lost = "north" if first["winner"] != "north" else "south"
+    data = parquet_bytes(
+        games.with_columns(
+            winner=pl.when(pl.col("game_id") == first["game_id"]).then(pl.lit(lost)).otherwise("winner")
+        ).to_arrow()
+    )
+    path.write_bytes(data)
+    edit_manifest(
+        copy, lambda manifest: manifest["chunks"]["p000-c00000"]["games"].update(sha256=hashlib.sha256(data).hexdigest())
+    )
+    assert main(["study", "summary", str(copy)]) == 2
+    error = one_line_error(capsys)
+    assert f"game {first['game_id']} does not add up: winner is {lost}, but the scores" in error
