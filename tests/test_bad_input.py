@@ -49,6 +49,7 @@ FILES = {
     + "]\nfeeding = [true, false, true]\n",
     "nested-atlas.toml": 'name = "a"\n[grid]\ncapture_counts = [[[2]]]\n',
     "file.txt": "keep me\n",
+    "budget/exact/budget-engine2024.json": '{"budget": 2024}\n',  # a user's file, named as modiar's
 }
 SPEAKS_FIRST = b"SSH-2.0-OpenSSH_9.0\r\n"
 
@@ -134,9 +135,26 @@ COMMANDS: list[tuple[str, list[str], str]] = [
     ("fair/no stones moved", ["fair", "--rules", "modiar-stones3", "--moved", "0"], "--moved is 1 or more"),
     ("fair/exact beyond moved", ["fair", "--rules", "modiar-stones3", "--moved", "1", "--exact-within", "2"], "--exact-within"),
     ("fair/out is a file", ["fair", "--rules", "modiar-stones3", "--moved", "1", "--out", "{file.txt}"], "is not a folder"),
+    ("fair/negative moved", ["fair", "--rules", "modiar-stones3", "--moved", "-3"], "--moved is 1 or more, not -3"),
+    (
+        "fair/moved not a whole number",
+        ["fair", "--rules", "modiar-stones3", "--moved", "1.5"],
+        "argument --moved: invalid int value: '1.5'",
+    ),
+    (
+        "fair/search over an hour",
+        ["fair", "--rules", "modiar-stones3", "--moved", "15", "--exact-within", "15"],
+        "over an hour; --yes runs it anyway",
+    ),
     ("cache/no action", ["cache"], "the following arguments are required: ACTION"),
     ("cache show/cache is a file", ["cache", "show", "--cache", "{file.txt}"], "is a file; name a folder with --cache"),
     ("cache clear/not a cache", ["cache", "clear", "--cache", "{here}", "--yes"], "does not look like a modiar cache"),
+    (
+        "cache clear/a user's file named as a cache file",
+        ["cache", "clear", "--cache", "{budget}", "--yes"],
+        "carries no seal of modiar's",
+    ),
+    ("cache clear/a user's file, without --yes", ["cache", "clear", "--cache", "{budget}"], "does not look like a modiar cache"),
     ("play/unknown strategy", ["play", "--north", "nonsense"], "unknown strategy 'nonsense'"),
     ("play/negative seed", ["play", "--seed", "-1"], "--seed must be a whole number"),
     ("play/depth beyond the cap", ["play", "--north", "alphabeta(depth=1000)"], "searches deeper than the 400-ply cap"),
@@ -240,13 +258,14 @@ def ground(tmp_path, monkeypatch, cache, edited_ladder, speaker) -> dict[str, st
     """The test's folder (the current one, with MODIAR_DATA, MODIAR_REPORTS and MODIAR_CACHE in it),
     its files, and the words of the placeholders of COMMANDS."""
     for name, text in FILES.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     (tmp_path / "folder").mkdir()
     monkeypatch.chdir(tmp_path)
     for variable, folder in (("MODIAR_DATA", "data"), ("MODIAR_REPORTS", "reports"), ("MODIAR_CACHE", "cache")):
         monkeypatch.setenv(variable, str(tmp_path / folder))
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
-    words = {name: str(tmp_path / name) for name in (*FILES, "folder", "missing", "out")}
+    words = {name: str(tmp_path / name) for name in (*FILES, "folder", "missing", "out", "budget")}
     return words | {"edited_ladder": str(edited_ladder), "speaker": speaker, "here": str(tmp_path)}
 
 
