@@ -3,8 +3,10 @@
 A mistake here ends in one line (RecordError) before any game, not in a hang or a machine out
 of memory: a scheduler address that is not a dask address (check_scheduler), a scheduler that
 gives no dask answer within CONNECT_SECONDS (backend), more workers than this machine's memory
-holds (check_jobs). And a worker ends with the process that started it (exit_with_parent): a
-killed ``modiar study run`` leaves no worker behind.
+holds (check_jobs), a dask worker whose engine or pipeline code is not this process's
+(pipeline.cluster). And a worker ends with the process that started it (exit_with_parent): a
+killed ``modiar study run`` leaves no worker behind. On a dask cluster the tasks run on its
+workers however few they are (parallel_jobs), and a lost scheduler is one line too.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from joblib import parallel_config
 
+from pipeline.cluster import ClusterBackend, check_code, cluster_failures, cluster_jobs
 from pipeline.extras import MissingExtraError, require
 from pipeline.records import RecordError
 
@@ -41,17 +44,29 @@ _watching: int | None = None  # the pid of the process whose parent is watched (
 
 @contextmanager
 def backend(name: str, scheduler: str | None, jobs: int) -> Iterator[None]:
-    """joblib's loky backend, its workers ending with this process; or its dask backend on the
-    scheduler given (checked, and given CONNECT_SECONDS to answer), else on a local cluster of
-    ``jobs`` workers. Raises RecordError, having started nothing, when that cannot be."""
+    """joblib's loky backend, its workers ending with this process; or a dask cluster
+    (pipeline.cluster.ClusterBackend) on the scheduler given (checked, and given CONNECT_SECONDS
+    to answer and to have a worker), else on a local cluster of ``jobs`` workers, every worker's
+    code checked. Raises RecordError, having started nothing, when that cannot be; and, on dask,
+    when the cluster fails the block's tasks (cluster_failures)."""
     check_backend(name)
     if name == "loky":
         with parallel_config(backend="loky", initializer=exit_with_parent):
             yield
         return
     client = _local_cluster(jobs) if scheduler is None else connect(scheduler)
-    with client, parallel_config(backend="dask", client=client):
-        yield
+    where = scheduler or "of the local cluster"
+    with client, parallel_config(backend=ClusterBackend(client)):
+        check_code(client, where, CONNECT_SECONDS)
+        with cluster_failures(client, where):
+            yield
+
+
+def parallel_jobs(jobs: int) -> int:
+    """The n_jobs to give joblib.Parallel for ``jobs`` workers: ``jobs`` on loky; on a dask cluster
+    (backend), its threads and at least 2, for joblib runs the tasks of one job in this process,
+    never on the cluster."""
+    return cluster_jobs() or jobs
 
 
 def check_backend(name: str) -> None:

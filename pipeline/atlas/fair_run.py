@@ -40,7 +40,7 @@ from pipeline.atlas.fair import (
 )
 from pipeline.exact.cache import Start, cached_exact_outcome, exact_folder, exact_path, read_cached, worker_bytes
 from pipeline.exact.progress import ExactBar, Reporter
-from pipeline.workers import check_jobs, exit_with_parent, keep_caches_loaded
+from pipeline.workers import check_jobs, exit_with_parent, keep_caches_loaded, parallel_jobs
 
 log = logging.getLogger(__name__)
 # About one exact outcome from a start under RULES.md on one core, in seconds: the bar's
@@ -181,7 +181,7 @@ def _exact_outcomes(
         unit="outcomes",
     )
     try:
-        for start, spec, outcome, seconds in Parallel(n_jobs=jobs, return_as="generator_unordered")(
+        for start, spec, outcome, seconds in Parallel(n_jobs=parallel_jobs(jobs), return_as="generator_unordered")(
             delayed(_exact_job)(rules, start, spec, engine.cache_folder(), bar.folder) for start, spec in tasks
         ):
             found[start][spec] = outcome

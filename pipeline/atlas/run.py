@@ -71,7 +71,7 @@ from pipeline.progress import TasksBar
 from pipeline.records import RecordError, file_sha256, parquet_bytes, sha256, versions
 from pipeline.runfolder import ATLAS as ATLAS_RUN
 from pipeline.runfolder import claim, read_listed_manifest, write_manifest
-from pipeline.workers import backend, check_backend, exit_with_parent, memory_bytes
+from pipeline.workers import backend, check_backend, exit_with_parent, memory_bytes, parallel_jobs
 
 log = logging.getLogger(__name__)
 CONFIG_KEYS = ("name", "grid", "grids", "parts")
@@ -387,8 +387,8 @@ def _compute(
     }
     killed = False
     try:
-        # On dask every worker of the cluster takes tasks (-1); one task a worker: see _dispatched.
-        results = Parallel(n_jobs=jobs if loky else -1, return_as="generator_unordered", pre_dispatch="n_jobs", batch_size=1)(
+        # On dask every thread of the cluster takes tasks (parallel_jobs); one task a worker: see _dispatched.
+        results = Parallel(n_jobs=parallel_jobs(jobs), return_as="generator_unordered", pre_dispatch="n_jobs", batch_size=1)(
             _dispatched(todo, marks, loky, until)
         )
         for analysis in _surviving(results, jobs):

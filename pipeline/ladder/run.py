@@ -54,7 +54,7 @@ from pipeline.paths import DATA
 from pipeline.records import RecordError, check_exact_rows, exact_table, file_sha256, parquet_bytes, sha256, versions
 from pipeline.runfolder import LADDER as LADDER_RUN
 from pipeline.runfolder import claim, read_listed_manifest, write_manifest
-from pipeline.workers import exit_with_parent, memory_bytes
+from pipeline.workers import exit_with_parent, memory_bytes, parallel_jobs
 
 log = logging.getLogger(__name__)
 CONFIG_KEYS = ("name", "rungs", "opponents", "rules")
@@ -160,7 +160,7 @@ def _run_locked(ladder: Ladder, directory: Path, jobs: int, progress: bool) -> N
             unit="tasks",
         )
         try:
-            results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
+            results = Parallel(n_jobs=parallel_jobs(jobs), return_as="generator_unordered")(
                 delayed(_task)(kind, pairing, ladder.rules, folder, bar.folder) for kind, pairing in tasks
             )
             for kind, pairing, result, seconds in results:

@@ -68,7 +68,7 @@ from pipeline.runfolder import read_manifest as read_run_manifest
 from pipeline.sanity import check_search_row
 from pipeline.seeds import pairing_key
 from pipeline.stats import first_player
-from pipeline.workers import exit_with_parent
+from pipeline.workers import exit_with_parent, parallel_jobs
 
 CONFIG_KEYS = ("name", "seed", "playouts", "opponents", "half_width", "round_games", "playout_budget", "rules")
 REQUIRED = ("name", "seed", "playouts")
@@ -188,7 +188,7 @@ def run_search_ladder(ladder: SearchLadder, out: Path | None = None, *, jobs: in
         )
         ticker = Ticker(bar)
         try:
-            results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
+            results = Parallel(n_jobs=parallel_jobs(jobs), return_as="generator_unordered")(
                 delayed(_pairing_task)(i, ladder, *pairings[i], folder) for i in order
             )
             for i, row in results:

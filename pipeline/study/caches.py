@@ -16,7 +16,7 @@ from engine.solver import solution_path, solutions_folder
 from engine.tables import cache_path, load_tables, table_rules, tables_folder
 from pipeline.progress import CachesBar
 from pipeline.study.config import Pairing
-from pipeline.workers import exit_with_parent
+from pipeline.workers import exit_with_parent, parallel_jobs
 
 
 def build_caches(rules: engine.Rules, strategies: tuple[str, ...], cache: Path) -> str:
@@ -67,7 +67,7 @@ def build_all(missing: dict[engine.Rules, tuple[str, ...]], jobs: int, progress:
     seconds = {rules.name: caches_seconds(rules, strategies) for rules, strategies in missing.items()}
     bar = CachesBar(missing, jobs, progress=progress, seconds=seconds)
     try:
-        for name in Parallel(n_jobs=jobs, return_as="generator_unordered")(
+        for name in Parallel(n_jobs=parallel_jobs(jobs), return_as="generator_unordered")(
             delayed(build_caches)(rules, strategies, engine.cache_folder()) for rules, strategies in missing.items()
         ):
             bar.built(name)

@@ -82,7 +82,7 @@ from pipeline.seeds import pairing_key, rules_key
 from pipeline.study.caches import build_all, missing_caches
 from pipeline.study.config import BASE, Pairing, Study
 from pipeline.workers import backend as _backend
-from pipeline.workers import check_backend, check_jobs, check_scheduler, exit_with_parent, keep_caches_loaded
+from pipeline.workers import check_backend, check_jobs, check_scheduler, exit_with_parent, keep_caches_loaded, parallel_jobs
 
 SEED_BLOCK = 1 << 16  # games per seed block: engine.batch plays 2**16 games in lockstep
 MIN_CHUNKS = 8  # a pairing is cut into at least this many chunks (when it has the games)
@@ -261,7 +261,7 @@ def _run_locked(run: _Run) -> None:
         write_manifest(directory, manifest)  # only once the workers are there: a failed start leaves nothing
         _build_missing_caches(chunks, run.jobs, run.progress)
         bar = GamesBar(chunks, study.name, progress=run.progress, jobs=run.jobs)
-        results = Parallel(n_jobs=run.jobs, return_as="generator_unordered")(
+        results = Parallel(n_jobs=parallel_jobs(run.jobs), return_as="generator_unordered")(
             delayed(play_chunk)(study, chunk, batched=run.batched, cache=engine.cache_folder()) for chunk in chunks
         )
         with warnings.catch_warnings():  # a failed write cancels the chunks in flight: no need to say so
@@ -335,7 +335,7 @@ def _record_exact(run: _Run, manifest: Manifest) -> None:
             progress=run.progress,
         )
         try:
-            for key, outcome, seconds in Parallel(n_jobs=jobs, return_as="generator_unordered")(
+            for key, outcome, seconds in Parallel(n_jobs=parallel_jobs(jobs), return_as="generator_unordered")(
                 delayed(_exact_job)(_exact_key(pairing), engine.cache_folder(), bar.folder) for pairing in missing
             ):
                 found[key] = outcome
