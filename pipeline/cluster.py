@@ -35,6 +35,7 @@ from pipeline.records import RecordError
 
 if TYPE_CHECKING:
     from distributed import Client, Future
+    from distributed.scheduler import KilledWorker
 
 SHOWN = 12  # the hex digits of a fingerprint a message shows
 SAME_INSTALLATION = "start it from the same installation"
@@ -141,29 +142,39 @@ def cluster_failures(client: Client, where: str) -> Iterator[None]:
     """The block, with what the cluster of ``client`` (its scheduler at ``where``) cannot do turned
     into one line (RecordError): run a task whose workers all died running it, or go on without
     its scheduler (its futures cancelled, the client closing)."""
+    from distributed.comm.core import CommClosedError
     from distributed.scheduler import KilledWorker
 
     try:
         yield
     except KilledWorker as error:
-        deaths = error.allowed_failures + 1
-        raise RecordError(
-            f"dask gave up a task after {deaths} worker{'s' if deaths > 1 else ''} died running it "
-            f"(the last {getattr(error.last_worker, 'address', error.last_worker)}), most likely for lack of memory; "
-            "what was written is kept, run again on workers with more memory"
-        ) from None
-    except CancelledError as error:
+        raise RecordError(_given_up(error)) from None
+    except (CancelledError, CommClosedError) as error:
         if client.status == "running":
             raise
-        # The client's attempts to reconnect, cancelled as it closes, would log a traceback.
-        kept = logging.root.manager.disable
-        logging.disable(logging.CRITICAL)
-        try:
-            client.close()  # type: ignore[no-untyped-call]
-        finally:
-            logging.disable(kept)
-        reason = getattr(error, "reason", None) or "its tasks were cancelled"
+        _close_quietly(client)
+        reason = getattr(error, "reason", None) or str(error) or "its tasks were cancelled"
         raise RecordError(f"lost the dask scheduler {where}: {reason}; what was written is kept, run again to go on") from None
+
+
+def _given_up(error: KilledWorker) -> str:
+    deaths = error.allowed_failures + 1
+    return (
+        f"dask gave up a task after {deaths} worker{'s' if deaths > 1 else ''} died running it "
+        f"(the last {getattr(error.last_worker, 'address', error.last_worker)}), most likely for lack of memory; "
+        "what was written is kept, run again on workers with more memory"
+    )
+
+
+def _close_quietly(client: Client) -> None:
+    """Close a client that lost its scheduler: its attempts to reconnect, cancelled as it
+    closes, would log a traceback."""
+    kept = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try:
+        client.close()  # type: ignore[no-untyped-call]
+    finally:
+        logging.disable(kept)
 
 
 def _other_code(worker: str, here: str, there: str) -> str:

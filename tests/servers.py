@@ -76,7 +76,8 @@ def dask_cluster(folder: Path, *code: Path | None) -> Iterator[DaskCluster]:
             environment = {**os.environ, "PYTHONPATH": str(copy)} if copy else None
             processes.append(subprocess.Popen([dask, *worker], cwd=copy, env=environment, **quiet))  # type: ignore[call-overload]
         with Client(address, timeout=30) as client:
-            client.wait_for_workers(len(code), timeout=60)
+            if code:
+                client.wait_for_workers(len(code), timeout=60)
             addresses = {pid: worker for worker, pid in client.run(os.getpid).items()}
         yield DaskCluster(address, processes[0], {addresses[process.pid]: process for process in processes[1:]})
     finally:

@@ -194,3 +194,20 @@ def test_a_task_whose_workers_die_is_one_line():
         r"memory; what was written is kept, run again on workers with more memory",
         str(refused.value),
     ), refused.value
+
+
+def test_a_scheduler_without_workers_is_one_line(tmp_path):
+    """joblib would wait for a worker without end; the run waits CONNECT_SECONDS (1 here)."""
+    with dask_cluster(tmp_path) as running:
+        out = tmp_path / "out"
+        code = "import sys, pipeline.workers, pipeline.cli; pipeline.workers.CONNECT_SECONDS = 1; sys.exit(pipeline.cli.main())"
+        command = [sys.executable, "-c", code, "study", "run", config(tmp_path, STUDY), "--out", str(out), "--quiet"]
+        run = subprocess.run(
+            [*command, "--backend", "dask", "--scheduler", running.address], cwd=ROOT, capture_output=True, text=True, timeout=60
+        )
+    assert run.returncode == 2, run.stderr
+    assert (
+        run.stderr
+        == f"modiar: error: the dask scheduler {running.address} has no worker (none within 1 s); start workers first\n"
+    )
+    assert not out.exists()
