@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from joblib.parallel import ParallelBackendBase, SequentialBackend, get_active_backend
 
 import engine
+import pipeline
 from pipeline.records import RecordError
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def code_fingerprint() -> str:
     """A SHA-256 of the engine's and the pipeline's source files as installed: each .py file by
     its path relative to the packages' folder and its bytes. Computed once a process."""
     digest = hashlib.sha256()
-    for package in (Path(engine.__file__).parent, Path(__file__).parent):
+    for package in (Path(str(engine.__file__)).parent, Path(str(pipeline.__file__)).parent):
         for path in sorted(package.rglob("*.py")):
             source = path.read_bytes()
             digest.update(f"{path.relative_to(package.parent).as_posix()}\0{len(source)}\0".encode())
