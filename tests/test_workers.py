@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import http.server
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from joblib import Parallel, delayed
 from polling import wait_until
 from servers import speaking_first
 
-from pipeline import workers
+from pipeline import cluster, workers
 from pipeline.cli import main
 from pipeline.paths import ROOT, STUDIES
 from pipeline.records import RecordError
@@ -270,3 +271,27 @@ def test_the_runner_uses_these_workers():
     from pipeline.study import run as runner
 
     assert runner._backend is workers.backend and runner.check_backend is workers.check_backend
+
+
+def test_parallel_jobs_are_the_jobs_asked_off_a_dask_cluster():
+    with workers.backend("loky", None, 3):
+        assert workers.parallel_jobs(3) == 3
+    assert workers.parallel_jobs(1) == 1  # joblib's sequential path, in this process: meant here
+
+
+def test_the_code_fingerprint_is_the_sources_not_where_they_are_installed(tmp_path):
+    """A worker on another machine has the project in another folder: same sources, same fingerprint."""
+    for package in ("engine", "pipeline"):
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    code = "from pipeline.cluster import code_fingerprint; print(code_fingerprint())"
+
+    def fingerprint() -> str:
+        environment = {**os.environ, "PYTHONPATH": str(tmp_path)}
+        run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=environment, capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        return run.stdout.strip()
+
+    assert fingerprint() == cluster.code_fingerprint()
+    rules = tmp_path / "engine" / "rules.py"
+    rules.write_text(rules.read_text() + "\n")
+    assert fingerprint() != cluster.code_fingerprint()
