@@ -14,6 +14,7 @@ import pytest
 from matplotlib.figure import Figure
 
 import pipeline.atlas.fair_run
+import pipeline.exact.cache
 from engine import Rules
 from pipeline.atlas.fair import starts_within, stones_moved
 from pipeline.cli import main
@@ -141,3 +142,17 @@ def test_fair_without_a_first_move_says_why_there_is_no_pie_rule(tmp_path, capsy
     assert "None" not in said and f"no pie rule: {reason}" in said
     report = (out / "report.md").read_text()
     assert reason in report and "worth no first move" not in report
+
+
+def test_the_fair_search_takes_as_many_exact_workers_as_the_memory_holds_not_a_refusal(monkeypatch, tmp_path):
+    """The exact outcomes' workers are as many of --jobs as this machine's memory holds (at least
+    one): on a small machine the default search runs with fewer, and its estimate says so."""
+    rules = Rules()
+    one = pipeline.exact.cache.worker_bytes(rules)
+    monkeypatch.setattr(pipeline.exact.cache, "memory_bytes", lambda: one + one // 2)  # room for one worker
+    monkeypatch.setattr(pipeline.atlas.fair_run, "exact_folder", lambda: tmp_path)  # every outcome to compute
+    two = pipeline.atlas.fair_run.fair_estimate(rules, moved=2, exact_within=1, jobs=2)
+    assert two.bytes < 2 * one and "give a smaller --moved" in two.smaller
+    monkeypatch.setattr(pipeline.exact.cache, "memory_bytes", lambda: 4 * one)
+    roomy = pipeline.atlas.fair_run.fair_estimate(rules, moved=2, exact_within=1, jobs=2)
+    assert roomy.bytes >= 2 * one and roomy.seconds < two.seconds

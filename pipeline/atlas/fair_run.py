@@ -38,7 +38,7 @@ from pipeline.atlas.fair import (
     start_table,
     starts_within,
 )
-from pipeline.exact.cache import Start, cached_exact_outcome, exact_folder, exact_path, read_cached, worker_bytes
+from pipeline.exact.cache import Start, cached_exact_outcome, exact_folder, exact_jobs, exact_path, read_cached, worker_bytes
 from pipeline.exact.progress import ExactBar, Reporter
 from pipeline.workers import check_jobs, exit_with_parent, keep_caches_loaded, parallel_jobs
 
@@ -91,7 +91,7 @@ def run_fair(rules: engine.Rules, *, moved: int = 2, exact_within: int = 1, jobs
     started = time.perf_counter()
     chosen = starts.filter((pl.col("value") == 0) & (pl.col("moved") <= exact_within))
     counts = [_counts(row) for row in chosen.iter_rows(named=True)]
-    outcomes = _exact_outcomes(rules, [None, *counts], jobs, progress)
+    outcomes = _exact_outcomes(rules, [None, *counts], exact_jobs(jobs, [rules]), progress)
     seconds["exact"] = time.perf_counter() - started
     own = exact_row(outcomes[None])
     exact = {row["start"]: exact_row(outcomes[_counts(row)]) for row in chosen.iter_rows(named=True)}
@@ -128,9 +128,10 @@ def fair_estimate(rules: engine.Rules, *, moved: int, exact_within: int, jobs: i
     starts = count_starts(rules, moved)
     outcomes = _outcomes_to_compute(rules, exact_within)
     scale = positions_of(rules) / positions_of(engine.Rules())
-    exact = sum(EXACT_START_SECONDS[spec] for spec in outcomes) * scale / jobs
+    workers = exact_jobs(jobs, [rules])  # as many as this machine's memory holds, as run_fair takes
+    exact = sum(EXACT_START_SECONDS[spec] for spec in outcomes) * scale / workers
     lookups = BASE_BYTES + estimates.SOLUTION_BYTES_PER_POSITION * positions_of(rules) + START_BYTES * starts
-    held = max(solve.bytes, lookups, min(jobs, len(outcomes)) * worker_bytes(rules))
+    held = max(solve.bytes, lookups, min(workers, len(outcomes)) * worker_bytes(rules))
     built = ", the strong solution to build" if solve.seconds else ""
     computed = f"{'up to ' if exact_within else ''}{len(outcomes):,}" if outcomes else "no"
     work = f"fair {rules.name}: {starts:,} starts within {moved} moved stones{built}, {computed} exact outcomes to compute"
