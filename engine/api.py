@@ -100,32 +100,35 @@ def rotate(board: Board) -> Board:
 
 
 def perft(depth: int, rules: Rules = DEFAULT_RULES) -> int:
-    """The number of legal move sequences of exactly ``depth`` moves from the start."""
-    return perft_counts(depth, rules)[-1]
+    """The number of legal move sequences of exactly ``depth`` moves from the start: 0 past the
+    rule set's ply cap, where no move is legal, said at once."""
+    _check_depth(depth)
+    check_rules(rules)
+    return 0 if depth > rules.ply_cap else perft_counts(depth, rules)[-1]
 
 
 def perft_counts(depth: int, rules: Rules = DEFAULT_RULES) -> list[int]:
-    """``[perft(0), perft(1), ..., perft(depth)]``, in one pass; ``depth`` at most the rule set's
-    ply cap (ValueError past it)."""
-    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
-        raise ValueError(f"perft depth must be a whole number >= 0, not {depth!r}")
+    """``[perft(0), perft(1), ..., perft(depth)]``, in one pass (zeros past the ply cap)."""
+    _check_depth(depth)
     check_rules(rules)
-    if depth > rules.ply_cap:  # no move is legal past the cap: a deeper count is 0, and was a long loop to say so
-        raise ValueError(f"perft depth must be at most the ply cap of {rules.name}, {rules.ply_cap}, not {depth}")
     # Breadth first, one level per ply: each board (seen by the mover) is expanded once per
     # level however many sequences reach it, and carries how many do.
     memo = positions(rules)
     level = {memo.start: 1}
     counts = [1]
-    for ply in range(depth):
+    for ply in range(min(depth, rules.ply_cap)):
         following: dict[Board, int] = {}
-        if ply < rules.ply_cap:
-            for board, sequences in level.items():
-                for option in memo.options(board, ply):
-                    following[option.child] = following.get(option.child, 0) + sequences
+        for board, sequences in level.items():
+            for option in memo.options(board, ply):
+                following[option.child] = following.get(option.child, 0) + sequences
         level = following
         counts.append(sum(level.values()))
-    return counts
+    return counts + [0] * (depth - len(counts) + 1)  # no move is legal past the cap
+
+
+def _check_depth(depth: int) -> None:
+    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
+        raise ValueError(f"perft depth must be a whole number >= 0, not {depth!r}")
 
 
 def _illegal(board: Board, mover: int, pit: int, ply: int, rules: Rules) -> str:

@@ -8,6 +8,7 @@ tens of seconds, so the full comparison is marked ``slow`` (deselect with ``-m "
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,19 @@ def test_perft_beyond_the_ply_cap_is_zero() -> None:
     assert [engine.perft(depth, rules) for depth in range(6)] == [1, 3, 9, 26, 0, 0]
     assert engine.perft_counts(5, rules) == [1, 3, 9, 26, 0, 0]
     assert reference.perft_counts(5, rules) == [1, 3, 9, 26, 0, 0]
+
+
+def test_perft_far_past_the_ply_cap_is_zero_at_once() -> None:
+    """perft(10**6) walked a million plies, the first 400 of them whole levels, to say 0."""
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: pytest.fail("perft past the cap took over 5 s"))
+    signal.alarm(5)
+    try:
+        assert engine.perft(10**6) == 0
+        assert engine.perft(10**6, Rules(stones_per_pit=3, ply_cap=20)) == 0
+        assert engine.perft_counts(10**5, Rules(stones_per_pit=3, ply_cap=4))[3:] == [
+            *reference.perft_counts(4, Rules(stones_per_pit=3, ply_cap=4))[3:],
+            *[0] * (10**5 - 4),
+        ]
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
