@@ -486,16 +486,18 @@ def _write_manifest(directory: Path, atlas: Atlas, refused: dict[str, str] | Non
 
 
 def gather_rows(directory: Path) -> int | None:
-    """Write atlas.parquet and the manifest again from the sealed rows when they hold rows that
-    atlas.parquet does not (a run killed before its end writes them only as it starts); returns
-    how many rule sets it holds then, 0 when nothing was missing, None when a run holds the folder."""
+    """Write atlas.parquet and the manifest again from the sealed rows when they hold rule sets
+    that atlas.parquet does not (a run killed before its end wrote it only as it started);
+    returns how many rule sets it holds then, 0 when none was missing, None when a run holds the
+    folder."""
     manifest = read_atlas_manifest(directory)
     done = rows_done(directory)
-    if len(done) == manifest.get("done"):
+    if set(done) <= set(read_atlas(directory).column("rules").to_pylist()):
         return 0
+    refused = manifest.get("refused")
     try:
         with folder_lock(directory, ATLAS_RUN.command):
-            _write_manifest(directory, atlas_of_manifest(manifest), manifest.get("refused") or {})
+            _write_manifest(directory, atlas_of_manifest(manifest), refused if isinstance(refused, dict) else {})
     except FolderBusyError:
         return None
     return len(done)
