@@ -313,9 +313,24 @@ def test_the_sampled_figures_do_not_depend_on_the_order_of_the_games():
         assert sampled[f"sd_{name}"][0] == pytest.approx(float(np.std(games[name].to_numpy(), ddof=1)), rel=1e-12)
 
 
+def won_by_south(margins: pl.Series) -> list[dict[str, float]]:
+    """0.1 of North's likeliest winning margin given to South instead, by as many stones: the
+    outcome stays one that adds up (pipeline.sanity), only another than the engine's."""
+    rows = [dict(row) for row in margins]
+    lost = max((row for row in rows if row["margin"] < 0), key=lambda row: row["probability"])
+    assert lost["probability"] > 0.1
+    lost["probability"] -= 0.1
+    won = next((row for row in rows if row["margin"] == -lost["margin"]), None)
+    if won is None:
+        rows.append(won := {"margin": -lost["margin"], "probability": 0.0})
+    won["probability"] += 0.1
+    return sorted(rows, key=lambda row: row["margin"])
+
+
 def test_a_changed_exact_value_opens_the_report_in_red(built, tmp_path):
-    """exact.parquet rewritten with random v random's South wins 10 points higher (and the
-    manifest vouching for it): the report's first words are the alarm, naming the figure."""
+    """exact.parquet rewritten with random v random's South wins 10 points higher, its margins
+    moved to match (and the manifest vouching for it): the report's first words are the alarm,
+    naming the figure. One that does not add up is refused before (tests/test_row_arithmetic.py)."""
     study = tmp_path / "study"
     shutil.copytree(built[0], study)
     exact = scan_exact(study).collect()
@@ -324,6 +339,7 @@ def test_a_changed_exact_value_opens_the_report_in_red(built, tmp_path):
         pl.when(mask).then(pl.col("south_win") + 0.1).otherwise("south_win").alias("south_win"),
         pl.when(mask).then(pl.col("north_win") - 0.1).otherwise("north_win").alias("north_win"),
         pl.when(mask).then(pl.col("first_player_score") + 0.1).otherwise("first_player_score").alias("first_player_score"),
+        pl.when(mask).then(pl.col("margin").map_elements(won_by_south, return_dtype=exact.schema["margin"])).otherwise("margin"),
     )
     data = parquet_bytes(shifted.to_arrow())
     (study / "exact.parquet").write_bytes(data)
