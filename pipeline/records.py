@@ -24,7 +24,7 @@ import json
 import os
 import platform
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NotRequired, Required, TypedDict, cast
 
@@ -455,13 +455,21 @@ def scan_exact(directory: str | Path) -> pl.LazyFrame:
 def check_exact_rows(path: Path, remedy: str) -> None:
     """Refuse (RecordError naming the row) an exact.parquet one of whose outcomes does not add up
     (pipeline.sanity): sealed, yet not what this code writes."""
-    for row in pq.read_table(path).to_pylist():
+    check_rows(path, pq.read_table(path).to_pylist(), check_exact_row, "the outcome of {south} v {north}", remedy)
+
+
+def check_rows(
+    path: Path, rows: list[dict[str, Any]], check: Callable[[dict[str, Any]], object], row_name: str, remedy: str
+) -> None:
+    """Refuse (RecordError) the first of ``rows``, read from ``path``, that ``check`` finds does
+    not add up (pipeline.sanity), named by ``row_name`` (a format of the row's columns), and say
+    ``remedy``."""
+    for row in rows:
         try:
-            check_exact_row(row)
+            check(row)
         except (ValueError, KeyError, TypeError) as error:  # InsaneRowError is a ValueError
-            raise RecordError(
-                f"{path}: the outcome of {row.get('south')} v {row.get('north')} does not add up ({error}); {remedy}"
-            ) from None
+            named = row_name.format_map({key: row.get(key) for key in re.findall(r"{(\w+)}", row_name)})
+            raise RecordError(f"{path}: {named} does not add up ({error}); {remedy}") from None
 
 
 def read_games(directory: str | Path) -> Any:

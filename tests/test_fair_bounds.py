@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import errno
 import itertools
-import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import polars as pl
 import pytest
 from matplotlib.figure import Figure
+from polling import deadline
 
 import pipeline.atlas.fair_run
 import pipeline.exact.cache
@@ -24,22 +22,6 @@ THREE = Rules(stones_per_pit=3)
 
 class Stopped(Exception):
     """Raised by a stand-in for run_fair: the command got as far as the work."""
-
-
-@contextmanager
-def within(seconds: int) -> Iterator[None]:
-    """Fail the test (not hang it) when the block takes longer than ``seconds``."""
-
-    def late(signum: int, frame: object) -> None:
-        raise TimeoutError(f"took more than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, late)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def every_start(rules: Rules) -> list[tuple[int, ...]]:
@@ -81,7 +63,7 @@ def test_the_count_of_starts_is_the_list_of_starts_and_ends_at_the_most_stones_m
 
 
 def test_starts_within_a_moved_count_beyond_the_stones_walks_only_the_starts():
-    with within(30):
+    with deadline(30):
         found = starts_within(THREE, 10**20)
     assert found == every_start(THREE) and len(found) == 33_648
 

@@ -12,17 +12,15 @@ import json
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from polling import deadline
 from sealing import edit_manifest, edit_sealed, payload
 
 import engine
@@ -60,22 +58,6 @@ grand_slam = ["prohibited", "allowed"]
 """
 LADDER = {"name": "small", "rungs": ["random", "greedy"], "opponents": ["random"], "rules": {"stones_per_pit": 3, "ply_cap": 40}}
 STUDY = {"name": "tiny", "seed": 3, "games_per_seat": 20, "strategies": ["random", "greedy"], "rules": {"stones_per_pit": 3}}
-
-
-@contextmanager
-def deadline(seconds: int) -> Iterator[None]:
-    """Fail instead of hanging (a FIFO opened for reading waits for a writer forever)."""
-
-    def expired(*_: object) -> None:
-        raise TimeoutError(f"still running after {seconds} s: it hangs")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:

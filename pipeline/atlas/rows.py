@@ -30,7 +30,7 @@ import engine
 from engine.cache import write_atomic
 from engine.integrity import DamagedFileError, read_json, write_json
 from pipeline.atlas.analyse import SELF_PLAY_SPECS, Analysis, positions_of, schema
-from pipeline.records import RecordError, file_sha256, parquet_bytes, sha256
+from pipeline.records import check_rows, file_sha256, parquet_bytes, sha256
 from pipeline.sanity import InsaneRowError, check_atlas_row
 
 log = logging.getLogger(__name__)
@@ -117,16 +117,15 @@ def check_row(row: dict[str, Any], rules: engine.Rules) -> None:
     check_atlas_row(row, rules, positions_of(rules), SELF_PLAY_SPECS)
 
 
+def _check_own_row(row: dict[str, Any]) -> None:
+    """check_row against the rule set the row names."""
+    check_row(row, engine.Rules.from_name(str(row.get("rules"))))
+
+
 def checked_table(path: Path) -> pa.Table:
     """An atlas.parquet whose rows each add up (RecordError naming the first that does not)."""
     table = pq.read_table(path)
-    for row in table.to_pylist():
-        try:
-            check_row(row, engine.Rules.from_name(str(row.get("rules"))))
-        except (ValueError, KeyError) as error:  # InsaneRowError is a ValueError
-            raise RecordError(
-                f"{path}: the row of {row.get('rules')} does not add up ({error}); run 'modiar atlas run' again to rewrite it"
-            ) from None
+    check_rows(path, table.to_pylist(), _check_own_row, "the row of {rules}", "run 'modiar atlas run' again to rewrite it")
     return table
 
 

@@ -62,7 +62,7 @@ from pipeline.config import RULES_MD, ConfigError, check_keys, load_config, pars
 from pipeline.exact.cache import cached_result, slug
 from pipeline.paths import DATA
 from pipeline.progress import Ticker
-from pipeline.records import RecordError, file_sha256, parquet_bytes, sha256, versions
+from pipeline.records import RecordError, check_rows, file_sha256, parquet_bytes, sha256, versions
 from pipeline.runfolder import SEARCH_LADDER, claim, write_manifest
 from pipeline.runfolder import read_manifest as read_run_manifest
 from pipeline.sanity import check_search_row
@@ -226,14 +226,12 @@ def read_rows(directory: Path) -> pa.Table:
             f"{directory / ROWS} is missing or does not match its checksum in the manifest; run the search ladder again"
         )
     table = pq.read_table(directory / ROWS)
-    for row in table.to_pylist():
-        try:
-            check_search_row(row, engine.Rules.from_name(str(manifest.get("rules"))))
-        except (ValueError, KeyError) as error:  # InsaneRowError is a ValueError
-            raise RecordError(
-                f"{directory / ROWS}: the row of {row.get('south')} v {row.get('north')} does not add up ({error}); "
-                "run the search ladder again"
-            ) from None
+    rules = str(manifest.get("rules"))
+
+    def check(row: dict[str, Any]) -> None:
+        check_search_row(row, engine.Rules.from_name(rules))
+
+    check_rows(directory / ROWS, table.to_pylist(), check, "the row of {south} v {north}", "run the search ladder again")
     return table
 
 
