@@ -37,7 +37,7 @@ format: $(STAMP) ## format the code with ruff
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-study: $(STAMP) ## the main job: the default study (every strategy; 8.2 M games, exact outcomes) into data/default, its summary and report
+study: $(STAMP) ## the main job: the default study (every strategy; 8.5 M games, exact outcomes) into data/default, its summary and report
 	$(BIN)/modiar study run pipeline/studies/default.toml --jobs 2
 	$(BIN)/modiar study summary data/default
 	$(BIN)/modiar study report data/default
