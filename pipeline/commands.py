@@ -285,7 +285,8 @@ def _check_figure_formats() -> None:
 
 def atlas_run(arguments: argparse.Namespace) -> None:
     from pipeline import estimates
-    from pipeline.atlas.run import load_atlas, read_atlas_manifest, run_atlas
+    from pipeline.atlas.config import load_atlas
+    from pipeline.atlas.run import read_atlas_manifest, run_atlas
     from pipeline.config import ConfigError
     from pipeline.records import RecordError
 

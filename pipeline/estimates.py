@@ -33,8 +33,9 @@ from engine.solver import solution_path, solutions_folder
 from engine.tables import cache_path, table_rules, tables_folder
 from pipeline.atlas import plan as atlas_plan
 from pipeline.atlas.analyse import BASE_BYTES, estimated_bytes, positions_of
+from pipeline.atlas.config import Atlas
 from pipeline.atlas.rows import kept_costs, killed_marks, row_path
-from pipeline.atlas.run import Atlas, worker_rooms
+from pipeline.atlas.run import worker_rooms
 from pipeline.exact.cache import (
     exact_folder,
     exact_jobs,

@@ -33,11 +33,13 @@ from polling import wait_until
 
 import engine
 from engine.tables import load_tables
+from pipeline.atlas import config as atlas_config
 from pipeline.atlas import run as atlas_module
 from pipeline.atlas.analyse import SELF_PLAY_SPECS, estimated_bytes, positions_of
+from pipeline.atlas.config import Atlas, load_atlas, parse_atlas
 from pipeline.atlas.plan import KILLS_REFUSED, SECONDS_PER_POSITION, expected_seconds, run_order
 from pipeline.atlas.rows import Cost, kept_costs
-from pipeline.atlas.run import Atlas, load_atlas, parse_atlas, read_atlas_manifest, run_atlas
+from pipeline.atlas.run import read_atlas_manifest, run_atlas
 from pipeline.cli import main
 from pipeline.config import ConfigError
 from pipeline.lock import FolderBusyError, folder_lock
@@ -151,8 +153,8 @@ def test_an_atlas_grid_of_100000_rule_sets_is_refused_before_enumerating_them(mo
     def never(*arguments: object) -> None:
         raise AssertionError("the grid was looked into before its size was refused")
 
-    monkeypatch.setattr(atlas_module, "_check_values", never)
-    monkeypatch.setattr(atlas_module.itertools, "product", never)
+    monkeypatch.setattr(atlas_config, "_check_values", never)
+    monkeypatch.setattr(atlas_config.itertools, "product", never)
     huge = {"ply_cap": list(range(1, 10_001)), "stones_per_pit": list(range(1, 11)), "feeding": [True, False]}
     with pytest.raises(ConfigError, match=r"\[grid\] makes more than 10,000 rule sets; an atlas takes at most 10,000"):
         parse_atlas({"name": "a", "grid": huge})
@@ -264,7 +266,8 @@ KILLED_RUN = """
 import os, signal, sys
 from pathlib import Path
 from pipeline.atlas import run as atlas_module
-from pipeline.atlas.run import load_atlas, run_atlas
+from pipeline.atlas.config import load_atlas
+from pipeline.atlas.run import run_atlas
 analyse = atlas_module._task
 def dying(rules, *arguments):
     if rules.name == sys.argv[3]:
@@ -317,7 +320,8 @@ KILLED_AHEAD = """
 import os, signal, sys, time
 from pathlib import Path
 from pipeline.atlas import run as atlas_module
-from pipeline.atlas.run import load_atlas, run_atlas
+from pipeline.atlas.config import load_atlas
+from pipeline.atlas.run import run_atlas
 from pipeline.records import RecordError
 analyse = atlas_module._task
 first, dying = sys.argv[3], sys.argv[4]

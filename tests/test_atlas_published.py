@@ -12,7 +12,8 @@ import pytest
 
 import engine
 from pipeline.atlas.analyse import analyse
-from pipeline.atlas.run import load_atlas, read_atlas, rows_done
+from pipeline.atlas.config import load_atlas
+from pipeline.atlas.run import read_atlas, rows_done
 from pipeline.render.folder import check_published
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,6 +16,7 @@ from figure_formats import every_figure_format
 from sealing import edit_manifest
 
 from pipeline.atlas.analyse import schema
+from pipeline.atlas.config import Atlas, parse_atlas
 from pipeline.atlas.effects import (
     atlas_frame,
     config_order,
@@ -33,7 +34,7 @@ from pipeline.atlas.effects import (
 from pipeline.atlas.maps import tradeoff_figure
 from pipeline.atlas.report import build_atlas_report, rule_that_matters
 from pipeline.atlas.rows import PEAK_MEASURE
-from pipeline.atlas.run import Atlas, parse_atlas, read_atlas_manifest, run_atlas
+from pipeline.atlas.run import read_atlas_manifest, run_atlas
 from pipeline.figures import FORMATS
 from pipeline.lock import folder_lock
 from pipeline.records import RecordError, parquet_bytes, sha256

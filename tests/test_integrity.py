@@ -30,10 +30,10 @@ from engine.integrity import DamagedFileError, read_arrays, read_json, write_arr
 from engine.policy import policy_path
 from engine.solver import solution_path, solve
 from engine.tables import build_tables, cache_path, load_tables
-from pipeline.atlas import run as atlas_module
+from pipeline.atlas.config import Atlas, load_atlas
 from pipeline.atlas.report import build_atlas_report
 from pipeline.atlas.rows import read_row
-from pipeline.atlas.run import load_atlas, run_atlas
+from pipeline.atlas.run import run_atlas
 from pipeline.cli import main
 from pipeline.exact.cache import cached_exact_outcome, exact_path, read_cached
 from pipeline.ladder.run import parse_ladder, run_ladder
@@ -105,7 +105,7 @@ def test_every_single_bit_flip_of_a_sealed_file_is_caught(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def tiny_atlas(tmp_path_factory: pytest.TempPathFactory) -> tuple[atlas_module.Atlas, Path]:
+def tiny_atlas(tmp_path_factory: pytest.TempPathFactory) -> tuple[Atlas, Path]:
     folder = tmp_path_factory.mktemp("atlas")
     (folder / "tiny.toml").write_text(ATLAS)
     atlas = load_atlas(folder / "tiny.toml")
@@ -113,7 +113,7 @@ def tiny_atlas(tmp_path_factory: pytest.TempPathFactory) -> tuple[atlas_module.A
     return atlas, folder
 
 
-def _atlas_copy(tiny_atlas: tuple[atlas_module.Atlas, Path], name: str) -> Path:
+def _atlas_copy(tiny_atlas: tuple[Atlas, Path], name: str) -> Path:
     return Path(shutil.copytree(tiny_atlas[1] / "reference", tiny_atlas[1] / name))
 
 

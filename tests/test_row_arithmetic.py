@@ -20,8 +20,9 @@ from sealing import edit_manifest, edit_sealed
 
 import engine
 from pipeline.atlas.analyse import Analysis
+from pipeline.atlas.config import atlas_of_manifest
 from pipeline.atlas.rows import check_row, read_row, row_path, write_row
-from pipeline.atlas.run import ATLAS, atlas_of_manifest, read_atlas, read_atlas_manifest
+from pipeline.atlas.run import ATLAS, read_atlas, read_atlas_manifest
 from pipeline.exact.cache import cached_exact_outcome, exact_folder
 from pipeline.ladder.search import CACHE_FOLDER, ROWS, cached_pairing, parse_search_ladder, read_rows, run_search_ladder
 from pipeline.paths import ROOT

@@ -18,7 +18,8 @@ import polars as pl
 
 import engine
 from engine.rules import RULE_FIELD, RULE_FIELDS
-from pipeline.atlas.run import FIELDS, read_atlas
+from pipeline.atlas.config import FIELDS
+from pipeline.atlas.run import read_atlas
 
 # The figures the maps, the main effects and the stones series show: (column, words, number format).
 MAPPED = (

@@ -15,7 +15,6 @@ over the grid the atlas holds, exact but not a model: a field's effect may depen
 
 from __future__ import annotations
 
-import logging
 import sys
 import time
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ from matplotlib.figure import Figure
 
 import engine
 from pipeline import figures as plot
+from pipeline.atlas.config import atlas_of_manifest
 from pipeline.atlas.effects import (
     FIELD_WORDS,
     KEY_COLUMNS,
@@ -54,13 +54,11 @@ from pipeline.atlas.effects import (
 )
 from pipeline.atlas.fair import balance_table, fair_rule_set_front
 from pipeline.atlas.maps import effects_figure, map_figure, stones_figure, tradeoff_figure
-from pipeline.atlas.run import atlas_of_manifest, gather_rows, read_atlas_manifest
+from pipeline.atlas.run import gather_rows, read_atlas_manifest
 from pipeline.paths import REPORTS
 from pipeline.records import RecordError
 from pipeline.render.document import Section, Table
 from pipeline.render.folder import check_out, publish_pages, staging
-
-log = logging.getLogger(__name__)
 
 
 def build_atlas_report(directory: Path, out: Path | None = None, *, progress: bool = True) -> Path:
@@ -70,7 +68,7 @@ def build_atlas_report(directory: Path, out: Path | None = None, *, progress: bo
     started = time.perf_counter()
     name = str(read_atlas_manifest(directory).get("atlas", directory.name))
     out = check_out(directory, out if out is not None else REPORTS / name)
-    _say_gathered(directory, gather_rows(directory))
+    gather_rows(directory)  # the rows a killed run left, if any
     manifest = read_atlas_manifest(directory)
     frame = atlas_frame(directory)
     if frame.height == 0:
@@ -108,13 +106,6 @@ class _Composed:
     sections: list[Section]
     tables: dict[str, pl.DataFrame]
     figures: dict[str, Figure]
-
-
-def _say_gathered(directory: Path, gathered: int | None) -> None:
-    if gathered is None:
-        log.warning("a run is writing %s: the report shows the rule sets done when it began", directory)
-    elif gathered:
-        log.warning("%s held rows a stopped run had not gathered; atlas.parquet now holds all %d", directory, gathered)
 
 
 def _compose(frame: pl.DataFrame, manifest: dict[str, Any]) -> _Composed:

@@ -37,9 +37,9 @@ log = logging.getLogger(__name__)
 ROWS = "rows"
 STARTED = ".started"  # rows/<rule set>.started: its task is in flight, or was when its run was killed
 # What an analysis's peak counts (pipeline.atlas.analyse._peak_memory): resident memory less the
-# pages shared with files, which the system writes out rather than kill the process for. Records
-# written before this field (2026-12-04) say nothing, and are taken as resident peaks: most are,
-# the solver's log (file-backed since) with them, up to 21 GB where such a rule set now holds 6.
+# pages shared with files, which the system writes out rather than kill the process for. Older
+# records, without this field, are taken as resident peaks: most are, the solver's log (since
+# file-backed) with them, up to 21 GB where such a rule set now holds 6 (docs/atlas.md, "Memory, here").
 PEAK_MEASURE = "unshared"
 
 
