@@ -84,7 +84,7 @@ solve: $(STAMP) ## solve Modiar: the value and best first move under perfect pla
 	$(BIN)/modiar solve
 
 # Where the cache folder is, asked of the package while .venv is still there.
-CACHE_FOLDER = $(BIN)/python -c 'from pipeline.paths import cache_folder; print(cache_folder())' 2>/dev/null \
+CACHE_FOLDER = $(BIN)/python -c 'from pipeline.runs.paths import cache_folder; print(cache_folder())' 2>/dev/null \
 	|| echo "$${MODIAR_CACHE:-the user cache folder, ~/.cache/modiar on Linux}"
 
 clean: ## remove .venv and the tools' caches; data/, reports/ and the cache folder of tables and solutions stay (modiar cache show, modiar cache clear)

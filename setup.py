@@ -1,6 +1,6 @@
 """The one build step pyproject.toml cannot say: ship the repository's RULES.md inside the
 ``pipeline`` package (pipeline/RULES.md of the wheel), so that an installed copy's reports carry
-the rules they cite (pipeline.paths.rules_md). Everything else is in pyproject.toml."""
+the rules they cite (pipeline.runs.paths.rules_md). Everything else is in pyproject.toml."""
 
 from pathlib import Path
 

@@ -6,25 +6,44 @@
 (0, 1, 2)
 """
 
-from engine.api import MoveResult, apply_move, end_event, legal_moves, perft, perft_counts, position, rotate, start_board
-from engine.batch import play_batch
-from engine.board import Board, pack, parse_board, render, unpack
-from engine.cache import cache_folder, set_cache_folder
-from engine.deprecation import renamed
-from engine.errors import IllegalMoveError
-from engine.events import END_EVENTS, EVENTS, TURN_EVENTS, possible_events
-from engine.exact import ExactLengths, ExactOutcome, ExactProgress, exact_lengths, exact_outcome
-from engine.exploit import Exploitability, exploitability
-from engine.game import GameRecord, play_game
-from engine.game_batch import GameBatch
-from engine.policy import PolicyTable, is_table_strategy, policy_table
-from engine.registry import UnknownStrategyError, canonical_spec, make_strategy
-from engine.release import release_caches
-from engine.rng import Rng
-from engine.rules import Rules
+from engine.exact import ExactLengths, ExactOutcome, ExactProgress, Exploitability, exact_lengths, exact_outcome, exploitability
+from engine.game import (
+    END_EVENTS,
+    EVENTS,
+    TURN_EVENTS,
+    Board,
+    IllegalMoveError,
+    MoveResult,
+    Position,
+    Rng,
+    Rules,
+    apply_move,
+    end_event,
+    legal_moves,
+    pack,
+    parse_board,
+    perft,
+    perft_counts,
+    position,
+    possible_events,
+    render,
+    rotate,
+    start_board,
+    unpack,
+)
+from engine.play import GameBatch, GameRecord, play_batch, play_game
+from engine.players import (
+    OneDrawStrategy,
+    PolicyTable,
+    Strategy,
+    UnknownStrategyError,
+    canonical_spec,
+    is_table_strategy,
+    make_strategy,
+    policy_table,
+)
 from engine.solver import Solution, solve
-from engine.strategy_base import OneDrawStrategy, Position, Strategy
-from engine.version import ENGINE_VERSION
+from engine.store import ENGINE_VERSION, cache_folder, release_caches, set_cache_folder
 
 __all__ = [
     "END_EVENTS",
@@ -75,10 +94,3 @@ __all__ = [
     "start_board",
     "unpack",
 ]
-
-
-def __getattr__(name: str) -> object:
-    if name == "TableStrategy":  # its old name
-        renamed("engine.TableStrategy", "engine.OneDrawStrategy")
-        return OneDrawStrategy
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,12 +20,10 @@ from pathlib import Path
 from typing import TypeVar
 
 import engine
-from engine.policy import policy_table
-from engine.positions import positions
-from engine.rng import game_seeds
-from engine.search import PerfectStrategy, solution
+from engine.game import game_seeds, positions
+from engine.players import PerfectStrategy, policy_table, solution
 from engine.tables import build_tables, load_tables, tables_folder
-from pipeline.paths import DATA, MANIFEST, ROOT
+from pipeline.runs.paths import DATA, MANIFEST, ROOT
 from pipeline.study.config import Study, parse_study
 from pipeline.study.report import build_report
 from pipeline.study.run import run_study
@@ -122,7 +120,7 @@ def main(seconds: float = 10.0) -> None:
     for spec, target_seconds, target_gib in POLICY_TARGETS:
         _in_child(policy_build, spec, target_seconds, target_gib)
     _in_child(batched_strategies, seconds)
-    print("\nmcts self-play, searches in lockstep (engine.mcts_batch), one process, tables loaded")
+    print("\nmcts self-play, searches in lockstep (engine.play.mcts), one process, tables loaded")
     for playouts, games, target in MCTS_TARGETS:
         _in_child(mcts_batches, playouts, games, target)
     print("\nexact outcomes of the default rules, each in a fresh process once the tables are loaded")

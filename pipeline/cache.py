@@ -1,13 +1,13 @@
 """The cache folder as a whole: what ``modiar cache show`` lists and ``modiar cache clear`` removes.
 
-The cache folder (pipeline.paths.cache_folder) holds one subfolder a kind of file, and nothing
-else: the list of kinds (engine.cache.KINDS, and SCRATCH, the running atlas tasks' folders, each
+The cache folder (pipeline.runs.paths.cache_folder) holds one subfolder a kind of file, and nothing
+else: the list of kinds (engine.store.KINDS, and SCRATCH, the running atlas tasks' folders, each
 holding the kinds) is the one the writers name their subfolders by. Beside a file being written
-lies ``.<file>.tmp-<pid>`` (engine.cache.write_atomic). Everything is rebuilt when a command needs
+lies ``.<file>.tmp-<pid>`` (engine.store.write_atomic). Everything is rebuilt when a command needs
 it, so clearing loses nothing but time.
 
 ``clear`` removes only files it has checked are modiar's: named as their kind's files are and
-carrying modiar's seal (engine.integrity: an identity naming a rule set and the engine's version;
+carrying modiar's seal (engine.store.integrity: an identity naming a rule set and the engine's version;
 a temporary file, which a killed writer left half written, begins as its kind's files do). A
 folder holding anything else (``--cache`` may name any folder) is refused whole, and so is a cache
 that a process is writing (a temporary file whose pid runs, a scratch folder of a running task, or
@@ -28,10 +28,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.cache import KINDS, SCRATCH, TEMPORARY_PREFIX, CacheKind, process_running
-from engine.integrity import sealed_identity
+from engine.store import KINDS, SCRATCH, TEMPORARY_PREFIX, CacheKind, process_running, sealed_identity
 from pipeline.estimates import size
-from pipeline.paths import scratch_owner
+from pipeline.runs.paths import scratch_owner
 
 _BY_FOLDER = {kind.folder: kind for kind in KINDS}
 _TEMPORARY = re.compile(re.escape(TEMPORARY_PREFIX) + r"(.+)\.tmp-([0-9]+)")  # write_atomic's, of the file named in it

@@ -19,7 +19,7 @@ from tqdm import tqdm
 import engine
 from pipeline import commands as do
 from pipeline.commands import UsageError
-from pipeline.paths import (
+from pipeline.runs.paths import (
     bundled_atlases,
     bundled_ladders,
     bundled_studies,

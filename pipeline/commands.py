@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import engine
-from pipeline.paths import (
+from pipeline.runs.paths import (
     DATA,
     cache_folder,
     cache_source,
@@ -40,8 +40,8 @@ def rules_from(arguments: argparse.Namespace) -> engine.Rules:
 
 
 def _rule_change(text: str) -> tuple[str, object]:
-    """FIELD=VALUE of ``--rule``, VALUE spelled as engine.rules.RuleField.parse reads it."""
-    from engine.rules import RULE_FIELD
+    """FIELD=VALUE of ``--rule``, VALUE spelled as engine.game.RuleField.parse reads it."""
+    from engine.game import RULE_FIELD
 
     name, equals, value = text.partition("=")
     if not equals or name not in RULE_FIELD:
@@ -98,7 +98,7 @@ def show(arguments: argparse.Namespace) -> None:
 def solve(arguments: argparse.Namespace) -> None:
     import resource
 
-    from engine.rules import MAX_PLY_CAP
+    from engine.game import MAX_PLY_CAP
     from engine.solver import solve
     from pipeline import estimates
 
@@ -141,8 +141,8 @@ def solve(arguments: argparse.Namespace) -> None:
 
 def study_run(arguments: argparse.Namespace) -> None:
     from pipeline import estimates
-    from pipeline.config import ConfigError
-    from pipeline.records import RecordError
+    from pipeline.runs.config import ConfigError
+    from pipeline.runs.records import RecordError
     from pipeline.study.config import load_study
     from pipeline.study.run import run_study
 
@@ -166,8 +166,8 @@ def study_run(arguments: argparse.Namespace) -> None:
 
 
 def _check_workers(arguments: argparse.Namespace) -> None:
-    from pipeline.records import RecordError
-    from pipeline.workers import check_backend
+    from pipeline.runs.records import RecordError
+    from pipeline.runs.workers import check_backend
 
     if arguments.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {arguments.jobs}")
@@ -180,7 +180,7 @@ def _check_workers(arguments: argparse.Namespace) -> None:
 
 
 def study_status(arguments: argparse.Namespace) -> None:
-    from pipeline.records import RecordError
+    from pipeline.runs.records import RecordError
     from pipeline.study.status import damage, progress, status
 
     folder = Path(arguments.folder)
@@ -195,7 +195,7 @@ def study_status(arguments: argparse.Namespace) -> None:
 
 
 def study_summary(arguments: argparse.Namespace) -> None:
-    from pipeline.records import RecordError
+    from pipeline.runs.records import RecordError
     from pipeline.study.summary import summary
 
     try:
@@ -205,7 +205,7 @@ def study_summary(arguments: argparse.Namespace) -> None:
 
 
 def study_report(arguments: argparse.Namespace) -> None:
-    from pipeline.records import RecordError
+    from pipeline.runs.records import RecordError
     from pipeline.study.report import build_report
 
     _check_figure_formats()
@@ -225,7 +225,7 @@ def ladder_run(arguments: argparse.Namespace) -> None:
 
 def search_ladder_run(arguments: argparse.Namespace) -> None:
     from pipeline import estimates
-    from pipeline.ladder.search import load_search_ladder, run_search_ladder
+    from pipeline.search_ladder.run import load_search_ladder, run_search_ladder
 
     ladder, folder = _run_ladder_config(arguments, load_search_ladder, estimates.search_ladder, run_search_ladder)
     print(f"search ladder {ladder.name}: {len(ladder.pairings())} pairings in {folder}")
@@ -236,8 +236,8 @@ def _run_ladder_config(
 ) -> tuple[Any, Path]:
     """Read a ladder's config (skill or search), print its estimate (refusing what this machine
     cannot hold) and run it into --out with --jobs workers."""
-    from pipeline.config import ConfigError
-    from pipeline.records import RecordError
+    from pipeline.runs.config import ConfigError
+    from pipeline.runs.records import RecordError
 
     if arguments.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {arguments.jobs}")
@@ -251,7 +251,7 @@ def _run_ladder_config(
 
 
 def search_ladder_report(arguments: argparse.Namespace) -> None:
-    from pipeline.ladder.search_report import build_search_ladder_report
+    from pipeline.search_ladder.report import build_search_ladder_report
 
     _build_report(build_search_ladder_report, arguments)
 
@@ -264,7 +264,7 @@ def ladder_report(arguments: argparse.Namespace) -> None:
 
 def _build_report(build: Callable[..., Path], arguments: argparse.Namespace) -> None:
     """A report of the run in ``arguments.folder`` (a ladder, an atlas) into ``--out``."""
-    from pipeline.records import RecordError
+    from pipeline.runs.records import RecordError
 
     _check_figure_formats()
     try:
@@ -274,8 +274,8 @@ def _build_report(build: Callable[..., Path], arguments: argparse.Namespace) -> 
 
 
 def _check_figure_formats() -> None:
-    """$MODIAR_FIGURE_FORMATS names formats pipeline.figures knows, before a report starts."""
-    from pipeline.figures import formats
+    """$MODIAR_FIGURE_FORMATS names formats pipeline.report.figures knows, before a report starts."""
+    from pipeline.report.figures import formats
 
     try:
         formats()
@@ -287,8 +287,8 @@ def atlas_run(arguments: argparse.Namespace) -> None:
     from pipeline import estimates
     from pipeline.atlas.config import load_atlas
     from pipeline.atlas.run import read_atlas_manifest, run_atlas
-    from pipeline.config import ConfigError
-    from pipeline.records import RecordError
+    from pipeline.runs.config import ConfigError
+    from pipeline.runs.records import RecordError
 
     _check_workers(arguments)
     if arguments.hours is not None and not arguments.hours > 0:
@@ -324,11 +324,11 @@ def atlas_report(arguments: argparse.Namespace) -> None:
 
 
 def fair(arguments: argparse.Namespace) -> None:
-    from pipeline.atlas.fair import pie_words
-    from pipeline.atlas.fair_report import build_fair_report, default_out
-    from pipeline.atlas.fair_run import bounded_moved, fair_estimate, run_fair
-    from pipeline.records import RecordError
-    from pipeline.render.folder import check_report_out
+    from pipeline.analysis.fairness import pie_words
+    from pipeline.fair.report import build_fair_report, default_out
+    from pipeline.fair.run import bounded_moved, fair_estimate, run_fair
+    from pipeline.report.folder import check_report_out
+    from pipeline.runs.records import RecordError
 
     rules = rules_from(arguments)
     if arguments.jobs < 1:
@@ -430,7 +430,7 @@ def exact(arguments: argparse.Namespace) -> None:
 
 def _table_strategy(spec: str) -> str:
     """The canonical spec of a strategy with a policy table: exact outcomes need one on each side."""
-    from engine.policy import NotATableStrategyError, values_spec
+    from engine.players import NotATableStrategyError, values_spec
 
     try:
         values_spec(spec)

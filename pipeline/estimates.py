@@ -2,19 +2,19 @@
 
 Every command that plays, solves or computes makes an ``Estimate`` of its work before doing any,
 and ``check`` refuses it in one line (EstimateError) when it needs more memory than this machine
-has (pipeline.workers.memory_bytes), or would take longer than LONG_SECONDS and the user did not
+has (pipeline.runs.workers.memory_bytes), or would take longer than LONG_SECONDS and the user did not
 say --yes. A study, a ladder and an atlas print ``Estimate.line()`` before they start. What is
 already computed is free: the cache folder's position tables, solutions, policy tables and exact
 outcomes, a study's chunks in its folder, an atlas's rows in its.
 
 The rates below are the figures of docs/speed.md (``make bench`` on the 2-core development
 machine, 23 GB) or, for a sample's games and mcts's tree, measured for this module with
-tracemalloc on a 2-core, 23 GB machine, each cited by its comment; pipeline.progress (games),
-pipeline.exact.cache (exact outcomes), pipeline.atlas.analyse (an atlas's rule set) and engine.search
+tracemalloc on a 2-core, 23 GB machine, each cited by its comment; pipeline.runs.progress (games),
+pipeline.exact.cache (exact outcomes), pipeline.atlas.analyse (an atlas's rule set) and engine.players.search
 (mcts's playouts a second) give the rest. An estimate is good to a factor of a few: enough to
 tell minutes from days, and a machine's memory from a petabyte. Where the rule set is known, a
-search deeper than its ply cap is refused here too (engine.search bounds a spec by
-engine.rules.MAX_PLY_CAP alone, having no rule set at hand).
+search deeper than its ply cap is refused here too (engine.players.search bounds a spec by
+engine.game.MAX_PLY_CAP alone, having no rule set at hand).
 """
 
 from __future__ import annotations
@@ -25,10 +25,17 @@ from pathlib import Path
 from typing import NamedTuple
 
 import engine
-from engine.mcts_batch import TREE_BYTES
-from engine.policy import is_table_strategy, policies_folder, policy_path
-from engine.registry import engine_strategy
-from engine.search import MCTS_PLAYOUT_BYTES, AlphaBetaStrategy, MctsStrategy, PerfectStrategy
+from engine.play import TREE_BYTES
+from engine.players import (
+    MCTS_PLAYOUT_BYTES,
+    AlphaBetaStrategy,
+    MctsStrategy,
+    PerfectStrategy,
+    engine_strategy,
+    is_table_strategy,
+    policies_folder,
+    policy_path,
+)
 from engine.solver import solution_path, solutions_folder
 from engine.tables import cache_path, table_rules, tables_folder
 from pipeline.atlas import plan as atlas_plan
@@ -47,15 +54,15 @@ from pipeline.exact.cache import (
     worker_bytes,
 )
 from pipeline.ladder.run import Ladder
-from pipeline.ladder.search import SearchLadder, is_cached
-from pipeline.paths import MANIFEST
 from pipeline.play import HUMAN
-from pipeline.progress import game_seconds, scalar_game_seconds
-from pipeline.records import RecordError, read_study_manifest
+from pipeline.runs.paths import MANIFEST
+from pipeline.runs.progress import game_seconds, scalar_game_seconds
+from pipeline.runs.records import RecordError, read_study_manifest
+from pipeline.runs.workers import WORKER_BYTES, check_jobs, memory_bytes
+from pipeline.search_ladder.run import SearchLadder, is_cached
 from pipeline.study.caches import missing_caches
 from pipeline.study.config import Pairing, Study
 from pipeline.study.run import Chunk, chunk_listed, plan
-from pipeline.workers import WORKER_BYTES, check_jobs, memory_bytes
 
 LONG_SECONDS = 3600.0  # a run estimated longer than this needs --yes
 RULES_MD = engine.Rules()
@@ -78,9 +85,9 @@ SWEEP_BYTES_PER_POSITION = 7
 # A game modiar sample holds until its summary: tracemalloc's peak over 50,000 random games, 2,917 bytes a game.
 SAMPLE_GAME_BYTES = 3_000
 # mcts's tree: tracemalloc's peak of MctsStrategy.choose, 20,000 playouts from the start with its
-# positions memoised, 295 bytes a playout (engine.search.MCTS_PLAYOUT_BYTES); the memoised
-# positions stay near 1 GiB (engine.positions).
-# mcts in engine.play_batch: the trees of a chunk (engine.mcts_batch.TREE_BYTES at most) and the
+# positions memoised, 295 bytes a playout (engine.players.MCTS_PLAYOUT_BYTES); the memoised
+# positions stay near 1 GiB (engine.game.options).
+# mcts in engine.play_batch: the trees of a chunk (engine.play.TREE_BYTES at most) and the
 # search's step tables, 29 bytes a position (a packed step a move, captures, legal pits, rows).
 MCTS_BOARD_BYTES_PER_POSITION = 30
 POSITIONS_BYTES = 1 << 30
@@ -303,7 +310,7 @@ def _check_depths(specs: Iterable[str], rules: engine.Rules) -> None:
 
 
 def _solution_if_perfect(specs: Iterable[str], rules: engine.Rules) -> _Cost:
-    """What perfect needs before its first move: the solution (engine.search.solution), when not cached."""
+    """What perfect needs before its first move: the solution (engine.players.solution), when not cached."""
     if not any(isinstance(engine.make_strategy(spec), PerfectStrategy) for spec in specs):
         return _Cost(0.0, 0)
     return _solution(rules)
@@ -379,7 +386,7 @@ def _playing_bytes(specs: Iterable[str], rules: engine.Rules) -> int:
 
 
 def _worker_bytes(specs: Iterable[str], rules: engine.Rules) -> int:
-    """A worker of a study (pipeline.workers.WORKER_BYTES, measured under RULES.md), with the
+    """A worker of a study (pipeline.runs.workers.WORKER_BYTES, measured under RULES.md), with the
     tables of a larger rule set and what its strategies search."""
     larger = max(0, positions_of(rules) - positions_of(RULES_MD)) * TABLE_BYTES_PER_POSITION
     return WORKER_BYTES + larger + _search_bytes(specs, rules, batched=True)

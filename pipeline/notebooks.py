@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pipeline.extras import MissingExtraError, require
-from pipeline.paths import MANIFEST, REPORTS, ROOT
+from pipeline.runs.extras import MissingExtraError, require
+from pipeline.runs.paths import MANIFEST, REPORTS, ROOT
 
 if TYPE_CHECKING:
     import nbformat

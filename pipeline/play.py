@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import engine
-from engine.api import illegal_reason
-from engine.board import PLAYER_NAMES, row_stones
+from engine.game import PLAYER_NAMES, illegal_reason, row_stones
 
 HUMAN = "human"
 QUIT = ("q", "quit", "exit")

@@ -1,7 +1,7 @@
 """A quick seeded sample of games and its summary, printed: ``modiar sample``.
 
 Game i of a sample with seed s is ``engine.play_game(south, north, rules=rules,
-seed=engine.rng.game_seeds(s, n)[i])``; the per-game seeds come up front from NumPy's
+seed=engine.game.game_seeds(s, n)[i])``; the per-game seeds come up front from NumPy's
 ``SeedSequence``, so a sample is the same whoever plays it and in whatever order.
 """
 
@@ -14,8 +14,8 @@ import numpy as np
 from tqdm import tqdm
 
 import engine
-from engine.rng import game_seeds
-from pipeline.stats import Estimate, first_player, game_rate, mean_interval, p_text, wilson
+from engine.game import game_seeds
+from pipeline.analysis.stats import Estimate, first_player, game_rate, mean_interval, p_text, wilson
 
 CHUNK = 1000
 

@@ -22,7 +22,7 @@ from figure_formats import DRAFT, FORMATS_VARIABLE
 
 import engine
 from engine import Rules
-from engine.tables import PositionTables, load_tables
+from engine.tables.positions import PositionTables, load_tables
 
 CACHE = Path(os.environ.get("MODIAR_TEST_CACHE") or Path(tempfile.gettempdir()) / "modiar-test-cache")
 os.environ["MODIAR_CACHE"] = str(CACHE)

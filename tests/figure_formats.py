@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from pipeline.figures import FORMATS, FORMATS_VARIABLE
+from pipeline.report.figures import FORMATS, FORMATS_VARIABLE
 
 DRAFT = "svg"
 

@@ -1,5 +1,5 @@
 """Reference intervals and tests for the report's figures, from scipy's own routines and root
-finding rather than the closed forms of pipeline.stats: the tests compare the two."""
+finding rather than the closed forms of pipeline.analysis.stats: the tests compare the two."""
 
 from __future__ import annotations
 

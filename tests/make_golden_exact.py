@@ -17,7 +17,7 @@ from pathlib import Path
 
 import engine
 from pipeline.exact.cache import cached_exact_outcome
-from pipeline.paths import cache_folder
+from pipeline.runs.paths import cache_folder
 
 # The table strategies of pipeline/studies/default.toml, in its order (mcts has no exact outcome).
 STRATEGIES = (

@@ -1,4 +1,4 @@
-"""Reading and editing sealed files (engine.integrity) in tests: a test that spoils a field of a
+"""Reading and editing sealed files (engine.store.integrity) in tests: a test that spoils a field of a
 manifest re-seals it, so that it reaches the check of that field and not the seal's."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.integrity import sealed
-from pipeline.paths import MANIFEST
+from engine.store.integrity import sealed
+from pipeline.runs.paths import MANIFEST
 
 
 def payload(path: Path) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from polling import wait_until
 
-from pipeline.paths import ROOT
+from pipeline.runs.paths import ROOT
 
 
 @contextmanager

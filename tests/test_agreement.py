@@ -186,7 +186,7 @@ def test_engine_games_replay_through_reference(rules: Rules) -> None:
 
 
 class LowestPit:
-    """Not a table strategy, so play_game takes its general loop (engine.game._play_any)."""
+    """Not a table strategy, so play_game takes its general loop (engine.play.game._play_any)."""
 
     spec = "lowest_pit"
 
@@ -219,7 +219,7 @@ MASK64 = 2**64 - 1
 
 
 def splitmix_draws(seed: int):
-    """The 32-bit draws of a game, read from the docstring of engine/rng.py (SplitMix64)."""
+    """The 32-bit draws of a game, read from the docstring of engine/game/rng.py (SplitMix64)."""
 
     def mix64(z: int) -> int:
         z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64

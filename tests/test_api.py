@@ -71,19 +71,4 @@ def test_an_option_names_the_pit_the_child_the_events_and_the_capture():
     assert [option.child for option in options] == [engine.rotate(code) for code in after]
     for option in options:
         moved = apply_move(board, 0, option.pit, 1)
-        assert (option.captured, engine.events.unpack_events(option.events)) == (moved.captured, moved.events)
-
-
-def test_the_old_names_still_work_and_say_what_they_became(tmp_path):
-    """Renamed in the one-home redesign: a script written against the old names keeps running,
-    warned of the new one."""
-    with pytest.warns(DeprecationWarning, match="OneDrawStrategy"):
-        assert engine.TableStrategy is engine.OneDrawStrategy
-    rules = engine.Rules(stones_per_pit=2)
-    with pytest.warns(DeprecationWarning, match="progress="):
-        tables = engine.tables.load_tables(rules, tmp_path, verbose=False)
-    with pytest.warns(DeprecationWarning, match="progress="):
-        solved = engine.solve(rules, tables=tables, cache=None, verbose=False)
-    assert solved.start_value() == engine.solve(rules, tables=tables, cache=None, progress=False).start_value()
-    with pytest.raises(AttributeError, match="no attribute 'NoSuchName'"):
-        _ = engine.NoSuchName
+        assert (option.captured, engine.game.events.unpack_events(option.events)) == (moved.captured, moved.events)

@@ -32,7 +32,7 @@ import reference
 from polling import wait_until
 
 import engine
-from engine.tables import load_tables
+from engine.tables.positions import load_tables
 from pipeline.atlas import config as atlas_config
 from pipeline.atlas import run as atlas_module
 from pipeline.atlas.analyse import SELF_PLAY_SPECS, estimated_bytes, positions_of
@@ -41,8 +41,8 @@ from pipeline.atlas.plan import KILLS_REFUSED, SECONDS_PER_POSITION, expected_se
 from pipeline.atlas.rows import Cost, kept_costs
 from pipeline.atlas.run import read_atlas_manifest, run_atlas
 from pipeline.cli import main
-from pipeline.config import ConfigError
-from pipeline.lock import FolderBusyError, folder_lock
+from pipeline.runs.config import ConfigError
+from pipeline.runs.lock import FolderBusyError, folder_lock
 
 CONFIG = """\
 name = "four"
@@ -54,7 +54,7 @@ grand_slam = ["prohibited", "allowed"]
 """
 # The bytes tests run an atlas several times: rule sets of 3 stones a pit take a fraction of a second.
 SMALL = CONFIG.replace('name = "four"', 'name = "small"').replace("stones_per_pit = [4]", "stones_per_pit = [3]")
-TOLERANCE = 1e-8  # the engine's chances are multiples of 2**-32 (engine.choice)
+TOLERANCE = 1e-8  # the engine's chances are multiples of 2**-32 (engine.players.choice)
 SAMPLED_GAMES = 20_000
 
 
@@ -322,7 +322,7 @@ from pathlib import Path
 from pipeline.atlas import run as atlas_module
 from pipeline.atlas.config import load_atlas
 from pipeline.atlas.run import run_atlas
-from pipeline.records import RecordError
+from pipeline.runs.records import RecordError
 analyse = atlas_module._task
 first, dying = sys.argv[3], sys.argv[4]
 def task(rules, *arguments):
@@ -464,7 +464,9 @@ def test_self_play_agrees_with_sampled_games_within_four_standard_errors(four: t
     found = rows(folder / "reference")
     for rules in atlas.rule_sets()[::3]:  # RULES.md's, and feeding off with grand slams allowed
         row = found[rules.name]
-        games = engine.play_batch(SAMPLED_GAMES, spec, spec, rules=rules, seed=11, tables=engine.tables.load_tables(rules, None))
+        games = engine.play_batch(
+            SAMPLED_GAMES, spec, spec, rules=rules, seed=11, tables=engine.tables.positions.load_tables(rules, None)
+        )
         score = np.where(games.score_south > games.score_north, 1.0, np.where(games.score_south == games.score_north, 0.5, 0.0))
         for sampled, exact in (
             (score, row[f"{prefix}_first_player_score"]),
@@ -649,7 +651,7 @@ def test_a_worker_killed_for_memory_ends_the_run_in_one_line_keeping_what_came_b
     worker, the system killed it, and `modiar atlas run` ended in joblib's traceback."""
     from joblib.externals.loky.process_executor import TerminatedWorkerError
 
-    from pipeline.records import RecordError
+    from pipeline.runs.records import RecordError
 
     def results() -> Iterator[str]:
         yield "first row"
@@ -664,7 +666,7 @@ def test_a_worker_killed_for_memory_ends_the_run_in_one_line_keeping_what_came_b
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="the peak is sampled from /proc")
 def test_a_rule_sets_peak_counts_the_memory_the_system_cannot_take_back(tmp_path: Path) -> None:
-    """2026-12-04: the solver's log went to files (engine.solver_layers._GrowingArray), whose pages
+    """2026-12-04: the solver's log went to files (engine.solver.layers._GrowingArray), whose pages
     the system writes out rather than kill the worker: the peak that rule sets alike are refused
     by counts the anonymous memory a worker holds, not those pages."""
     import mmap

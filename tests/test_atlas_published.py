@@ -14,7 +14,7 @@ import engine
 from pipeline.atlas.analyse import analyse
 from pipeline.atlas.config import load_atlas
 from pipeline.atlas.run import read_atlas, rows_done
-from pipeline.render.folder import check_published
+from pipeline.report.folder import check_published
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED = ROOT / "reports" / "atlas"

@@ -35,9 +35,9 @@ from pipeline.atlas.maps import tradeoff_figure
 from pipeline.atlas.report import build_atlas_report, rule_that_matters
 from pipeline.atlas.rows import PEAK_MEASURE
 from pipeline.atlas.run import read_atlas_manifest, run_atlas
-from pipeline.figures import FORMATS
-from pipeline.lock import folder_lock
-from pipeline.records import RecordError, parquet_bytes, sha256
+from pipeline.report.figures import FORMATS
+from pipeline.runs.lock import folder_lock
+from pipeline.runs.records import RecordError, parquet_bytes, sha256
 
 # Two stones a pit: sowing into the origin pit or not decides who wins (0 against +10 under
 # perfect play); the stones series adds 3 stones (-8) at RULES.md's other rules.

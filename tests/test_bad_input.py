@@ -29,7 +29,7 @@ from sealing import edit_manifest
 from servers import speaking_first
 
 import engine
-from engine.tables import load_tables
+from engine.tables.positions import load_tables
 from pipeline.cli import _parser, main
 from pipeline.ladder.run import parse_ladder, run_ladder
 from pipeline.study.report import compute

@@ -9,14 +9,17 @@ import pytest
 from variants import SMALL_VARIANTS
 
 import engine
-from engine import IllegalMoveError, Rules, UnknownStrategyError, batch_chunk, batch_tables, game_batch, play_game
-from engine import batch as batched
-from engine.batch import play_batch
-from engine.game_batch import END_REASONS, GameBatch
-from engine.rng import game_seeds, game_seeds_between
-from engine.scoring import WINNERS
-from engine.strategy_base import OneDrawStrategy
-from engine.tables import PositionTables, build_tables
+from engine import IllegalMoveError, Rules, UnknownStrategyError, play_game
+from engine.game.rng import game_seeds, game_seeds_between
+from engine.game.scoring import WINNERS
+from engine.play import batch as batched
+from engine.play import chunk as batch_chunk
+from engine.play import columns as game_batch
+from engine.play import tables as batch_tables
+from engine.play.batch import play_batch
+from engine.play.columns import END_REASONS, GameBatch
+from engine.players.base import OneDrawStrategy
+from engine.tables.positions import PositionTables, build_tables
 
 PAIRS = [("random", "random"), ("greedy", "random"), ("random", "greedy"), ("greedy", "greedy")]
 
@@ -103,7 +106,7 @@ def test_tables_too_big_for_32_bit_steps_play_the_same_games(monkeypatch):
     monkeypatch.setattr(batch_tables, "STEP_CHILD_BITS", 4)  # as if no child index fitted in 24 bits
     tables = build_tables(rules)  # fresh tables, so that the batch derives its own from them
     batch = play_batch(500, "greedy", "random", rules=rules, seed=2, tables=tables)
-    assert batch_tables._derived(tables).step.dtype == np.uint64
+    assert batch_tables.derived_tables(tables).step.dtype == np.uint64
     assert_same_columns(batch, scalar_games("greedy", "random", rules, 2, 500))
 
 
@@ -270,7 +273,7 @@ def test_only_games_of_one_pairing_are_concatenated(default_tables):
         (Uniform(), LowestBatch(), True),
         ("random", "alphabeta(depth=2)", True),  # every engine strategy but mcts has a policy table
         ("perfect(epsilon=0.1)", "heuristic", True),
-        ("mcts(playouts=10)", "random", True),  # mcts by engine.mcts_batch
+        ("mcts(playouts=10)", "random", True),  # mcts by engine.play.mcts
         ("random", "mcts(playouts=10)", True),
         ("mcts(playouts=10)", Uniform(), False),  # but not against a BatchStrategy
         (Lowest(), "random", False),  # a table strategy of its own: play_batch plays only the engine's

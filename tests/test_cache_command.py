@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 import pipeline.cache
-from engine.integrity import write_arrays, write_json
+from engine.store.integrity import write_arrays, write_json
 from pipeline.cli import main
 from pipeline.estimates import size
-from pipeline.paths import ROOT
+from pipeline.runs.paths import ROOT
 
 # A cache of each kind, as the engine and pipeline.exact.cache name their files (bytes: about their size).
 FILES = {
@@ -35,7 +35,7 @@ HALF_WRITTEN = b"PK\x03\x04\x14\x00"  # what a writer of an .npz killed mid-writ
 
 
 def made(folder: Path, files: dict[str, int]) -> Path:
-    """``files`` in ``folder``, sealed as the engine seals its kind's (engine.integrity), a
+    """``files`` in ``folder``, sealed as the engine seals its kind's (engine.store.integrity), a
     temporary file half written; a name that is no cache file's holds that many bytes of text."""
     for name, n_bytes in files.items():
         path = folder / name

@@ -1,4 +1,4 @@
-"""The cache folder's one list of what it holds (engine.cache.KINDS and SCRATCH): every subfolder
+"""The cache folder's one list of what it holds (engine.store.cache.KINDS and SCRATCH): every subfolder
 a writer makes in the cache folder is in it, found by reading the writers' code, so that a new
 kind of cache file cannot be left out of what ``modiar cache show`` lists and ``clear`` removes."""
 
@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TypeGuard
 
-from engine.cache import KINDS, SCRATCH
-from pipeline.paths import ROOT
+from engine.store.cache import KINDS, SCRATCH
+from pipeline.runs.paths import ROOT
 
 
 def test_every_subfolder_a_writer_makes_in_the_cache_folder_is_in_the_list():
@@ -60,7 +60,7 @@ def _is_join(node: ast.AST) -> TypeGuard[ast.BinOp]:
 
 
 def _is_cache_folder(node: ast.expr) -> bool:
-    """Whether ``node`` is a call of cache_folder (engine's, or the command line's, pipeline.paths)."""
+    """Whether ``node`` is a call of cache_folder (engine's, or the command line's, pipeline.runs.paths)."""
     if not isinstance(node, ast.Call):
         return False
     called = node.func
@@ -72,4 +72,5 @@ def _is_cache_folder(node: ast.expr) -> bool:
 def test_the_scan_finds_the_writers_it_reads():
     """The scan above reads the writers' code: it finds a join in each module that writes a kind."""
     modules = {where.partition(":")[0] for where, _ in subfolders_made()}
-    assert {str(Path("engine") / "tables.py"), str(Path("pipeline") / "ladder" / "search.py")} <= modules, modules
+    writers = {str(Path("engine") / "tables" / "positions.py"), str(Path("pipeline") / "search_ladder" / "run.py")}
+    assert writers <= modules, modules

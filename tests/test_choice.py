@@ -1,5 +1,5 @@
-"""How a table strategy turns one 32-bit draw into a move (engine.choice), against the rules of
-its docstring worked out independently: the pick ``(draw * n) >> 32`` of engine.rng, exact
+"""How a table strategy turns one 32-bit draw into a move (engine.players.choice), against the rules of
+its docstring worked out independently: the pick ``(draw * n) >> 32`` of engine.game.rng, exact
 fractions for epsilon, IEEE softmax weights for the temperature.
 """
 
@@ -12,8 +12,20 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from engine.choice import ARGMAX, GAP_MAX, NO_CUTS, NO_MOVE, SCALE, Epsilon, Softmax, key_of, pack_keys, pit_of, probabilities
-from engine.rng import choice_index
+from engine.game.rng import choice_index
+from engine.players.choice import (
+    ARGMAX,
+    GAP_MAX,
+    NO_CUTS,
+    NO_MOVE,
+    SCALE,
+    Epsilon,
+    Softmax,
+    key_of,
+    pack_keys,
+    pit_of,
+    probabilities,
+)
 
 PITS = (0, 1, 2)
 LEGAL_SETS = [pits for size in (1, 2, 3) for pits in itertools.combinations(PITS, size)]
@@ -115,7 +127,7 @@ def test_epsilon_zero_is_argmax_and_epsilon_one_is_uniform_among_the_legal_moves
 
 @pytest.mark.parametrize("epsilon", [0.1, 0.25, 1 / 3, 0.5, 0.9, 2**-33])
 def test_epsilon_cuts_are_the_exact_probabilities_rounded_up(epsilon):
-    exact = Fraction(epsilon)  # the float's own binary value, as engine.choice documents
+    exact = Fraction(epsilon)  # the float's own binary value, as engine.players.choice documents
     for key, gaps in KEYS:
         legal = sorted(gaps)
         best = [pit for pit in legal if gaps[pit] == 0]

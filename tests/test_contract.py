@@ -1,10 +1,10 @@
 """The contract every registered strategy meets under every variant rule set: registering a
-strategy (a subclass of engine.strategy_base.EngineStrategy made with a name) or declaring a
-rule field (engine.rules, with a variant in tests/variants.py) is all it takes to be tested here.
+strategy (a subclass of engine.players.base.EngineStrategy made with a name) or declaring a
+rule field (engine.game.rules, with a variant in tests/variants.py) is all it takes to be tested here.
 
 For each strategy (its default parameters) against random, in both seats, on each small variant:
 the scalar game loop and the batched one play the same games, move for move and event for event;
-the batched replay (engine.replay) accepts every move, and at every ply the stones on the board
+the batched replay (engine.play.replays) accepts every move, and at every ply the stones on the board
 and those captured so far make the rule set's total; and for a strategy with a policy table the
 exact outcome (engine.exact_outcome) agrees with the first player's score of sampled games.
 """
@@ -19,14 +19,15 @@ import pytest
 from variants import SMALL_VARIANTS
 
 import engine
-from engine import Rules, play_batch, play_game, registry
-from engine.batch import batchable
-from engine.index import row_stones
-from engine.registry import REGISTRY, engine_strategy
-from engine.replay import replay
-from engine.rng import game_seeds
-from engine.strategy_base import REGISTERED, OneDrawStrategy
-from engine.tables import load_tables
+from engine import Rules, play_batch, play_game
+from engine.game.rng import game_seeds
+from engine.play.batch import batchable
+from engine.play.replays import replay
+from engine.players import registry
+from engine.players.base import REGISTERED, OneDrawStrategy
+from engine.players.registry import REGISTRY, engine_strategy
+from engine.tables.index import row_stones
+from engine.tables.positions import load_tables
 
 STRATEGIES = sorted(REGISTRY)
 GAMES, SEARCHED_GAMES = 60, 4  # games a pairing and variant; a searching strategy's are costly

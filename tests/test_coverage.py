@@ -1,4 +1,4 @@
-"""pipeline.coverage: the report's intervals hold the exact value about 95% of the time in small
+"""pipeline.analysis.coverage: the report's intervals hold the exact value about 95% of the time in small
 pairings with rare events, where the normal intervals they replaced do not.
 
 With 4 stones a pit, random against random, feeding and the grand-slam end are rare (2% to 9%
@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 import engine
-from pipeline.coverage import coverage
+from pipeline.analysis.coverage import coverage
 
 RULES = engine.Rules(stones_per_pit=4)
 

@@ -19,10 +19,10 @@ from joblib import Parallel, delayed
 from polling import wait_until
 from servers import DaskCluster, dask_cluster, project_copy
 
-from pipeline import cluster, workers
 from pipeline.cli import main
-from pipeline.paths import ROOT
-from pipeline.records import RecordError
+from pipeline.runs import cluster, workers
+from pipeline.runs.paths import ROOT
+from pipeline.runs.records import RecordError
 
 pytest.importorskip("distributed")
 
@@ -75,7 +75,7 @@ def test_a_worker_running_other_code_is_refused_before_any_task(tmp_path, other_
 
 
 def test_a_worker_that_cannot_tell_its_code_is_refused_before_any_task(tmp_path):
-    copy = project_copy(tmp_path / "copy", "pipeline/cluster.py", "def code_fingerprint(", "def older_fingerprint(")
+    copy = project_copy(tmp_path / "copy", "pipeline/runs/cluster.py", "def code_fingerprint(", "def older_fingerprint(")
     with dask_cluster(tmp_path, copy) as running:
         (mute,) = running.workers
         out = tmp_path / "out"
@@ -200,7 +200,10 @@ def test_a_scheduler_without_workers_is_one_line(tmp_path):
     """joblib would wait for a worker without end; the run waits CONNECT_SECONDS (1 here)."""
     with dask_cluster(tmp_path) as running:
         out = tmp_path / "out"
-        code = "import sys, pipeline.workers, pipeline.cli; pipeline.workers.CONNECT_SECONDS = 1; sys.exit(pipeline.cli.main())"
+        code = (
+            "import sys, pipeline.runs.workers, pipeline.cli; pipeline.runs.workers.CONNECT_SECONDS = 1; "
+            "sys.exit(pipeline.cli.main())"
+        )
         command = [sys.executable, "-c", code, "study", "run", config(tmp_path, STUDY), "--out", str(out), "--quiet"]
         run = subprocess.run(
             [*command, "--backend", "dask", "--scheduler", running.address], cwd=ROOT, capture_output=True, text=True, timeout=60

@@ -8,9 +8,10 @@ import pytest
 
 import engine
 from engine import Rules
-from pipeline import estimates, progress
+from pipeline import estimates
 from pipeline.cli import main
 from pipeline.exact import cache as exact_cache
+from pipeline.runs import progress
 
 STUDY = 'name = "small"\nseed = 3\ngames_per_seat = 40\nstrategies = ["random", "greedy"]\n[rules]\nstones_per_pit = 3\n'
 LADDER = 'name = "small"\nrungs = ["random"]\nopponents = ["greedy"]\n[rules]\nstones_per_pit = 3\nply_cap = 40\n'

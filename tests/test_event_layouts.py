@@ -1,6 +1,6 @@
-"""The rule events have one list of names (engine.events) and many layouts derived from it.
+"""The rule events have one list of names (engine.game.events) and many layouts derived from it.
 
-Each layout covers exactly the names engine.events gives it, each name at its own bits, and a
+Each layout covers exactly the names engine.game.events gives it, each name at its own bits, and a
 game's events come out the same through every layout. The layouts written to disk (the
 position tables' flags, the records' columns) are pinned per engine version.
 """
@@ -15,13 +15,13 @@ import pyarrow.parquet as pq
 import pytest
 
 import engine
-import engine.batch_tables as batch_layout
-import engine.moves as moves_layout
-import engine.replay as replay_layout
-import engine.tables as tables_layout
-import pipeline.records as records_layout
-import pipeline.turns as turns_layout
-from engine.events import (
+import engine.game.moves as moves_layout
+import engine.play.replays as replay_layout
+import engine.play.tables as batch_layout
+import engine.tables.positions as tables_layout
+import pipeline.analysis.turns as turns_layout
+import pipeline.runs.records as records_layout
+from engine.game.events import (
     END,
     END_EVENTS,
     EVENT_LIST,
@@ -38,8 +38,8 @@ from engine.events import (
     field,
     unpack_events,
 )
-from engine.rng import game_seeds
-from engine.tables import PositionTables
+from engine.game.rng import game_seeds
+from engine.tables.positions import PositionTables
 
 # What the files of each engine version hold: the tables' flags (bits of the position flags,
 # codes of the end events, the mask of the codes) and the records' event columns, in order (the
@@ -83,7 +83,7 @@ def single_bits_apart(bits: list[int]) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# engine.events
+# engine.game.events
 
 
 def test_every_event_is_named_once_with_a_kind_and_a_meaning():
@@ -113,7 +113,7 @@ def test_the_move_generators_flags_are_the_packed_units_of_the_position_flags():
 
 
 # ---------------------------------------------------------------------------------------------
-# engine.tables, engine.batch, engine.replay
+# engine.tables.positions, engine.play.batch, engine.play.replays
 
 
 def test_the_tables_flags_hold_the_position_flags_then_the_end_codes():

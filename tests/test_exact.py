@@ -1,8 +1,8 @@
 """engine.exact_outcome against a brute force over every game, and against sampled games.
 
 The brute force walks every game of a small rule set move by move through the scalar engine
-(engine.positions), with each move's probability from the scalar strategy's values (the
-scalar search's scores, the solution's move values) turned into cuts by engine.choice, in
+(engine.game.options), with each move's probability from the scalar strategy's values (the
+scalar search's scores, the solution's move values) turned into cuts by engine.players.choice, in
 exact fractions. It shares neither the policy tables nor the propagation with exact_outcome.
 """
 
@@ -13,15 +13,17 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from engine import Rules, exact, exact_tail, pack, play_batch
-from engine.board import NORTH, SOUTH, row_stones
-from engine.choice import ARGMAX, Epsilon, key_of, probabilities
-from engine.events import EVENTS, unpack_events
-from engine.exact import exact_lengths, exact_outcome
-from engine.moves import end_event
-from engine.policy import NotATableStrategyError
-from engine.positions import positions
-from engine.search import solution
+from engine import Rules, pack, play_batch
+from engine.exact import outcome as exact
+from engine.exact import tail as exact_tail
+from engine.exact.outcome import exact_lengths, exact_outcome
+from engine.game.board import NORTH, SOUTH, row_stones
+from engine.game.events import EVENTS, unpack_events
+from engine.game.moves import end_event
+from engine.game.options import positions
+from engine.players.choice import ARGMAX, Epsilon, key_of, probabilities
+from engine.players.policy import NotATableStrategyError
+from engine.players.search import solution
 
 SMALL = [Rules(stones_per_pit=3, ply_cap=10), Rules(stones_per_pit=4, feeding=False, ply_cap=8)]
 LONGER = Rules(stones_per_pit=5, ply_cap=60)  # games of 13 plies on average under random play
@@ -205,7 +207,7 @@ SET_ASIDE_PAIRS = [("perfect(temperature=1.0)", "perfect(epsilon=0.25)"), ("perf
 
 @pytest.mark.parametrize(("south", "north"), SET_ASIDE_PAIRS)
 def test_states_set_aside_in_the_tail_only_lower_each_probability_and_are_counted_as_unresolved(monkeypatch, south, north):
-    """engine.exact_tail keeps the products of long games' tails to the states that hold the
+    """engine.exact.tail keeps the products of long games' tails to the states that hold the
     mass, within a budget of the tolerance. Made to set states aside from the first ply with a
     large budget (5 stones a pit, 60 plies, perfect's near-cap corrections included), the outcome
     differs from the one

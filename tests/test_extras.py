@@ -1,6 +1,6 @@
 """The optional parts of modiar-lab (issue 27): ``pip install .`` pulls neither Jupyter nor
 dask.distributed; the command and the engine load without them, and what needs one says in one
-line which extra to install (pipeline.extras).
+line which extra to install (pipeline.runs.extras).
 
 A package counts as not installed when ``sys.modules`` holds None under its name: ``import`` then
 raises ModuleNotFoundError and importlib.util.find_spec answers None, as for a package absent.
@@ -19,7 +19,7 @@ import pytest
 
 from pipeline import notebooks
 from pipeline.cli import main
-from pipeline.extras import EXTRAS
+from pipeline.runs.extras import EXTRAS
 
 ROOT = Path(__file__).resolve().parent.parent
 # The top-level packages of the two extras and of what they pull in (Jupyter's, dask's).

@@ -1,6 +1,6 @@
-"""The fairness search (pipeline.atlas.fair, ``modiar fair``): starts, the pie rule and komi.
+"""The fairness search (pipeline.analysis.fairness, ``modiar fair``): starts, the pie rule and komi.
 
-The pie rule and komi are derived from the first moves' values (pipeline.atlas.fair's
+The pie rule and komi are derived from the first moves' values (pipeline.analysis.fairness's
 docstring); here they are checked against a brute-force search over every game of two small
 rule sets, written apart from the solver: the pie rule as a game in which North may swap after
 South's first move, komi as a game won, drawn or lost on the final margin plus the komi.
@@ -18,12 +18,12 @@ import polars as pl
 import pytest
 
 import engine
-import pipeline.atlas.fair
+import pipeline.analysis.fairness
 from engine import Rules, pack
-from engine.board import NORTH, SOUTH, row_stones
-from engine.positions import positions
-from pipeline.atlas.fair import balance, pareto_front, start_table, starts_within, stones_moved
-from pipeline.render.folder import check_published
+from engine.game.board import NORTH, SOUTH, row_stones
+from engine.game.options import positions
+from pipeline.analysis.fairness import balance, pareto_front, start_table, starts_within, stones_moved
+from pipeline.report.folder import check_published
 
 # Two small rule sets whose every game a brute force walks in a second: one drawn under perfect
 # play, one the second player wins.
@@ -150,10 +150,10 @@ def test_the_atlas_balance_and_fair_front_come_from_its_columns():
             "never_settled": [100, 100, 120, 0],
         }
     )
-    balances = pipeline.atlas.fair.balance_table(frame)
+    balances = pipeline.analysis.fairness.balance_table(frame)
     assert balances["pie_value"].to_list() == [-2, 0, 0, -4]  # -min |v| over the legal first moves
     assert balances["komi"].to_list() == [2, 0, 0, -4]
-    front = pipeline.atlas.fair.fair_rule_set_front(frame, "a")
+    front = pipeline.analysis.fairness.fair_rule_set_front(frame, "a")
     assert front["rules"].to_list() == ["b", "c"]
     # b: (8, 0.01, 0, 0) from a; c: (3, 0, 0.01, 20): neither beats the other on every column
     assert front["pareto"].to_list() == [True, True]

@@ -1,4 +1,4 @@
-"""The edges of ``modiar fair`` (pipeline.atlas.fair, fair_run, fair_report): how many stones may be
+"""The edges of ``modiar fair`` (pipeline.analysis.fairness, fair_run, fair_report): how many stones may be
 moved, what a long search costs before it starts, a full disk, a rule set with no first move."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import pytest
 from matplotlib.figure import Figure
 from polling import deadline
 
-import pipeline.atlas.fair_run
 import pipeline.exact.cache
+import pipeline.fair.run
 from engine import Rules
-from pipeline.atlas.fair import starts_within, stones_moved
+from pipeline.analysis.fairness import starts_within, stones_moved
 from pipeline.cli import main
 
 THREE = Rules(stones_per_pit=3)
@@ -44,13 +44,13 @@ def stand_in(monkeypatch, capsys):
         seen.update(moved=moved, exact_within=exact_within, before=capsys.readouterr())
         raise Stopped
 
-    monkeypatch.setattr(pipeline.atlas.fair_run, "run_fair", run_fair)
+    monkeypatch.setattr(pipeline.fair.run, "run_fair", run_fair)
     return seen
 
 
 @pytest.mark.parametrize("stones", [1, 2, 3])
 def test_the_count_of_starts_is_the_list_of_starts_and_ends_at_the_most_stones_moved(stones):
-    from pipeline.atlas.fair import count_starts, most_moved
+    from pipeline.analysis.fairness import count_starts, most_moved
 
     rules = Rules(stones_per_pit=stones)
     every = every_start(rules)
@@ -96,7 +96,7 @@ def test_fair_with_nine_or_more_stones_moved_writes_its_report(stones, tmp_path)
     out = tmp_path / "fair"
     rules = Rules(stones_per_pit=stones)
     assert main(["fair", "--rules", rules.name, "--moved", "9", "--quiet", "--out", str(out)]) == 0
-    from pipeline.atlas.fair import count_starts
+    from pipeline.analysis.fairness import count_starts
 
     starts = pl.read_csv(out / "tables" / "starts.csv")
     assert starts.height == count_starts(rules, 9) and sorted(set(starts["moved"])) == list(range(1, 10))
@@ -132,9 +132,9 @@ def test_the_fair_search_takes_as_many_exact_workers_as_the_memory_holds_not_a_r
     rules = Rules()
     one = pipeline.exact.cache.worker_bytes(rules)
     monkeypatch.setattr(pipeline.exact.cache, "memory_bytes", lambda: one + one // 2)  # room for one worker
-    monkeypatch.setattr(pipeline.atlas.fair_run, "exact_folder", lambda: tmp_path)  # every outcome to compute
-    two = pipeline.atlas.fair_run.fair_estimate(rules, moved=2, exact_within=1, jobs=2)
+    monkeypatch.setattr(pipeline.fair.run, "exact_folder", lambda: tmp_path)  # every outcome to compute
+    two = pipeline.fair.run.fair_estimate(rules, moved=2, exact_within=1, jobs=2)
     assert two.bytes < 2 * one and "give a smaller --moved" in two.smaller
     monkeypatch.setattr(pipeline.exact.cache, "memory_bytes", lambda: 4 * one)
-    roomy = pipeline.atlas.fair_run.fair_estimate(rules, moved=2, exact_within=1, jobs=2)
+    roomy = pipeline.fair.run.fair_estimate(rules, moved=2, exact_within=1, jobs=2)
     assert roomy.bytes >= 2 * one and roomy.seconds < two.seconds

@@ -75,6 +75,6 @@ def test_the_engine_gives_todays_values(south, north):
 @pytest.mark.slow
 def test_a_strong_dial_against_itself_gives_todays_values():
     """perfect(epsilon=0.1) against itself (a few minutes): its games cycle past far_from, so
-    its sparse products go on to the cap with the near-cap corrections (engine.exact_graph._Moves.corrections,
-    engine.near_cap.NearCap) that replaced the merging of children."""
+    its sparse products go on to the cap with the near-cap corrections (engine.exact.graph._Moves.corrections,
+    engine.players.near_cap.NearCap) that replaced the merging of children."""
     test_the_engine_gives_todays_values("perfect(epsilon=0.1)", "perfect(epsilon=0.1)")

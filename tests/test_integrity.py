@@ -1,5 +1,5 @@
 """Nothing silently wrong, nothing lost (issue 26): every file the project reads back is bound to
-what it holds (engine.integrity), every run's folder follows one protocol (pipeline.runfolder).
+what it holds (engine.store.integrity), every run's folder follows one protocol (pipeline.runs.runfolder).
 
 Each test is one break of the issue's adversarial round, named after what broke; the rule sets
 have 3 stones a pit, so that every table, solution and policy takes a fraction of a second.
@@ -25,11 +25,11 @@ from sealing import edit_manifest, edit_sealed, payload
 
 import engine
 from engine import Rules
-from engine.cache import write_atomic
-from engine.integrity import DamagedFileError, read_arrays, read_json, write_arrays, write_json
-from engine.policy import policy_path
-from engine.solver import solution_path, solve
-from engine.tables import build_tables, cache_path, load_tables
+from engine.players.policy import policy_path
+from engine.solver.solution import solution_path, solve
+from engine.store.cache import write_atomic
+from engine.store.integrity import DamagedFileError, read_arrays, read_json, write_arrays, write_json
+from engine.tables.positions import build_tables, cache_path, load_tables
 from pipeline.atlas.config import Atlas, load_atlas
 from pipeline.atlas.report import build_atlas_report
 from pipeline.atlas.rows import read_row
@@ -37,9 +37,9 @@ from pipeline.atlas.run import run_atlas
 from pipeline.cli import main
 from pipeline.exact.cache import cached_exact_outcome, exact_path, read_cached
 from pipeline.ladder.run import parse_ladder, run_ladder
-from pipeline.lock import FolderBusyError, folder_lock
-from pipeline.paths import MANIFEST
-from pipeline.render.folder import write_marker
+from pipeline.report.folder import write_marker
+from pipeline.runs.lock import FolderBusyError, folder_lock
+from pipeline.runs.paths import MANIFEST
 from pipeline.study.config import parse_study
 from pipeline.study.report import build_report
 from pipeline.study.run import run_study

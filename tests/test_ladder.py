@@ -12,13 +12,13 @@ from sealing import edit_manifest
 from sealing import manifest as sealed_manifest
 
 import engine
-from engine.search import solution
+from engine.players.search import solution
 from pipeline.cli import main
-from pipeline.config import ConfigError
 from pipeline.ladder.report import build_ladder_report, ladder_tables
 from pipeline.ladder.run import EXPLOITABILITY, OUTCOMES, Ladder, load_ladder, parse_ladder, run_ladder
-from pipeline.paths import MANIFEST, STUDIES, bundled_ladders, bundled_studies
-from pipeline.records import RecordError
+from pipeline.runs.config import ConfigError
+from pipeline.runs.paths import MANIFEST, STUDIES, bundled_ladders, bundled_studies
+from pipeline.runs.records import RecordError
 from pipeline.study.config import load_study
 
 # Three stones a pit and a cap of 40 plies: every table and exact outcome in well under a second.

@@ -1,15 +1,16 @@
 """The layers of the code, read from the import statements of every module of engine and pipeline.
 
-The engine's modules import one another without a cycle, and nothing of pipeline: the rules
-stand apart from the runner (STYLE.md, habit 4). For the engine every import statement counts,
-wherever it is written (at module level, inside a function, under ``if TYPE_CHECKING:``): a
-lazy import or one for the type checker still says that one module needs the other, so none
-may hide a cycle, and the engine needs none. pipeline keeps a few imports inside functions on
-purpose (the ``modiar`` command loads only what a subcommand needs), so among its modules only
-the module-level imports must be free of cycles.
+One declared order of packages (LAYERS, lowest first) says which may import which: a module
+may import its own package and the packages of lower layers, never a higher one, and never a
+peer of its own layer (the five products stand side by side, none knowing another). Every import
+statement counts, wherever it is written (at module level, inside a function, under
+``if TYPE_CHECKING:``): a lazy import still says that one module needs the other. Three more
+borders hold: the pipeline reaches the engine only through ``engine`` or a package's face (its
+``__init__.py``), no module imports another's underscore name, and no modules import one another
+in a circle.
 
-``from engine import x`` is an import of the module engine.x when there is one, else of the
-package (engine/__init__.py), which imports every public module.
+``from engine.game import x`` is an import of the package when its face lists ``x``, else of
+the module engine.game.x when there is one.
 """
 
 from __future__ import annotations
@@ -22,10 +23,34 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("engine", "pipeline")
+
+# Lowest first. A layer of several packages holds peers, which import none of one another;
+# "engine" and "pipeline" stand for the top-level modules of each (the engine's face, the
+# pipeline's doors: cli, commands, bench, estimates and the small commands).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("engine.store",),
+    ("engine.game",),
+    ("engine.tables",),
+    ("engine.solver",),
+    ("engine.players",),
+    ("engine.exact",),
+    ("engine.play",),
+    ("engine",),
+    ("pipeline.runs",),
+    ("pipeline.analysis",),
+    ("pipeline.report",),
+    ("pipeline.exact",),
+    ("pipeline.study", "pipeline.ladder", "pipeline.search_ladder", "pipeline.atlas", "pipeline.fair"),
+    ("pipeline",),
+)
+RANK = {package: rank for rank, layer in enumerate(LAYERS) for package in layer}
+TOP_LEVEL_LIMIT = {"engine": 6, "pipeline": 12}  # modules beside __init__.py
+LINE_LIMIT = 500
+
 # What the strategy base stands on: nothing that searches, solves or plays whole games.
-STRATEGY_BASE_IMPORTS = {"engine.board", "engine.deprecation", "engine.events", "engine.moves", "engine.rng", "engine.rules"}
+STRATEGY_BASE_IMPORTS = {"engine.game"}
 # The checked rules API answers from the rules alone: no search, no solver, no position tables.
-ABOVE_THE_API = {"engine.search", "engine.solver", "engine.tables", "engine.registry", "engine.batch", "engine.game"}
+ABOVE_THE_API = {"engine.players.search", "engine.solver", "engine.tables", "engine.players.registry", "engine.play"}
 
 
 def modules(package: str) -> dict[str, Path]:
@@ -40,25 +65,53 @@ def modules(package: str) -> dict[str, Path]:
 ALL = {name: path for package in PACKAGES for name, path in modules(package).items()}
 
 
+def unit(module: str) -> str:
+    """The declared package that holds ``module``: the longest one its name starts with."""
+    parts = module.split(".")
+    for end in range(len(parts), 0, -1):
+        if ".".join(parts[:end]) in RANK:
+            return ".".join(parts[:end])
+    raise AssertionError(f"{module} is in no package of LAYERS")
+
+
 @cache
-def imports(module: str, *, module_level_only: bool = False) -> frozenset[str]:
-    """The engine and pipeline modules that ``module`` imports."""
+def face(package: str) -> frozenset[str]:
+    """The names a package's __init__.py lists in ``__all__``."""
+    for node in ast.parse(ALL[package].read_text()).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "__all__" for target in node.targets
+        ):
+            return frozenset(ast.literal_eval(node.value))
+    return frozenset()
+
+
+@cache
+def statements(module: str) -> tuple[tuple[str, str | None, bool], ...]:
+    """Each engine or pipeline module ``module`` imports: (module, the name imported from it or
+    None, whether the statement sits at module level)."""
     tree = ast.parse(ALL[module].read_text(), filename=str(ALL[module]))
-    nodes = _module_level(tree.body) if module_level_only else ast.walk(tree)
-    found = set()
-    for node in nodes:
+    top = {id(node) for node in _module_level(tree.body)}
+    found = []
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
+            found += [(alias.name, None, id(node) in top) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = _absolute(module, node)
-            found.update(f"{base}.{alias.name}" if f"{base}.{alias.name}" in ALL else base for alias in node.names)
-    return frozenset(name for name in found if name in ALL and name != module)
+            for alias in node.names:
+                submodule = f"{base}.{alias.name}"
+                is_module = submodule in ALL and not (base in ALL and alias.name in face(base))
+                found.append((submodule, None, id(node) in top) if is_module else (base, alias.name, id(node) in top))
+    return tuple((name, imported, level) for name, imported, level in found if name in ALL and name != module)
+
+
+def imports(module: str, *, module_level_only: bool = False) -> set[str]:
+    return {name for name, _, level in statements(module) if level or not module_level_only}
 
 
 def graph(package: str, *, module_level_only: bool = False) -> dict[str, set[str]]:
     """Each module of ``package`` and the modules of that package it imports."""
     return {
-        module: {name for name in imports(module, module_level_only=module_level_only) if _package(name) == package}
+        module: {name for name in imports(module, module_level_only=module_level_only) if name.startswith(package)}
         for module in modules(package)
     }
 
@@ -85,70 +138,88 @@ def reachable(module: str, edges: dict[str, set[str]]) -> set[str]:
     return seen
 
 
-def test_every_module_is_read():
-    assert {"engine", "engine.api", "engine.registry", "engine.strategy_base", "pipeline.study.run"} <= set(ALL)
+def test_every_module_is_read_and_every_package_is_declared():
+    assert {"engine", "engine.game.api", "engine.players.registry", "pipeline.study.run", "pipeline.cli"} <= set(ALL)
+    packages = {name for name, path in ALL.items() if path.name == "__init__.py" and name.count(".") == 1}
+    assert packages <= set(RANK), "a package of engine/ or pipeline/ that LAYERS does not place"
 
 
-def test_the_engine_imports_nothing_of_pipeline():
-    offending = {module: sorted(name for name in imports(module) if _package(name) == "pipeline") for module in modules("engine")}
-    assert not {module: names for module, names in offending.items() if names}
-
-
-def test_the_engine_modules_import_one_another_without_a_cycle():
-    assert cycles(graph("engine")) == []
-
-
-def test_the_pipeline_modules_import_one_another_without_a_cycle_at_module_level():
-    assert cycles(graph("pipeline", module_level_only=True)) == []
-
-
-# The rooms of pipeline (ARCHITECTURE.md): the products, each a folder; the doors, which parse a
-# command or time the products and so may call any of them; and the shared modules below both.
-PRODUCTS = ("study", "ladder", "atlas")
-DOORS = {"pipeline.cli", "pipeline.commands", "pipeline.bench", "pipeline.estimates"}
-
-
-def product(module: str) -> str | None:
-    """The product whose folder holds ``module`` (pipeline.study.run: study), None for the rest."""
-    parts = module.split(".")
-    return parts[1] if parts[0] == "pipeline" and len(parts) > 1 and parts[1] in PRODUCTS else None
-
-
-def test_every_product_has_its_folder():
-    assert {product(module) for module in modules("pipeline")} == {None, *PRODUCTS}
-
-
-def test_the_shared_modules_import_no_product():
-    """What the products share (config, run folders, records, workers, progress, statistics,
-    figures, render, exact) knows none of them, lazily or not: a product can change alone."""
+def test_every_import_points_down_the_layers():
+    """A module imports its own package or a lower layer's, never a higher one nor a peer."""
     offending = {
-        module: sorted(name for name in imports(module) if product(name))
-        for module in modules("pipeline")
-        if product(module) is None and module not in DOORS
+        module: sorted(name for name in imports(module) if unit(name) != unit(module) and RANK[unit(name)] >= RANK[unit(module)])
+        for module in ALL
     }
     assert {module: names for module, names in offending.items() if names} == {}
 
 
-def test_no_product_imports_another():
+def test_the_pipeline_reaches_the_engine_only_through_its_faces():
+    """engine or a package's face (engine.exact), never a module below one (engine.exact.graph)."""
     offending = {
-        module: sorted(name for name in imports(module) if product(name) not in (None, product(module)))
+        module: sorted(name for name in imports(module) if name.startswith("engine") and name != unit(name))
         for module in modules("pipeline")
-        if product(module)
     }
     assert {module: names for module, names in offending.items() if names} == {}
+
+
+def test_the_engine_packages_reach_one_another_only_through_their_faces():
+    offending = {
+        module: sorted(name for name in imports(module) if unit(name) != unit(module) and name != unit(name))
+        for module in modules("engine")
+    }
+    assert {module: names for module, names in offending.items() if names} == {}
+
+
+def test_no_module_imports_an_underscore_name_of_another():
+    offending = {
+        module: sorted(f"{name}.{imported}" for name, imported, _ in statements(module) if imported and _private(imported))
+        for module in ALL
+    }
+    assert {module: names for module, names in offending.items() if names} == {}
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_modules_import_one_another_in_a_circle(package):
+    assert cycles(graph(package)) == []
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_the_top_level_holds_few_modules(package):
+    top = sorted(path.name for path in (ROOT / package).glob("*.py") if path.name != "__init__.py")
+    assert len(top) <= TOP_LEVEL_LIMIT[package], top
+
+
+def test_no_module_is_over_the_line_limit():
+    lines = {name: len(path.read_text().splitlines()) for name, path in ALL.items()}
+    assert {name: count for name, count in lines.items() if count > LINE_LIMIT} == {}
+
+
+def test_every_package_has_a_face_that_says_what_it_is():
+    """Each package's __init__.py opens with a one-line docstring (its first line ends the sentence)."""
+    missing = []
+    for name, path in ALL.items():
+        if path.name == "__init__.py":
+            docstring = ast.get_docstring(ast.parse(path.read_text()))
+            if not docstring or not docstring.splitlines()[0].rstrip().endswith("."):
+                missing.append(name)
+    assert missing == []
 
 
 def test_the_strategy_base_is_a_leaf():
-    assert reachable("engine.strategy_base", graph("engine")) <= STRATEGY_BASE_IMPORTS
+    assert imports("engine.players.base") <= STRATEGY_BASE_IMPORTS
 
 
-@pytest.mark.parametrize(("lower", "upper"), [("engine.strategies", "engine.search"), ("engine.search", "engine.strategies")])
+@pytest.mark.parametrize(
+    ("lower", "upper"),
+    [("engine.players.strategies", "engine.players.search"), ("engine.players.search", "engine.players.strategies")],
+)
 def test_the_one_draw_strategies_and_the_search_strategies_stand_apart(lower, upper):
     assert upper not in reachable(lower, graph("engine"))
 
 
 def test_the_checked_api_stands_below_the_solver_and_the_search():
-    assert not reachable("engine.api", graph("engine")) & ABOVE_THE_API
+    assert not {unit(name) for name in reachable("engine.game.api", graph("engine"))} & ABOVE_THE_API
+    assert not reachable("engine.game.api", graph("engine")) & ABOVE_THE_API
 
 
 def test_cycles_are_found():
@@ -157,20 +228,40 @@ def test_cycles_are_found():
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-def test_from_package_import_reads_as_the_module_or_the_package(tmp_path, monkeypatch):
-    source = "from engine import board, Rules\nimport engine.moves\nfrom .rules import PITS\n"
+def test_an_import_reads_as_the_module_or_as_the_face(tmp_path, monkeypatch):
+    source = (
+        "from engine.play import replay, Replay\n"  # the face lists both: the package
+        "from engine.game import board\n"  # a module the face does not list: the module
+        "import engine.game.moves\n"
+        "from .rules import PITS\n"
+        "from engine.tables.index import _private_name\n"
+    )
     fake = tmp_path / "fake.py"
     fake.write_text(source)
-    monkeypatch.setitem(ALL, "engine.fake", fake)
-    imports.cache_clear()
+    monkeypatch.setitem(ALL, "engine.game.fake", fake)
+    statements.cache_clear()
     try:
-        assert imports("engine.fake") == {"engine.board", "engine", "engine.moves", "engine.rules"}
+        assert imports("engine.game.fake") == {
+            "engine.play",
+            "engine.game.board",
+            "engine.game.moves",
+            "engine.game.rules",
+            "engine.tables.index",
+        }
+        assert ("engine.tables.index", "_private_name", True) in statements("engine.game.fake")
     finally:
-        imports.cache_clear()
+        statements.cache_clear()
 
 
-def _package(module: str) -> str:
-    return module.partition(".")[0]
+def test_the_layers_are_found_by_the_longest_declared_name():
+    assert unit("engine.exact.graph") == "engine.exact"
+    assert unit("engine") == "engine"
+    assert unit("pipeline.study.report.sections.cells") == "pipeline.study"
+    assert unit("pipeline.commands") == "pipeline"
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
 
 
 def _absolute(module: str, node: ast.ImportFrom) -> str:

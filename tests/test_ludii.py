@@ -1,4 +1,4 @@
-"""pipeline.ludii: the Ludii-comparable table on hand-built games whose outcomes and plies are counted by hand."""
+"""pipeline.analysis.ludii: the Ludii-comparable table on hand-built games whose outcomes and plies are counted by hand."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import polars as pl
 import pytest
 
 import engine
-from engine.board import row_stones
-from engine.scoring import WINNERS, final_score
-from pipeline.ludii import comparable
-from pipeline.metrics import ludii
-from pipeline.turns import ludii_plies
+from engine.game.board import row_stones
+from engine.game.scoring import WINNERS, final_score
+from pipeline.analysis.ludii import comparable
+from pipeline.analysis.metrics import ludii
+from pipeline.analysis.turns import ludii_plies
 
 KEYS = ["rules", "south", "north"]
 RULES = engine.Rules(stones_per_pit=3, capture_counts=(6,), ply_cap=30)
@@ -33,7 +33,7 @@ GROUPS = {("a", "a"): [CYCLE, CROSS, PLAIN, CAPPED], ("b", "b"): [CAPPED], ("a",
 
 
 def _record(moves: list[int]) -> tuple[str, str]:
-    """(winner, end_reason) of a game of RULES, from engine.apply_move and engine.scoring."""
+    """(winner, end_reason) of a game of RULES, from engine.apply_move and engine.game.scoring."""
     board, captured = engine.start_board(RULES), [0, 0]
     for ply, pit in enumerate(moves):
         result = engine.apply_move(board, ply % 2, pit, ply, RULES)

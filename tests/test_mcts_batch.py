@@ -1,4 +1,4 @@
-"""Batched MCTS (engine.mcts_batch through engine.play_batch): game for game the games of
+"""Batched MCTS (engine.play.mcts through engine.play_batch): game for game the games of
 engine.play_game, whose scalar MctsStrategy is the definition."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from test_batch import assert_same_columns, assert_same_records, scalar_games, s
 
 import engine
 from engine import Rules
-from engine import batch as batched
-from engine.batch import play_batch
-from engine.board import NORTH, rotate
-from engine.mcts_batch import Forest, Streams, _board
-from engine.rng import Rng, game_seeds
-from engine.rules import ROW
-from engine.search import MctsStrategy
+from engine.game.board import NORTH, rotate
+from engine.game.rng import Rng, game_seeds
+from engine.game.rules import ROW
+from engine.play import batch as batched
+from engine.play.batch import play_batch
+from engine.play.mcts import Forest, Streams, _board
+from engine.players.search import MctsStrategy
 
 # Small rule sets whose scalar mcts games are quick: the first move not forfeited, singletons
 # playable with games into a short cap (playouts cut by it), captures in the opponent's row only,

@@ -1,4 +1,4 @@
-"""pipeline.metrics: every number against pandas and pipeline.stats, and the definitions on known games."""
+"""pipeline.analysis.metrics: every number against pandas and pipeline.analysis.stats, and the definitions on known games."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pytest
 from intervals import score_rate, sign_test
 
 import engine
+from pipeline.analysis.metrics import events, ludii, outcomes
+from pipeline.analysis.stats import Z95, wilson
 from pipeline.cli import main
-from pipeline.metrics import events, ludii, outcomes
-from pipeline.records import read_games, scan_games
-from pipeline.stats import Z95, wilson
+from pipeline.runs.records import read_games, scan_games
 
 EXACT = {"rel": 1e-9, "abs": 1e-12}
 

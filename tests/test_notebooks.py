@@ -19,8 +19,8 @@ from nbclient import NotebookClient
 from pipeline import notebooks
 from pipeline.cli import main
 from pipeline.notebooks import MissingStudyError, study_folder
-from pipeline.paths import ROOT
-from pipeline.records import read_study_manifest, scan_games
+from pipeline.runs.paths import ROOT
+from pipeline.runs.records import read_study_manifest, scan_games
 from pipeline.study.report import compute
 from pipeline.study.status import exact_words
 

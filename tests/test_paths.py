@@ -13,10 +13,10 @@ import pytest
 from figure_formats import DRAFT
 
 import engine
-from engine.solver import solve
-from engine.tables import load_tables
-from pipeline.figures import FORMATS_VARIABLE
-from pipeline.paths import ROOT, STUDIES, cache_folder, study_config
+from engine.solver.solution import solve
+from engine.tables.positions import load_tables
+from pipeline.report.figures import FORMATS_VARIABLE
+from pipeline.runs.paths import ROOT, STUDIES, cache_folder, study_config
 
 SMALL = 'name = "small"\nseed = 3\ngames_per_seat = 10\nstrategies = ["random", "perfect"]\n[rules]\nstones_per_pit = 2\n'
 
@@ -115,7 +115,7 @@ def test_the_engine_logs_its_builds_and_prints_nothing(tmp_path, capfd, caplog):
 
 
 def test_an_installed_copy_carries_rules_md_and_finds_it(tmp_path):
-    """setup.py's build puts RULES.md inside the package, and pipeline.paths.rules_md finds that
+    """setup.py's build puts RULES.md inside the package, and pipeline.runs.paths.rules_md finds that
     copy where no repository is around it (an installed copy, whose reports link it)."""
     source = tmp_path / "source"
     source.mkdir()
@@ -128,7 +128,7 @@ def test_an_installed_copy_carries_rules_md_and_finds_it(tmp_path):
     subprocess.run(command, cwd=source, check=True, capture_output=True)
     assert (built / "pipeline" / "RULES.md").read_bytes() == (ROOT / "RULES.md").read_bytes()
     found = subprocess.run(
-        [sys.executable, "-c", "from pipeline.paths import rules_md; print(rules_md())"],
+        [sys.executable, "-c", "from pipeline.runs.paths import rules_md; print(rules_md())"],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(built)},
         check=True,

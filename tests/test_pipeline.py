@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 import engine
-from engine.rng import game_seeds
+from engine.game.rng import game_seeds
+from pipeline.analysis.stats import mean_interval, p_value_against, wilson
 from pipeline.cli import main
-from pipeline.records import read_games
+from pipeline.runs.records import read_games
 from pipeline.sample import play_sample, summary
-from pipeline.stats import mean_interval, p_value_against, wilson
 
 
 def test_wilson_interval_matches_published_values():

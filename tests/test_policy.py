@@ -1,8 +1,8 @@
-"""Policy tables (engine.policy) against the scalar strategies they tabulate, and against solved facts.
+"""Policy tables (engine.players.policy) against the scalar strategies they tabulate, and against solved facts.
 
 A table strategy's table must choose, in every position, as its scalar version does: the same
 set of moves for the strategies that are uniform among their best moves (the best found here
-from the scalar scores: ``engine.search._heuristic_score``, ``alphabeta_scores``,
+from the scalar scores: ``engine.players.search._heuristic_score``, ``alphabeta_scores``,
 ``Solution.best_moves``), and the exact probabilities of ``perfect(epsilon=e)`` and
 ``perfect(temperature=t)``, worked out here from ``Solution.move_values``. Positions come two
 ways: every position of thousands of seeded games, and positions drawn uniformly from the
@@ -27,17 +27,17 @@ import pytest
 
 import engine
 from engine import Position, Rng, Rules, UnknownStrategyError, make_strategy, play_batch, play_game
-from engine.board import rotate
-from engine.choice import NO_MOVE, SCALE, pack_keys, pit_of
-from engine.first_move import first_moves
-from engine.game_batch import GAME_COLUMNS, GameBatch
-from engine.near_cap import NearCap
-from engine.policy import NotATableStrategyError, PolicyTable, is_table_strategy, policy_path, policy_table
-from engine.positions import positions
-from engine.rng import game_seeds
-from engine.search import _heuristic_score, alphabeta_scores, solution
-from engine.solver import sweep_values
-from engine.tables import PositionTables, load_tables, table_rules
+from engine.game.board import rotate
+from engine.game.options import positions
+from engine.game.rng import game_seeds
+from engine.play.columns import GAME_COLUMNS, GameBatch
+from engine.players.choice import NO_MOVE, SCALE, pack_keys, pit_of
+from engine.players.near_cap import NearCap
+from engine.players.policy import NotATableStrategyError, PolicyTable, is_table_strategy, policy_path, policy_table
+from engine.players.search import _heuristic_score, alphabeta_scores, solution
+from engine.solver.solution import sweep_values
+from engine.tables.first_move import first_moves
+from engine.tables.positions import PositionTables, load_tables, table_rules
 
 RULE_SETS = [
     Rules(),
@@ -154,7 +154,7 @@ def scalar_probabilities(spec: str, here: Position) -> list:
 
 
 def expected_epsilon_widths(chance: list[Fraction]) -> tuple[int, int, int]:
-    """engine.choice's cuts of exact probabilities: ceil(2**32 * P(pits below)), as widths."""
+    """engine.players.choice's cuts of exact probabilities: ceil(2**32 * P(pits below)), as widths."""
     if not any(chance):
         return 0, 0, 0
     c1, c2 = math.ceil(chance[0] * SCALE), math.ceil((chance[0] + chance[1]) * SCALE)
@@ -586,8 +586,8 @@ def test_a_cached_table_read_from_a_fresh_folder_is_the_built_one(spec, tmp_path
     assert path.exists()
     (tmp_path / "copy").mkdir()
     shutil.copy(path, tmp_path / "copy" / path.name)
-    monkeypatch.setattr("engine.policy._build", no_building)
-    monkeypatch.setattr("engine.values.sweep_values", no_building)  # alphabeta's sweeps come from the file too
+    monkeypatch.setattr("engine.players.policy._build", no_building)
+    monkeypatch.setattr("engine.players.values.sweep_values", no_building)  # alphabeta's sweeps come from the file too
     read = policy_table(spec, CACHED_RULES, tables=fresh(tables), cache=tmp_path / "copy")
     assert read is not built
     assert_same_table(read, built, made, CACHED_RULES)
@@ -623,15 +623,15 @@ def test_a_corrupt_cache_file_is_built_again_with_a_warning(spec, corruption, tm
     made = state(built)
     path = policy_path(spec, CACHED_RULES, tmp_path)
     path.write_bytes(CORRUPTIONS[corruption](path.read_bytes()))
-    with caplog.at_level(logging.WARNING, logger="engine.policy"):
+    with caplog.at_level(logging.WARNING, logger="engine.players.policy"):
         again = policy_table(spec, CACHED_RULES, tables=fresh(tables), cache=tmp_path)
     warnings = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
     assert len(warnings) == 1 and str(path) in warnings[0] and "building it again" in warnings[0], warnings
     assert "\n" not in warnings[0]
     assert_same_table(again, built, made, CACHED_RULES)
     caplog.clear()
-    monkeypatch.setattr("engine.policy._build", no_building)  # the rebuilt table was written back whole
-    with caplog.at_level(logging.WARNING, logger="engine.policy"):
+    monkeypatch.setattr("engine.players.policy._build", no_building)  # the rebuilt table was written back whole
+    with caplog.at_level(logging.WARNING, logger="engine.players.policy"):
         reread = policy_table(spec, CACHED_RULES, tables=fresh(tables), cache=tmp_path)
     assert not caplog.records
     assert_same_table(reread, built, made, CACHED_RULES)
@@ -664,7 +664,7 @@ def test_near_the_cap_perfect_keeps_its_far_class_only_where_no_child_value_chan
 
 @pytest.mark.parametrize("spec", ["perfect(temperature=1.0)", "perfect(epsilon=0.1)", "greedy"])
 def test_near_the_cap_classes_followed_ply_by_ply_are_those_of_classes_at(spec):
-    """engine.near_cap.NearCap follows the children's values down the plies left (two a call, as
+    """engine.players.near_cap.NearCap follows the children's values down the plies left (two a call, as
     one player's turns come) over a growing prefix of the positions, most unsettled first: at
     every call its classes have the keys classes_at gives."""
     rules = NEAR_CAP_RULES[1]
@@ -701,14 +701,14 @@ def test_near_the_cap_classes_followed_ply_by_ply_are_those_of_classes_at(spec):
     ],
 )
 def test_each_strategy_says_what_the_pipeline_asks_of_it(spec, solution, searches, wide, family):
-    strategy = engine.registry.engine_strategy(spec)
+    strategy = engine.players.registry.engine_strategy(spec)
     assert (strategy.needs_solution, strategy.searches, strategy.wide, strategy.family) == (solution, searches, wide, family)
     assert is_table_strategy(spec) is strategy.has_policy_table is not searches
     assert strategy.scalar_seconds >= 0 and (strategy.batched_seconds > 0) is searches
 
 
 def test_a_strategy_without_values_has_no_policy_table_rather_than_perfects():
-    class Leftmost(engine.strategy_base.EngineStrategy):  # says it has a table, yet no values for it
+    class Leftmost(engine.players.base.EngineStrategy):  # says it has a table, yet no values for it
         spec = "leftmost"
         has_policy_table = True
 
@@ -721,9 +721,9 @@ def test_a_strategy_without_values_has_no_policy_table_rather_than_perfects():
 
 @pytest.mark.parametrize("count", [0, 1, 3000, 50_000])
 def test_a_policy_tables_keys_are_found_by_their_hashed_slots_as_a_binary_search_finds_them(count: int) -> None:
-    """engine.policy._KeySlots finds a key's place among the keys met so far by a hashed slot, and
+    """engine.players.policy._KeySlots finds a key's place among the keys met so far by a hashed slot, and
     the keys whose slot another took by a binary search: with thousands of keys some share one."""
-    from engine.policy import _KeySlots
+    from engine.players.policy import _KeySlots
 
     rng = np.random.default_rng(count)
     known = np.unique(rng.integers(0, 1 << 27, count)).astype(np.int64)

@@ -10,9 +10,9 @@ import pytest
 
 import engine
 from engine import ExactProgress, Rules
-from engine.exact import BUILDING, PROPAGATING
+from engine.exact.outcome import BUILDING, PROPAGATING
 from pipeline.exact.progress import ExactBar, ExactLine, Reporter, _Running
-from pipeline.progress import CachesBar, GamesBar, StepsBar, TasksBar, game_seconds
+from pipeline.runs.progress import CachesBar, GamesBar, StepsBar, TasksBar, game_seconds
 from pipeline.study.config import parse_study
 from pipeline.study.run import plan
 
@@ -121,7 +121,7 @@ def test_a_steps_bar_names_the_step_running_and_the_time_left(capsys, monkeypatc
     its estimate) leaves the other two at that pace, 25 s, less the time spent in the second.
     The bar's clock is the test's, so that a busy machine cannot move its figures."""
     clock = [1000.0]
-    monkeypatch.setattr("pipeline.progress.time.time", lambda: clock[0])
+    monkeypatch.setattr("pipeline.runs.progress.time.time", lambda: clock[0])
     bar = StepsBar("report of default", [("a", 10.0), ("b", 20.0), ("c", 30.0)], progress=True)
     bar.step("a")
     assert bar.seconds_left(now=bar.step_started) == pytest.approx(60.0)

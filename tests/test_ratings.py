@@ -1,4 +1,4 @@
-"""pipeline.ratings: known parameters recovered, a closed form, symmetries, separation, interval widths, bad input."""
+"""pipeline.analysis.ratings: known parameters recovered, a closed form, symmetries, separation, interval widths, bad input."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import polars as pl
 import pytest
 from scipy.stats import chi2
 
+from pipeline.analysis.metrics import outcomes
+from pipeline.analysis.ratings import ELO_PER_LOGIT, ratings
 from pipeline.cli import main
-from pipeline.metrics import outcomes
-from pipeline.ratings import ELO_PER_LOGIT, ratings
-from pipeline.records import scan_games
+from pipeline.runs.records import scan_games
 
 VAGUE = 1e6  # Elo: a prior sd large enough to give the maximum-likelihood fit
 TRUE = {"random": 0.0, "greedy": 200.0, "heuristic": 450.0, "alphabeta": 700.0}

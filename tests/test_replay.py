@@ -1,4 +1,4 @@
-"""engine.replay: the batched replay against the scalar engine, and against the batch's own event counts."""
+"""engine.play.replays: the batched replay against the scalar engine, and against the batch's own event counts."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import pytest
 from variants import SMALL_VARIANTS
 
 import engine
-from engine.game_batch import GameBatch
-from engine.replay import FLAG_BITS, TURN_FLAGS, Replay, replay
-from engine.tables import END_CODES, PositionTables, load_tables
+from engine.play.columns import GameBatch
+from engine.play.replays import FLAG_BITS, TURN_FLAGS, Replay, replay
+from engine.tables.positions import END_CODES, PositionTables, load_tables
 
 # The small variants of tests/variants.py, and captures of 6 alone, whose games repeat positions
 # and some reach the cap.

@@ -1,5 +1,5 @@
 """The study report: every number it prints equals the same number computed straight from the
-Parquet, here with pandas, NumPy, pipeline.stats and the scalar engine (legal_moves, apply_move,
+Parquet, here with pandas, NumPy, pipeline.analysis.stats and the scalar engine (legal_moves, apply_move,
 Solution.value), none of the polars code the report runs on."""
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ from intervals import score_rate, sign_test
 from sealing import manifest as sealed_manifest
 
 import engine
+from pipeline.analysis.ratings import ratings
+from pipeline.analysis.stats import mean_interval, wilson
+from pipeline.analysis.turns import END_EVENTS, TURN_FLAGS
 from pipeline.cli import main
-from pipeline.figures import FORMATS_VARIABLE
-from pipeline.paths import ROOT
-from pipeline.ratings import ratings
-from pipeline.records import read_study_manifest, scan_games
-from pipeline.stats import mean_interval, wilson
+from pipeline.report.figures import FORMATS_VARIABLE
+from pipeline.runs.paths import ROOT
+from pipeline.runs.records import read_study_manifest, scan_games
 from pipeline.study.report import PAIRING_COLUMNS, ReportData, compose, compute, figure, figure_names
 from pipeline.study.report.words import short
-from pipeline.turns import END_EVENTS, TURN_FLAGS
 
 RULES = engine.Rules(stones_per_pit=3)
 CONFIG = """name = "reported"

@@ -22,8 +22,8 @@ import pytest
 from PIL import Image
 
 from pipeline.cli import main
-from pipeline.records import read_study_manifest, scan_exact, scan_games
-from pipeline.render.folder import publish_pages, staging
+from pipeline.report.folder import publish_pages, staging
+from pipeline.runs.records import read_study_manifest, scan_exact, scan_games
 from pipeline.study.report import Report, Section, Table, compose, compute, markdown, page
 from pipeline.study.report.render import publish
 

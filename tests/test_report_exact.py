@@ -20,7 +20,7 @@ from sealing import edit_manifest
 import engine
 from pipeline.cli import main
 from pipeline.exact.check import FLAG_P, QUANTITIES, _sampled, binomial_p, exact_check, least_count_variance, z_score
-from pipeline.records import parquet_bytes, read_study_manifest, scan_exact, scan_games
+from pipeline.runs.records import parquet_bytes, read_study_manifest, scan_exact, scan_games
 from pipeline.study.report import ReportData, compose, compute
 from pipeline.study.report.words import short
 
@@ -315,7 +315,7 @@ def test_the_sampled_figures_do_not_depend_on_the_order_of_the_games():
 
 def won_by_south(margins: pl.Series) -> list[dict[str, float]]:
     """0.1 of North's likeliest winning margin given to South instead, by as many stones: the
-    outcome stays one that adds up (pipeline.sanity), only another than the engine's."""
+    outcome stays one that adds up (pipeline.runs.sanity), only another than the engine's."""
     rows = [dict(row) for row in margins]
     lost = max((row for row in rows if row["margin"] < 0), key=lambda row: row["probability"])
     assert lost["probability"] > 0.1

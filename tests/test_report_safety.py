@@ -21,7 +21,7 @@ from sealing import edit_sealed, payload
 import engine
 import pipeline.study.report
 from pipeline.cli import main
-from pipeline.records import RecordError, read_study_manifest
+from pipeline.runs.records import RecordError, read_study_manifest
 from pipeline.study.report import MARKER, build_report, check_out
 
 # With one stone per pit no move is legal: every game ends at ply 0.

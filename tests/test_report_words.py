@@ -25,7 +25,7 @@ import pytest
 import engine
 from pipeline.cli import main
 from pipeline.exact.cache import cached_exact_outcome
-from pipeline.records import read_study_manifest, scan_exact, scan_games
+from pipeline.runs.records import read_study_manifest, scan_exact, scan_games
 from pipeline.study import run as runner
 from pipeline.study.config import parse_study
 from pipeline.study.report import compute, figure

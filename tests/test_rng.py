@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.rng import GAMMA, MASK64, Rng, choice_index, game_state, mix64
+from engine.game.rng import GAMMA, MASK64, Rng, choice_index, game_state, mix64
 
 
 def test_mix64_gives_the_published_splitmix64_outputs():

@@ -1,4 +1,4 @@
-"""Rows read back are checked for their own arithmetic (pipeline.sanity), not only for their seal.
+"""Rows read back are checked for their own arithmetic (pipeline.runs.sanity), not only for their seal.
 
 A row sealed again with figures that cannot be (105 games of 100, a chance above 1, a value
 beyond the stones) is computed again where it is a cache, and refused in one line where it is a
@@ -24,10 +24,10 @@ from pipeline.atlas.config import atlas_of_manifest
 from pipeline.atlas.rows import check_row, read_row, row_path, write_row
 from pipeline.atlas.run import ATLAS, read_atlas, read_atlas_manifest
 from pipeline.exact.cache import cached_exact_outcome, exact_folder
-from pipeline.ladder.search import CACHE_FOLDER, ROWS, cached_pairing, parse_search_ladder, read_rows, run_search_ladder
-from pipeline.paths import ROOT
-from pipeline.records import EXACT, RecordError, parquet_bytes, scan_exact
-from pipeline.sanity import InsaneRowError, check_exact_outcome, check_search_row
+from pipeline.runs.paths import ROOT
+from pipeline.runs.records import EXACT, RecordError, parquet_bytes, scan_exact
+from pipeline.runs.sanity import InsaneRowError, check_exact_outcome, check_search_row
+from pipeline.search_ladder.run import CACHE_FOLDER, ROWS, cached_pairing, parse_search_ladder, read_rows, run_search_ladder
 from pipeline.study.config import parse_study
 from pipeline.study.run import run_study
 

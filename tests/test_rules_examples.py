@@ -22,7 +22,7 @@ from variants import EVERY_FIELD_ALONE, OWARE_LIKE
 
 import engine
 from engine import IllegalMoveError, Rules, apply_move, end_event, legal_moves, pack, parse_board, play_game, render, unpack
-from engine.rules import RULE_FIELDS
+from engine.game.rules import RULE_FIELDS
 from pipeline.commands import _rule_change as main_rule_change
 
 SOUTH, NORTH = 0, 1
@@ -430,12 +430,12 @@ def test_first_move_forfeit_every_first_move_of_the_start_forfeits_2(pit, after)
 
 def test_first_move_forfeit_the_table_numbers_every_batched_and_exact_code_reads(default_tables):
     """Step 4 in the tables' numbers: the tables hold no ply 0, so batched play, replay, the
-    solver, the exact chain and exploitability read the first moves from engine.first_move.
+    solver, the exact chain and exploitability read the first moves from engine.tables.first_move.
 
     Its children are the three boards drawn above (2 stones kept in the origin, nothing
     captured); the start's row of the tables is the move at a later ply, which captures them.
     """
-    from engine.first_move import first_moves
+    from engine.tables.first_move import first_moves
 
     first = first_moves(Rules())
     index = default_tables.index
@@ -1349,7 +1349,7 @@ def test_rules_name_round_trips_for_variants(rules):
 
 @pytest.mark.parametrize("field", RULE_FIELDS, ids=lambda field: field.name)
 def test_each_rule_field_is_declared_once_and_its_text_round_trips(field):
-    """A rule field's one declaration (engine.rules.RuleField) names every field of Rules, and
+    """A rule field's one declaration (engine.game.rules.RuleField) names every field of Rules, and
     its printer and parser invert each other for every value the test variants give it, so the
     name token, --rule FIELD=VALUE and the reports' labels all read the same declaration."""
     assert [declared.name for declared in RULE_FIELDS] == [f.name for f in dataclasses.fields(Rules)]

@@ -1,4 +1,4 @@
-"""The score at the end of a game (engine.scoring): one rule for one game and for arrays of games."""
+"""The score at the end of a game (engine.game.scoring): one rule for one game and for arrays of games."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 
 import engine
 from engine import Rules, pack, play_game
-from engine.board import NORTH, SOUTH, rotate, row_stones
-from engine.scoring import WINNERS, final_score, row_difference
+from engine.game.board import NORTH, SOUTH, rotate, row_stones
+from engine.game.scoring import WINNERS, final_score, row_difference
 
 
 def test_each_side_adds_its_own_row_to_its_captures_and_more_stones_wins():

@@ -1,4 +1,4 @@
-"""The search strategies (engine.search) against solved facts and hand-worked positions.
+"""The search strategies (engine.players.search) against solved facts and hand-worked positions.
 
 Boards are drawn as in tests/test_rules_examples.py: North's row on top read 5 4 3, South's
 row below read 0 1 2; sowing runs counter-clockwise. Small variants are solved in
@@ -16,10 +16,10 @@ import pytest
 
 import engine
 from engine import Rng, Rules, UnknownStrategyError, make_strategy, pack, play_game, position
-from engine.index import board_index
-from engine.search import alphabeta_scores
-from engine.solver import Solution, solve
-from engine.tables import build_tables
+from engine.players.search import alphabeta_scores
+from engine.solver.solution import Solution, solve
+from engine.tables.index import board_index
+from engine.tables.positions import build_tables
 
 SOUTH, NORTH = 0, 1
 SMALL_VARIANTS = [
@@ -34,7 +34,7 @@ SPECS = ["random", "greedy", "heuristic", "alphabeta(depth=3)", "mcts(playouts=3
 
 
 @functools.cache
-def small_tables(rules: Rules) -> engine.tables.PositionTables:
+def small_tables(rules: Rules) -> engine.tables.positions.PositionTables:
     return build_tables(rules.replace(ply_cap=Rules().ply_cap))  # tables do not depend on the cap
 
 
@@ -47,7 +47,7 @@ def solved(rules: Rules) -> Solution:
 @pytest.fixture
 def small_solutions(monkeypatch):
     """``perfect`` plays from solutions built in memory instead of the cache folder."""
-    monkeypatch.setattr("engine.search.solution", solved)
+    monkeypatch.setattr("engine.players.search.solution", solved)
 
 
 def own_row(board: int, player: int) -> int:

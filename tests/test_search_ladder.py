@@ -1,4 +1,4 @@
-"""The search ladder (pipeline.ladder.search): mcts's rungs sampled to a stopping rule, scored by the solution."""
+"""The search ladder (pipeline.search_ladder.run): mcts's rungs sampled to a stopping rule, scored by the solution."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ import pytest
 
 import engine
 from engine import Rules
-from engine.rules import ROW
-from engine.search import solution
+from engine.game.rules import ROW
+from engine.players.search import solution
 from pipeline import estimates
-from pipeline.config import ConfigError
-from pipeline.ladder.search import (
+from pipeline.runs.config import ConfigError
+from pipeline.runs.records import RecordError
+from pipeline.search_ladder.report import build_search_ladder_report
+from pipeline.search_ladder.run import (
     CACHE_FOLDER,
     ROWS,
     SearchLadder,
@@ -23,8 +25,6 @@ from pipeline.ladder.search import (
     run_search_ladder,
     strength_of,
 )
-from pipeline.ladder.search_report import build_search_ladder_report
-from pipeline.records import RecordError
 
 SMALL = Rules(stones_per_pit=3)
 
@@ -104,7 +104,7 @@ def test_a_pairing_played_once_is_read_back_not_played_again(tmp_path, cache, mo
     def unexpected(*args):
         raise AssertionError("played again")
 
-    monkeypatch.setattr("pipeline.ladder.search.play_pairing", unexpected)
+    monkeypatch.setattr("pipeline.search_ladder.run.play_pairing", unexpected)
     again = run_search_ladder(ladder(playouts=[1]), tmp_path / "again", jobs=1)
     assert (first / ROWS).read_bytes() == (again / ROWS).read_bytes()
     with pytest.raises(AssertionError, match="played again"):  # another stopping rule is another row

@@ -1,4 +1,4 @@
-"""The strong solution (engine.solver) against a plain minimax written from RULES.md, "Perfect play".
+"""The strong solution (engine.solver.solution) against a plain minimax written from RULES.md, "Perfect play".
 
 The minimax knows nothing of the tables or the change log: it recurses on (board, mover, ply)
 through the checked API, ``engine.legal_moves`` and ``engine.apply_move``, with the cap as the
@@ -18,14 +18,14 @@ import pytest
 
 import engine
 from engine import Rules
-from engine.index import board_index
-from engine.solver import Solution, solve
-from engine.solver_layers import row_differences
-from engine.tables import build_tables
+from engine.solver.layers import row_differences
+from engine.solver.solution import Solution, solve
+from engine.tables.index import board_index
+from engine.tables.positions import build_tables
 from pipeline.cli import main
 
-solve_module = importlib.import_module("engine.solver")
-layers_module = importlib.import_module("engine.solver_layers")  # the retrograde analysis the solver runs
+solve_module = importlib.import_module("engine.solver.solution")
+layers_module = importlib.import_module("engine.solver.layers")  # the retrograde analysis the solver runs
 
 SMALL_VARIANTS = [
     Rules(stones_per_pit=2),
@@ -85,7 +85,7 @@ def own_row(board: int, player: int) -> int:
 
 
 @functools.cache
-def small_tables(rules: Rules) -> engine.tables.PositionTables:
+def small_tables(rules: Rules) -> engine.tables.positions.PositionTables:
     return build_tables(rules)
 
 
@@ -367,7 +367,7 @@ def test_the_log_grows_while_a_view_of_it_is_still_held(tmp_path, in_file) -> No
     """A dask worker's profiler holds the frames it samples, and with them the solver's views of
     its growing log: growing it then must copy, not fail (mmap's resize refuses while a buffer is
     exported)."""
-    from engine.solver_layers import _GrowingArray
+    from engine.solver.layers import _GrowingArray
 
     log = _GrowingArray(np.int16, tmp_path if in_file else None)
     held = log.extend(3)

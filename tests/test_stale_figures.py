@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.paths import ROOT, STUDIES
+from pipeline.runs.paths import ROOT, STUDIES
 
 STALE = {
     "a time": re.compile(r"\b\d[\d.,]*\s*(?:ms|s|sec|min|h)\b|\b(?:seconds|minutes|hours|days)\b|\ba (?:minute|hour|day)\b"),

@@ -1,4 +1,4 @@
-"""pipeline.stats: the exact first-player test and interval, the rate's score interval and Holm's
+"""pipeline.analysis.stats: the exact first-player test and interval, the rate's score interval and Holm's
 adjustment, on hand-worked values and as properties."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.stats import Z95, first_player, game_rate, holm, p_text, rate_interval
+from pipeline.analysis.stats import Z95, first_player, game_rate, holm, p_text, rate_interval
 
 
 def _one(first: int, draws: int, second: int) -> tuple[float, float, float, float]:

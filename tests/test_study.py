@@ -11,12 +11,12 @@ import polars as pl
 import pytest
 
 import engine
-from engine.rng import game_seeds
+from engine.game.rng import game_seeds
 from pipeline.cli import main
-from pipeline.config import ConfigError
-from pipeline.paths import STUDIES
-from pipeline.records import RecordError, read_games, scan_games
-from pipeline.seeds import pairing_key
+from pipeline.runs.config import ConfigError
+from pipeline.runs.paths import STUDIES
+from pipeline.runs.records import RecordError, read_games, scan_games
+from pipeline.runs.seeds import pairing_key
 from pipeline.study.config import load_study, parse_study
 from pipeline.study.run import SEED_BLOCK, chunk_seeds, chunk_size, plan, run_study
 from pipeline.study.status import status
@@ -356,7 +356,7 @@ def test_the_dask_backend_plays_the_same_bytes(tmp_path):
 
 def test_an_unreachable_scheduler_is_one_line_and_writes_nothing(tmp_path, monkeypatch, capsys):
     pytest.importorskip("dask.distributed")
-    monkeypatch.setattr("pipeline.workers.CONNECT_SECONDS", 0.5)
+    monkeypatch.setattr("pipeline.runs.workers.CONNECT_SECONDS", 0.5)
     arguments = ["study", "run", str(STUDIES / "smoke.toml"), "--out", str(tmp_path / "out"), "--quiet"]
     assert main([*arguments, "--backend", "dask", "--scheduler", "tcp://127.0.0.1:1"]) == 2
     err = capsys.readouterr().err

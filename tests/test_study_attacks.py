@@ -14,12 +14,12 @@ import pytest
 from sealing import edit_manifest
 from sealing import manifest as manifest_payload
 
-from engine.integrity import sealed
+from engine.store.integrity import sealed
 from pipeline.cli import main
-from pipeline.config import ConfigError
-from pipeline.lock import folder_lock
-from pipeline.paths import JOURNAL, LOCK, MANIFEST
-from pipeline.records import RecordError, parquet_bytes, read_study_manifest, scan_games
+from pipeline.runs.config import ConfigError
+from pipeline.runs.lock import folder_lock
+from pipeline.runs.paths import JOURNAL, LOCK, MANIFEST
+from pipeline.runs.records import RecordError, parquet_bytes, read_study_manifest, scan_games
 from pipeline.study import run as runner
 from pipeline.study.config import load_study, parse_study
 from pipeline.study.run import plan, run_study

@@ -13,9 +13,9 @@ import polars as pl
 import pytest
 
 import engine
-from pipeline.config import ConfigError
 from pipeline.exact.cache import exact_folder
-from pipeline.records import RecordError, read_study_manifest, scan_exact
+from pipeline.runs.config import ConfigError
+from pipeline.runs.records import RecordError, read_study_manifest, scan_exact
 from pipeline.study.config import parse_study
 from pipeline.study.run import run_study
 from pipeline.study.status import status

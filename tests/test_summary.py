@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from pipeline.analysis.stats import wilson
 from pipeline.cli import main
-from pipeline.records import read_games
-from pipeline.stats import wilson
+from pipeline.runs.records import read_games
 from pipeline.study.config import parse_study
 from pipeline.study.run import run_study
 from pipeline.study.summary import SHARE_WIDTH, summary

@@ -8,11 +8,11 @@ from variants import EVERY_FIELD_ALONE, OWARE_LIKE
 
 import engine
 from engine import Rules
-from engine.events import field
-from engine.first_move import first_moves
-from engine.index import board_index, codes_to_counts, counts_to_codes
-from engine.positions import positions
-from engine.tables import (
+from engine.game.events import field
+from engine.game.options import positions
+from engine.tables.first_move import first_moves
+from engine.tables.index import board_index, codes_to_counts, counts_to_codes
+from engine.tables.positions import (
     ARRAYS,
     END_CODES,
     FEEDING_ACTIVE,
@@ -31,7 +31,7 @@ FLAG_EVENTS = {
 }
 
 
-def check_positions(tables: engine.tables.PositionTables, indices: np.ndarray) -> None:
+def check_positions(tables: engine.tables.positions.PositionTables, indices: np.ndarray) -> None:
     """Every table entry of these positions equals what the scalar engine says."""
     rules = tables.rules
     memo = positions(rules)
@@ -51,7 +51,7 @@ def check_positions(tables: engine.tables.PositionTables, indices: np.ndarray) -
             assert tables.capture_pits[i, pit] == field(events, "capture_pits")
             for name, bit in FLAG_EVENTS.items():
                 assert bool(tables.flags[i] & bit) == bool(field(events, name)), (i, name)
-        end = engine.moves.end_event(code, rules) if not options else None
+        end = engine.game.moves.end_event(code, rules) if not options else None
         assert end_codes[row] == (END_CODES[end] if end else 0), i
 
 

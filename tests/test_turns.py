@@ -1,4 +1,4 @@
-"""pipeline.turns: per-ply metrics of a tiny two-rule-set study against the scalar engine and the games table."""
+"""pipeline.analysis.turns: per-ply metrics of a tiny two-rule-set study against the scalar engine and the games table."""
 
 from __future__ import annotations
 
@@ -7,16 +7,14 @@ import polars as pl
 import pytest
 
 import engine
-from engine.index import board_index, counts_to_codes
-from engine.solver import cached_solution
-from pipeline import agreement as agreement_module
-from pipeline import turns
-from pipeline.agreement import AGREEMENT_COLUMNS, agreement, first_games
-from pipeline.boards import rotated as _rotated
-from pipeline.cli import main
-from pipeline.records import scan_games
-from pipeline.stats import Z95, mean_interval, wilson
-from pipeline.turns import (
+from engine.solver.solution import cached_solution
+from engine.tables.index import board_index, counts_to_codes
+from pipeline.analysis import agreement as agreement_module
+from pipeline.analysis import turns
+from pipeline.analysis.agreement import AGREEMENT_COLUMNS, agreement, first_games
+from pipeline.analysis.boards import rotated as _rotated
+from pipeline.analysis.stats import Z95, mean_interval, wilson
+from pipeline.analysis.turns import (
     END_EVENTS,
     LUDII_COLUMNS,
     LUDII_PLIES,
@@ -27,6 +25,8 @@ from pipeline.turns import (
     ply_tables,
     replay_games,
 )
+from pipeline.cli import main
+from pipeline.runs.records import scan_games
 
 EXACT = {"rel": 1e-9, "abs": 1e-12}
 KEYS = ["rules", "south", "north"]

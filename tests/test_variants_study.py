@@ -11,9 +11,9 @@ import pytest
 
 import engine
 from pipeline.cli import main
-from pipeline.paths import STUDIES
-from pipeline.records import RecordError, read_study_manifest, scan_games
-from pipeline.seeds import pairing_key, rules_key
+from pipeline.runs.paths import STUDIES
+from pipeline.runs.records import RecordError, read_study_manifest, scan_games
+from pipeline.runs.seeds import pairing_key, rules_key
 from pipeline.study.config import BASE, load_study, parse_study
 from pipeline.study.run import chunk_seeds, plan, run_study
 from pipeline.study.status import status
@@ -113,7 +113,7 @@ def test_a_variant_seeds_come_from_its_rules_name_not_its_label_or_the_other_var
     assert (seeds == chunk_seeds(7, first_chunk(other, "feeding_off"))).all()
     assert not np.isin(seeds, chunk_seeds(7, first_chunk(one, BASE))).any()
     block = np.random.SeedSequence([7, pairing_key("greedy", "random"), rules_key(engine.Rules(stones_per_pit=4, feeding=False))])
-    assert seeds[0] == engine.rng.game_seeds(int(block.generate_state(1, dtype=np.uint64)[0]), 1)[0]
+    assert seeds[0] == engine.game.rng.game_seeds(int(block.generate_state(1, dtype=np.uint64)[0]), 1)[0]
 
 
 def test_variants_leave_the_study_own_games_and_files_as_they_were(tmp_path):

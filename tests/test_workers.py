@@ -19,10 +19,10 @@ from joblib import Parallel, delayed
 from polling import wait_until
 from servers import speaking_first
 
-from pipeline import cluster, workers
 from pipeline.cli import main
-from pipeline.paths import ROOT, STUDIES
-from pipeline.records import RecordError
+from pipeline.runs import cluster, workers
+from pipeline.runs.paths import ROOT, STUDIES
+from pipeline.runs.records import RecordError
 
 # MCTS games take about 0.2 s each: this study plays for over 30 s on two workers.
 SLOW_STUDY = """
@@ -101,7 +101,7 @@ def test_a_worker_ends_with_its_parent(session):
     the test waits for that exit, the event itself, not for a time."""
     parent_code = textwrap.dedent("""
         import multiprocessing, os, threading, time
-        from pipeline.workers import exit_with_parent
+        from pipeline.runs.workers import exit_with_parent
 
         def worker():
             exit_with_parent()
@@ -192,7 +192,10 @@ def http_server() -> Iterator[str]:
 def test_a_scheduler_that_answers_but_not_as_dask_is_given_up_in_one_line(tmp_path, http_server, session):
     # Regression: dask waits for a scheduler's handshake without end, and this hung with no output.
     arguments = ["study", "run", str(STUDIES / "smoke.toml"), "--out", str(tmp_path / "out"), "--backend", "dask"]
-    code = "import sys, pipeline.workers, pipeline.cli; pipeline.workers.CONNECT_SECONDS = 1; sys.exit(pipeline.cli.main())"
+    code = (
+        "import sys, pipeline.runs.workers, pipeline.cli; pipeline.runs.workers.CONNECT_SECONDS = 1; "
+        "sys.exit(pipeline.cli.main())"
+    )
     command = [sys.executable, "-c", code, *arguments, "--scheduler", http_server]
     run = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     session.append(run)
@@ -283,7 +286,7 @@ def test_the_code_fingerprint_is_the_sources_not_where_they_are_installed(tmp_pa
     """A worker on another machine has the project in another folder: same sources, same fingerprint."""
     for package in ("engine", "pipeline"):
         shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
-    code = "from pipeline.cluster import code_fingerprint; print(code_fingerprint())"
+    code = "from pipeline.runs.cluster import code_fingerprint; print(code_fingerprint())"
 
     def fingerprint() -> str:
         environment = {**os.environ, "PYTHONPATH": str(tmp_path)}
@@ -292,6 +295,6 @@ def test_the_code_fingerprint_is_the_sources_not_where_they_are_installed(tmp_pa
         return run.stdout.strip()
 
     assert fingerprint() == cluster.code_fingerprint()
-    rules = tmp_path / "engine" / "rules.py"
+    rules = tmp_path / "engine" / "game" / "rules.py"
     rules.write_text(rules.read_text() + "\n")
     assert fingerprint() != cluster.code_fingerprint()

@@ -1,2 +1,1 @@
-"""The atlas of rule sets: a grid of rule sets (run), each analysed exactly (analyse), and its
-report (report)."""
+"""The atlas of rule sets: a grid of rule sets (config, run, plan), each analysed exactly (analyse, rows), and its report."""

@@ -43,14 +43,12 @@ import numpy as np
 import pyarrow as pa
 
 import engine
-from engine.board import SOUTH
-from engine.cache import SCRATCH, process_running
-from engine.events import END_EVENTS, POSITION_FLAGS
-from engine.exploit import reachable_positions
-from engine.rules import PITS
-from engine.search import solution as solved
+from engine.exact import reachable_positions
+from engine.game import END_EVENTS, PITS, POSITION_FLAGS, SOUTH
+from engine.players import solution as solved
+from engine.store import SCRATCH, process_running
 from engine.tables import load_tables, table_rules
-from pipeline.paths import scratch_owner, scratch_prefix
+from pipeline.runs.paths import scratch_owner, scratch_prefix
 
 SELF_PLAY_SPECS = {"random": "random", "greedy": "greedy", "alphabeta4": "alphabeta(depth=4)"}
 # The events whose chance of firing and expected count each self-play row gives; the end events
@@ -99,7 +97,7 @@ def analyse(rules: engine.Rules, cache: Path | None = None) -> Analysis:
         with _timed(seconds, "size"):
             row.update(_size(rules, tables))
         with _timed(seconds, "solve"):
-            solution = solved(rules)  # kept by engine.search for the perfect player's policy
+            solution = solved(rules)  # kept by engine.players.search for the perfect player's policy
         with _timed(seconds, "perfect"):
             row.update(_perfect(rules, solution, tables))
         del solution
@@ -246,7 +244,7 @@ class _Peak:
 @contextlib.contextmanager
 def _peak_memory(interval: float = 0.05) -> Iterator[_Peak]:
     """The largest resident size of this process while the block runs, less its pages shared
-    with files (the solver's log: engine.solver_layers._GrowingArray; the system takes those
+    with files (the solver's log: engine.solver.layers._GrowingArray; the system takes those
     back rather than kill the process), sampled every ``interval`` seconds from /proc (a worker
     runs many rule sets, so its lifetime peak would not do); where there is no /proc, the
     lifetime peak."""

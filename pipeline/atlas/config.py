@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import engine
-from engine.rules import RULE_FIELD, RuleField
-from pipeline.config import ConfigError, check_keys, load_config, parse_name, shown
-from pipeline.records import RecordError
+from engine.game import RULE_FIELD, RuleField
+from pipeline.runs.config import ConfigError, check_keys, load_config, parse_name, shown
+from pipeline.runs.records import RecordError
 
 CONFIG_KEYS = ("name", "grid", "grids", "parts")
 REQUIRED = ("name", "grid")

@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 import engine
-from engine.rules import RULE_FIELD, RULE_FIELDS
+from engine.game import RULE_FIELD, RULE_FIELDS
 from pipeline.atlas.config import FIELDS
 from pipeline.atlas.run import read_atlas
 
@@ -120,8 +120,8 @@ def config_order(manifest: dict[str, Any]) -> dict[str, list[Any]]:
     """Each rule field's values in the order the atlas's config lists them, its grids in turn (as
     the atlas's columns hold them: capture_counts as "2.4.6")."""
     order: dict[str, list[Any]] = {}
-    for grid in _table(_table(manifest.get("config")).get("grids")).values():
-        for field, values in _table(grid).items():
+    for grid in effects_table(effects_table(manifest.get("config")).get("grids")).values():
+        for field, values in effects_table(grid).items():
             for value in values if isinstance(values, list) else []:
                 value = ".".join(map(str, value)) if isinstance(value, list) else value
                 if value not in order.setdefault(field, []):
@@ -234,8 +234,8 @@ def cost_table(manifest: dict[str, Any], frame: pl.DataFrame) -> pl.DataFrame:
     were not kept)."""
     rows = []
     for name in frame["rules"].to_list():
-        costs = _table(_table(manifest.get("costs")).get(name))
-        seconds = _table(costs.get("seconds"))
+        costs = effects_table(effects_table(manifest.get("costs")).get(name))
+        seconds = effects_table(costs.get("seconds"))
         peak = _amount(costs.get("peak_bytes"))
         row: dict[str, Any] = {"rules": name, "seconds": _amount(seconds.get("total"))}
         row |= {f"seconds_{part}": _amount(seconds.get(part)) for part in PARTS}
@@ -256,13 +256,13 @@ def slowest_part(costs: pl.DataFrame) -> tuple[str, float, float] | None:
     return (part, totals[part], totals[part] / whole) if whole > 0 else None
 
 
-def _signed(value: float, form: str = "{:+.0f}") -> str:
+def signed(value: float, form: str = "{:+.0f}") -> str:
     """A value with its sign, but 0 without one: "+6", "0", "-8"."""
     text = form.format(value)
     return text.lstrip("+-") if float(text) == 0 else text
 
 
-def _table(value: object) -> dict[str, Any]:
+def effects_table(value: object) -> dict[str, Any]:
     """A table of the manifest (an edited one may hold anything there), else an empty one: what
     is not well-formed is unknown, shown as n/a."""
     return value if isinstance(value, dict) else {}

@@ -17,8 +17,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 import engine
-from pipeline import figures as plot
-from pipeline.atlas.effects import CENTRES, FIELD_WORDS, LABEL_SIZE, MapLayout, _signed, map_grid, value_label
+from pipeline.atlas.effects import CENTRES, FIELD_WORDS, LABEL_SIZE, MapLayout, map_grid, signed, value_label
+from pipeline.report import figures as plot
 
 
 def map_figure(block: pl.DataFrame, layout: MapLayout, column: str, words: str, form: str) -> Figure:
@@ -247,7 +247,7 @@ def _annotate(axes: Axes, image: Any, grid: np.ndarray, form: str) -> None:
         if np.isfinite(value):
             red, green, blue, _ = image.cmap(image.norm(value))
             dark = 0.299 * red + 0.587 * green + 0.114 * blue < 0.5
-            text = _signed(value, form).replace("-", "\u2212")
+            text = signed(value, form).replace("-", "\u2212")
             axes.text(across, down, text, ha="center", va="center", fontsize=LABEL_SIZE, color="white" if dark else "black")
 
 

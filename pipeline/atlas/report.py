@@ -26,7 +26,7 @@ import polars as pl
 from matplotlib.figure import Figure
 
 import engine
-from pipeline import figures as plot
+from pipeline.analysis.fairness import balance_table, fair_rule_set_front
 from pipeline.atlas.config import atlas_of_manifest
 from pipeline.atlas.effects import (
     FIELD_WORDS,
@@ -35,11 +35,10 @@ from pipeline.atlas.effects import (
     NO_EFFECT,
     PARTS,
     MapLayout,
-    _signed,
-    _table,
     atlas_frame,
     config_order,
     cost_table,
+    effects_table,
     fair_rule_sets,
     field_effects,
     first_player_wins,
@@ -48,17 +47,18 @@ from pipeline.atlas.effects import (
     map_block,
     map_layout,
     reference_rules,
+    signed,
     slowest_part,
     stones_series,
     varying_fields,
 )
-from pipeline.atlas.fair import balance_table, fair_rule_set_front
 from pipeline.atlas.maps import effects_figure, map_figure, stones_figure, tradeoff_figure
 from pipeline.atlas.run import gather_rows, read_atlas_manifest
-from pipeline.paths import REPORTS
-from pipeline.records import RecordError
-from pipeline.render.document import Section, Table
-from pipeline.render.folder import check_out, publish_pages, staging
+from pipeline.report import figures as plot
+from pipeline.report.document import Section, Table
+from pipeline.report.folder import check_out, publish_pages, staging
+from pipeline.runs.paths import REPORTS
+from pipeline.runs.records import RecordError
 
 
 def build_atlas_report(directory: Path, out: Path | None = None, *, progress: bool = True) -> Path:
@@ -175,7 +175,7 @@ def _abstract(frame: pl.DataFrame, manifest: dict[str, Any], spreads: pl.DataFra
     if default in frame["rules"].to_list():
         row = frame.filter(pl.col("rules") == default).row(0, named=True)
         text.append(
-            f"RULES.md's own rules ({default}): start value {_signed(row['start_value'])}, random first player's score "
+            f"RULES.md's own rules ({default}): start value {signed(row['start_value'])}, random first player's score "
             f"{row['random_first_player_score']:.3f}, {row['random_mean_plies']:.1f} plies on average."
         )
     if spreads.height:
@@ -183,7 +183,7 @@ def _abstract(frame: pl.DataFrame, manifest: dict[str, Any], spreads: pl.DataFra
     if series.height:
         text.append(
             f"At RULES.md's other rules, from {series['stones_per_pit'][0]} to {series['stones_per_pit'][-1]} stones per pit "
-            f"the start value goes {', '.join(_signed(value) for value in series['start_value'].to_list())}."
+            f"the start value goes {', '.join(signed(value) for value in series['start_value'].to_list())}."
         )
     text.append(
         "Every figure is exact (the solution and exact self-play, pipeline.atlas.analyse): "
@@ -226,7 +226,7 @@ def _done(frame: pl.DataFrame, manifest: dict[str, Any]) -> str:
     """How much of the atlas is done (its rows, of the rule sets its config makes), and what was
     refused for memory."""
     done, total = frame.height, len(atlas_of_manifest(manifest).rule_sets())
-    refused = _table(manifest.get("refused"))
+    refused = effects_table(manifest.get("refused"))
     listed = f"{len(refused)} refused for memory, listed under Costs"
     if done == total:
         return "the whole atlas"
@@ -236,7 +236,7 @@ def _done(frame: pl.DataFrame, manifest: dict[str, Any]) -> str:
 
 
 def _text(frame: pl.DataFrame, manifest: dict[str, Any]) -> list[str]:
-    versions = _table(manifest.get("versions"))
+    versions = effects_table(manifest.get("versions"))
     return [
         f"Atlas **{manifest.get('atlas')}**: {_done(frame, manifest)}, engine version {versions.get('engine', '?')}. "
         "The start value is "
@@ -265,7 +265,7 @@ def _stones_section(series: pl.DataFrame) -> Section:
         [
             str(row["stones_per_pit"]),
             row["rules"],
-            _signed(row["start_value"]),
+            signed(row["start_value"]),
             f"{row['random_first_player_score']:.6f}",
             f"{row['random_mean_plies']:.2f}",
             f"{row['perfect_mean_plies']:.2f}",
@@ -328,7 +328,7 @@ def _effects_section(block: pl.DataFrame, effects: pl.DataFrame, spreads: pl.Dat
             FIELD_WORDS[row["field"]],
             row["value"],
             str(row["rule_sets"]),
-            "—" if row["mean_start_value"] is None else _signed(row["mean_start_value"], "{:+.3f}"),
+            "—" if row["mean_start_value"] is None else signed(row["mean_start_value"], "{:+.3f}"),
             _number(row["mean_random_first_player_score"], "{:.4f}"),
             _number(row["mean_random_mean_plies"], "{:.2f}"),
         ]
@@ -384,7 +384,7 @@ def _tradeoff_section(frame: pl.DataFrame, reference: str | None) -> Section:
 
 def _costs_section(costs: pl.DataFrame, manifest: dict[str, Any]) -> Section:
     slowest = slowest_part(costs)
-    refused = _table(manifest.get("refused"))
+    refused = effects_table(manifest.get("refused"))
     text = [f"Refused for memory ({len(refused)}): " + "; ".join(map(str, refused.values()))] if refused else []
     if slowest is not None:
         part, seconds, share = slowest
@@ -424,7 +424,7 @@ def _every_rule_set_section(frame: pl.DataFrame) -> Section:
 def _balance_section(balances: pl.DataFrame, front: pl.DataFrame, reference: str | None) -> Section:
     drawn = int((balances["pie_value"] == 0).sum())
     text = [
-        "Two classic devices balance a game that favours one seat (pipeline.atlas.fair). The pie rule lets North, after "
+        "Two classic devices balance a game that favours one seat (pipeline.analysis.fairness). The pie rule lets North, after "
         "South's first move, take South's side: South then opens with a move of least |value| and the game is worth "
         "minus that to South, never more than 0. Komi gives the first player stones at the end: komi shifts every final "
         "margin alike, so minus the start value draws under perfect play, and half a stone more or less decides every "
@@ -434,12 +434,12 @@ def _balance_section(balances: pl.DataFrame, front: pl.DataFrame, reference: str
     rows = [
         [
             row["rules"],
-            _signed(row["start_value"]),
+            signed(row["start_value"]),
             " ".join(
-                "-" if row[f"first_move_{pit}_value"] is None else _signed(row[f"first_move_{pit}_value"]) for pit in range(3)
+                "-" if row[f"first_move_{pit}_value"] is None else signed(row[f"first_move_{pit}_value"]) for pit in range(3)
             ),
-            "-" if row["pie_value"] is None else _signed(row["pie_value"]),
-            _signed(row["komi"]),
+            "-" if row["pie_value"] is None else signed(row["pie_value"]),
+            signed(row["komi"]),
         ]
         for row in balances.iter_rows(named=True)
     ]
@@ -476,7 +476,7 @@ def _key_rows(table: pl.DataFrame) -> list[list[str]]:
     return [
         [
             row["rules"],
-            _signed(row["start_value"]),
+            signed(row["start_value"]),
             row["best_first_moves"],
             f"{row['random_first_player_score']:.4f}",
             f"{row['greedy_first_player_score']:.4f}",

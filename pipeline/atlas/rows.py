@@ -3,7 +3,7 @@
     rows/<rule set>.parquet   its row (pipeline.atlas.analyse.schema)
     rows/<rule set>.json      the row file's SHA-256, and the task's seconds per part, peak
                               memory, what that peak counts (PEAK_MEASURE) and host; sealed as
-                              that rule set's row (engine.integrity), written last
+                              that rule set's row (engine.store.integrity), written last
     rows/<rule set>.started   while its task is in flight: the memory a worker has, how many
                               runs were killed on it before and the run; written by the worker
                               as it starts the task, removed with the row, or as the run ends,
@@ -11,7 +11,7 @@
 
 A row counts as done only once its record is there and matches it, so a row whose record is
 missing, fails its seal or does not match its file, or whose figures do not add up
-(pipeline.sanity), is computed again, with a warning.
+(pipeline.runs.sanity), is computed again, with a warning.
 """
 
 from __future__ import annotations
@@ -27,11 +27,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import engine
-from engine.cache import write_atomic
-from engine.integrity import DamagedFileError, read_json, write_json
+from engine.store import DamagedFileError, read_json, write_atomic, write_json
 from pipeline.atlas.analyse import SELF_PLAY_SPECS, Analysis, positions_of, schema
-from pipeline.records import check_rows, file_sha256, parquet_bytes, sha256
-from pipeline.sanity import InsaneRowError, check_atlas_row
+from pipeline.runs.records import check_rows, file_sha256, parquet_bytes, sha256
+from pipeline.runs.sanity import InsaneRowError, check_atlas_row
 
 log = logging.getLogger(__name__)
 ROWS = "rows"
@@ -203,5 +202,5 @@ def _cost(costs: dict[str, Any]) -> Cost | None:
 
 
 def _row_identity(name: str) -> dict[str, str]:
-    """What a row's record says it is (engine.integrity)."""
+    """What a row's record says it is (engine.store.integrity)."""
     return {"kind": "atlas row", "rules": name, "engine": engine.ENGINE_VERSION}

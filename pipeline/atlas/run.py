@@ -14,7 +14,7 @@ Every run ends by writing
     data/<name>/atlas.parquet    one row per rule set done, in the atlas's order
     data/<name>/manifest.json    the config, the versions, each rule set's cost, the rule sets
                                  refused for memory, and atlas.parquet's SHA-256 (sealed, and the
-                                 folder held while a run writes it: pipeline.runfolder)
+                                 folder held while a run writes it: pipeline.runs.runfolder)
 
 The rows depend on nothing but their rule sets, so the atlas has the same bytes whatever the
 number of workers, the backend, or how many runs it took.
@@ -35,7 +35,7 @@ from joblib import Parallel, delayed
 from joblib.externals.loky.process_executor import TerminatedWorkerError
 
 import engine
-from engine.cache import write_atomic
+from engine.store import write_atomic
 from pipeline.atlas.analyse import Analysis, analyse, schema
 from pipeline.atlas.config import Atlas, atlas_of_manifest
 from pipeline.atlas.plan import Plan, expected_seconds, plan
@@ -51,13 +51,13 @@ from pipeline.atlas.rows import (
     row_path,
     write_row,
 )
-from pipeline.lock import FolderBusyError, folder_lock
-from pipeline.paths import DATA
-from pipeline.progress import TasksBar
-from pipeline.records import RecordError, file_sha256, parquet_bytes, sha256, versions
-from pipeline.runfolder import ATLAS as ATLAS_RUN
-from pipeline.runfolder import claim, read_listed_manifest, write_manifest
-from pipeline.workers import backend, check_backend, exit_with_parent, memory_bytes, parallel_jobs
+from pipeline.runs.lock import FolderBusyError, folder_lock
+from pipeline.runs.paths import DATA
+from pipeline.runs.progress import TasksBar
+from pipeline.runs.records import RecordError, file_sha256, parquet_bytes, sha256, versions
+from pipeline.runs.runfolder import ATLAS as ATLAS_RUN
+from pipeline.runs.runfolder import claim, read_listed_manifest, write_manifest
+from pipeline.runs.workers import backend, check_backend, exit_with_parent, memory_bytes, parallel_jobs
 
 log = logging.getLogger(__name__)
 ATLAS = "atlas.parquet"

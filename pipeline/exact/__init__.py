@@ -1,2 +1,1 @@
-"""Exact outcomes in the products: their cache of computed pairings (cache), the check of
-sampled games against them (check) and their progress lines (progress)."""
+"""Exact outcomes in the products: their cache, the check of sampled games against them, their progress lines and summaries."""

@@ -8,14 +8,14 @@ default tolerance), and
     <cache>/exact/<rule set>-exploit-<strategy>-<key>-engine<version>.json
 
 one per rule set and table strategy (engine.exploitability), in the ``exact/`` folder of the
-engine's cache folder (engine.cache, as engine.policy keeps its tables in ``policies/``).
+engine's cache folder (engine.store.cache, as engine.players.policy keeps its tables in ``policies/``).
 <south> and <north> are the specs as file names (lower case, runs of other characters as "-");
 <key> is the start of the SHA-256 of the rule set's name and the two specs (or the strategy), as
 two specs may share a file name
 (``perfect(temperature=1e-05)`` and ``perfect(temperature=1e+05)``). A file holds the outcome,
-what it is the outcome of, and a SHA-256 of both (engine.integrity); floats are written by ``repr``, which reads
+what it is the outcome of, and a SHA-256 of both (engine.store.integrity); floats are written by ``repr``, which reads
 back to the same double. A file that cannot be read, fails its checksum, is of another pairing
-or holds figures that do not add up (pipeline.sanity) is computed again, with a warning; files
+or holds figures that do not add up (pipeline.runs.sanity) is computed again, with a warning; files
 are written whole or not at all.
 """
 
@@ -33,13 +33,11 @@ from typing import Any, TypeVar
 import numpy as np
 
 import engine
-from engine.cache import EXACT
-from engine.exact import ExactOutcome
-from engine.exploit import Exploitability
-from engine.integrity import DamagedFileError, read_json, write_json
-from engine.registry import engine_strategy
-from pipeline.sanity import InsaneRowError, check_exact_outcome, check_exploitability
-from pipeline.workers import memory_bytes
+from engine.exact import ExactOutcome, Exploitability
+from engine.players import engine_strategy
+from engine.store import EXACT, DamagedFileError, read_json, write_json
+from pipeline.runs.sanity import InsaneRowError, check_exact_outcome, check_exploitability
+from pipeline.runs.workers import memory_bytes
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -185,7 +183,7 @@ def cached_result(
     decode: Callable[[dict[str, Any]], T],
 ) -> T:
     """The ``kind`` of result kept at ``path`` for ``of`` (what it is the result of), else
-    ``compute()`` written there whole, sealed with ``of`` (engine.integrity); ``path`` None computes only."""
+    ``compute()`` written there whole, sealed with ``of`` (engine.store.integrity); ``path`` None computes only."""
     found = _read(path, of, kind, decode)
     if found is not None:
         return found

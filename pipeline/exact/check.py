@@ -3,7 +3,7 @@
     exact_check(games, exact)   one row per pairing and quantity: sampled, exact, se, z, flagged
 
 Exact before estimated: where a study has its exact outcomes (exact = true or "self-play",
-pipeline.records.scan_exact), the sampled figures are no longer the answer but a check of the
+pipeline.runs.records.scan_exact), the sampled figures are no longer the answer but a check of the
 engine, the batch player, the records and the metrics together. A sampled figure that lies
 far from its exact value is a possible bug, and the report says so at its top.
 
@@ -22,7 +22,7 @@ import polars as pl
 from scipy.stats import binom
 
 import engine
-from pipeline.records import PAIRING_COLUMNS
+from pipeline.runs.records import PAIRING_COLUMNS
 
 SHARES = ("south_win", "draw", "north_win")
 QUANTITIES = (
@@ -35,15 +35,15 @@ FLAG_Z = 4.0  # a figure more than 4 standard errors from its exact value is fla
 FLAG_P = math.erfc(FLAG_Z / math.sqrt(2))  # 6.3e-5: the two-sided chance of |z| > 4 under the normal law
 MIN_GAMES = 30  # fewer games in a pairing: its z is approximate
 MIN_EXPECTED = 10  # fewer games expected away from a figure's most likely value: its z is approximate
-# Exact values carry the rounding of float64 sums (engine.exact: far below 1e-12): a sampled
+# Exact values carry the rounding of float64 sums (engine.exact.outcome: far below 1e-12): a sampled
 # figure that equals one up to this is equal, where the exact law leaves it no spread.
 _ROUNDING = 1e-12
 
 
 def exact_check(games: pl.LazyFrame, exact: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
     """Every sampled figure of the study against its exact value: one row per pairing (rules,
-    south, north) that is both in ``games`` (pipeline.records.scan_games) and in ``exact``
-    (pipeline.records.scan_exact), and per quantity of QUANTITIES, in the exact table's order.
+    south, north) that is both in ``games`` (pipeline.runs.records.scan_games) and in ``exact``
+    (pipeline.runs.records.scan_exact), and per quantity of QUANTITIES, in the exact table's order.
 
     Columns: rules, south, north, quantity, games, sampled, exact, se, se_from, z, p, approximate,
     flagged.

@@ -36,7 +36,7 @@ from tqdm import tqdm
 
 import engine
 from engine.exact import BUILDING, TOLERANCE
-from pipeline.progress import Ticker, measured_pace, time_left
+from pipeline.runs.progress import Ticker, measured_pace, time_left
 
 REPORT_EVERY = 0.5  # seconds between a worker's reports
 HISTORY = 20.0  # seconds of a pairing's reports its rates are measured over

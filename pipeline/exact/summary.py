@@ -9,7 +9,7 @@ import numpy as np
 import engine
 
 # modiar exact: the float sums of a length distribution may fall short of a cumulative probability
-# they reach exactly (engine.exact: its rounding stays far below 1e-12).
+# they reach exactly (engine.exact.outcome: its rounding stays far below 1e-12).
 ROUNDING = 1e-12
 
 

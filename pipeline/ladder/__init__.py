@@ -1,2 +1,1 @@
-"""The skill ladders: the exact ladder of table strategies (run, report) and the sampled ladder
-of mcts by playouts (search, search_report)."""
+"""The skill ladder: table strategies played exactly against one another (run), and its report."""

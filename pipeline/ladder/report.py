@@ -22,16 +22,16 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from engine.registry import engine_strategy
-from pipeline import figures as plot
+from engine.players import engine_strategy
+from pipeline.analysis.stats import points
+from pipeline.analysis.turns import END_EVENTS, TURN_FLAGS
 from pipeline.exact.cache import is_wide
 from pipeline.ladder.run import EXPLOITABILITY, OUTCOMES, checked_files, read_ladder_manifest
-from pipeline.paths import MANIFEST, REPORTS
-from pipeline.records import RecordError
-from pipeline.render.document import Section, Table
-from pipeline.render.folder import check_out, publish_pages, staging
-from pipeline.stats import points
-from pipeline.turns import END_EVENTS, TURN_FLAGS
+from pipeline.report import figures as plot
+from pipeline.report.document import Section, Table
+from pipeline.report.folder import check_out, publish_pages, staging
+from pipeline.runs.paths import MANIFEST, REPORTS
+from pipeline.runs.records import RecordError
 
 GAME_EVENTS = (*TURN_FLAGS, *END_EVENTS)
 

@@ -13,11 +13,11 @@ counter-strategy wins against X in each seat. Each ordered pairing is computed o
 often it is listed. Every result is kept in the cache folder as it is finished
 (pipeline.exact.cache), so a stopped run loses none of them and a second run reads them all.
 
-    data/<name>/ladder.parquet           one row per pairing (pipeline.records.exact_table's
+    data/<name>/ladder.parquet           one row per pairing (pipeline.runs.records.exact_table's
                                          schema), in the order of the rungs
     data/<name>/exploitability.parquet   one row per rung: strategy, rules, as_south, as_north
     data/<name>/manifest.json            the config, the versions, each file's bytes and SHA-256
-                                         (sealed; the folder held while a run writes it: pipeline.runfolder)
+                                         (sealed; the folder held while a run writes it: pipeline.runs.runfolder)
 
 The same config gives the same bytes for any number of workers. ``modiar ladder report DIR``
 (pipeline.ladder.report) draws the figures against strength.
@@ -37,8 +37,7 @@ import pyarrow as pa
 from joblib import Parallel, delayed
 
 import engine
-from engine.cache import write_atomic
-from pipeline.config import RULES_MD, ConfigError, check_keys, load_config, parse_name, parse_rules, parse_strategies
+from engine.store import write_atomic
 from pipeline.exact.cache import (
     cached_exact_outcome,
     cached_exploitability,
@@ -50,11 +49,12 @@ from pipeline.exact.cache import (
     worker_bytes,
 )
 from pipeline.exact.progress import ExactBar, Reporter
-from pipeline.paths import DATA
-from pipeline.records import RecordError, check_exact_rows, exact_table, file_sha256, parquet_bytes, sha256, versions
-from pipeline.runfolder import LADDER as LADDER_RUN
-from pipeline.runfolder import claim, read_listed_manifest, write_manifest
-from pipeline.workers import exit_with_parent, memory_bytes, parallel_jobs
+from pipeline.runs.config import RULES_MD, ConfigError, check_keys, load_config, parse_name, parse_rules, parse_strategies
+from pipeline.runs.paths import DATA
+from pipeline.runs.records import RecordError, check_exact_rows, exact_table, file_sha256, parquet_bytes, sha256, versions
+from pipeline.runs.runfolder import LADDER as LADDER_RUN
+from pipeline.runs.runfolder import claim, read_listed_manifest, write_manifest
+from pipeline.runs.workers import exit_with_parent, memory_bytes, parallel_jobs
 
 log = logging.getLogger(__name__)
 CONFIG_KEYS = ("name", "rungs", "opponents", "rules")

@@ -10,13 +10,12 @@ from pathlib import Path
 from joblib import Parallel, delayed
 
 import engine
-from engine.policy import is_table_strategy, policies_folder, policy_path, policy_table
-from engine.registry import engine_strategy
+from engine.players import engine_strategy, is_table_strategy, policies_folder, policy_path, policy_table
 from engine.solver import solution_path, solutions_folder
 from engine.tables import cache_path, load_tables, table_rules, tables_folder
-from pipeline.progress import CachesBar
+from pipeline.runs.progress import CachesBar
+from pipeline.runs.workers import exit_with_parent, parallel_jobs
 from pipeline.study.config import Pairing
-from pipeline.workers import exit_with_parent, parallel_jobs
 
 
 def build_caches(rules: engine.Rules, strategies: tuple[str, ...], cache: Path) -> str:

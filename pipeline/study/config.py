@@ -36,8 +36,17 @@ from pathlib import Path
 from typing import Any
 
 import engine
-from pipeline.config import RULES_MD, ConfigError, check_keys, load_config, parse_name, parse_rules, parse_strategies, rules_dict
-from pipeline.paths import NAME_RULE, is_name
+from pipeline.runs.config import (
+    RULES_MD,
+    ConfigError,
+    check_keys,
+    load_config,
+    parse_name,
+    parse_rules,
+    parse_strategies,
+    rules_dict,
+)
+from pipeline.runs.paths import NAME_RULE, is_name
 
 CHUNK_GAMES = 1 << 18
 MAX_CHUNK_GAMES = 1 << 22  # a chunk is held in a worker's memory whole: about 100 bytes a game

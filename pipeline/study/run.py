@@ -2,7 +2,7 @@
 
 Seeds come first, work second. Game i of the pairing SOUTH vs NORTH has the seed
 
-    engine.rng.game_seeds(block_seeds[i // SEED_BLOCK], SEED_BLOCK)[i % SEED_BLOCK]
+    engine.game.game_seeds(block_seeds[i // SEED_BLOCK], SEED_BLOCK)[i % SEED_BLOCK]
     with block_seeds = SeedSequence(entropy).generate_state(blocks, uint64)
     and entropy = [study seed, pairing_key(SOUTH, NORTH)]                        under the study's [rules]
                   [study seed, pairing_key(SOUTH, NORTH), rules_key(RULES)]      under a variant's rules
@@ -13,13 +13,13 @@ other strategies or variants of the study, nor on a variant's label or place in 
 and not on the chunk size, the number of jobs or the backend. The study's own rule set keeps
 the entropy it had before variants existed, so its games are those of the same study without
 [variants]. Pairings of engine strategies go through engine.play_batch (mcts's searches in
-lockstep, engine.mcts_batch), the others through engine.play_game; both play the same game
+lockstep, engine.play.mcts), the others through engine.play_game; both play the same game
 for a seed. Each chunk is written as soon as it is
 back, then the manifest: a killed run, started again, skips the chunks whose files match their
 checksums.
 
 Before the games, the workers build the position tables, the policy tables of the table
-strategies (engine.policy) and, when a "perfect" plays, the solution of every rule set whose
+strategies (engine.players.policy) and, when a "perfect" plays, the solution of every rule set whose
 cache files are missing, one rule set a worker: the chunks come rule set by rule set, and two
 workers starting the same rule set would otherwise both build its tables.
 
@@ -45,18 +45,17 @@ import numpy as np
 from joblib import Parallel, delayed
 
 import engine
-from engine.batch import batchable
-from engine.cache import temporary_files, write_atomic
-from engine.game_batch import GameBatch, concatenate
-from engine.registry import engine_strategy
-from engine.rng import game_seeds
-from pipeline.config import ConfigError
+from engine.game import game_seeds
+from engine.play import GameBatch, batchable, concatenate
+from engine.players import engine_strategy
+from engine.store import temporary_files, write_atomic
 from pipeline.exact.cache import cached_exact_outcome, exact_jobs, exact_seconds, read_cached
 from pipeline.exact.progress import ExactBar, Reporter
-from pipeline.lock import FolderBusyError, folder_lock
-from pipeline.paths import EXACT, GAMES, JOURNAL, LOCK, MANIFEST, PLIES, study_dir
-from pipeline.progress import GamesBar
-from pipeline.records import (
+from pipeline.runs.config import ConfigError
+from pipeline.runs.lock import FolderBusyError, folder_lock
+from pipeline.runs.paths import EXACT, GAMES, JOURNAL, LOCK, MANIFEST, PLIES, study_dir
+from pipeline.runs.progress import GamesBar
+from pipeline.runs.records import (
     ChunkEntry,
     ExactEntry,
     FileEntry,
@@ -77,17 +76,17 @@ from pipeline.records import (
     sha256,
     write_manifest,
 )
-from pipeline.runfolder import STUDY, clear_litter, is_sealed
-from pipeline.seeds import pairing_key, rules_key
+from pipeline.runs.runfolder import STUDY, clear_litter, is_sealed
+from pipeline.runs.seeds import pairing_key, rules_key
+from pipeline.runs.workers import backend as _backend
+from pipeline.runs.workers import check_backend, check_jobs, check_scheduler, exit_with_parent, keep_caches_loaded, parallel_jobs
 from pipeline.study.caches import build_all, missing_caches
 from pipeline.study.config import BASE, Pairing, Study
-from pipeline.workers import backend as _backend
-from pipeline.workers import check_backend, check_jobs, check_scheduler, exit_with_parent, keep_caches_loaded, parallel_jobs
 
-SEED_BLOCK = 1 << 16  # games per seed block: engine.batch plays 2**16 games in lockstep
+SEED_BLOCK = 1 << 16  # games per seed block: engine.play.batch plays 2**16 games in lockstep
 MIN_CHUNKS = 8  # a pairing is cut into at least this many chunks (when it has the games)
 # ... but a pairing with mcts into chunks of SEARCH_CHUNK games or more, while it makes two: its
-# searches run in lockstep (engine.mcts_batch), faster the more games there are at once:
+# searches run in lockstep (engine.play.mcts), faster the more games there are at once:
 # mcts(100) self-play 190 games/s on one core with 2,500 games, 270 with 5,000, 285 with 10,000.
 SEARCH_CHUNK = 5000
 MAX_CHUNKS = 100_000  # chunks of a study: its manifest holds one entry each

@@ -7,11 +7,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.integrity import DamagedFileError, regular_file
-from pipeline.config import ConfigError
+from engine.store import DamagedFileError, regular_file
 from pipeline.exact.cache import read_cached
-from pipeline.paths import EXACT, GAMES, PLIES
-from pipeline.records import Manifest, RecordError, chunk_file, exact_done, file_sha256, parquet_rows, read_study_manifest
+from pipeline.runs.config import ConfigError
+from pipeline.runs.paths import EXACT, GAMES, PLIES
+from pipeline.runs.records import Manifest, RecordError, chunk_file, exact_done, file_sha256, parquet_rows, read_study_manifest
 from pipeline.study.config import Pairing, Study, parse_study
 from pipeline.study.run import Chunk, chunk_done, chunk_listed, plan
 

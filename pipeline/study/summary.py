@@ -4,7 +4,7 @@ Per ordered pairing (within its rule set when the study has variants), in the or
 study's config (that of its games): South wins, draws and North wins, each share with its 95%
 Wilson interval; the first player's score (a draw counting one half) with its 95% interval; and
 the mean game length. Then how often each rule event fires in the pairing with the most games.
-The figures are pipeline.metrics'; the full report is built from the same functions. The
+The figures are pipeline.analysis.metrics'; the full report is built from the same functions. The
 summary of an unfinished study opens with a warning naming what is missing.
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.metrics import PAIRING, events, ludii, outcomes
-from pipeline.records import scan_games
-from pipeline.stats import Estimate
+from pipeline.analysis.metrics import PAIRING, events, ludii, outcomes
+from pipeline.analysis.stats import Estimate
+from pipeline.runs.records import scan_games
 from pipeline.study.status import incomplete_warning
 
 SHARES = (("south", "South wins"), ("draw", "draws"), ("north", "North wins"))  # outcomes' column prefix, heading

@@ -3,12 +3,12 @@
     reports/<study>/index.html      the whole report, one file, figures inline: opens offline
     reports/<study>/report.md       the same text and tables, figures linked
     reports/<study>/tables/*.csv    every table at full precision (what the report rounds)
-    reports/<study>/figures/*.svg|pdf|png   every figure, in the style of pipeline.figures
+    reports/<study>/figures/*.svg|pdf|png   every figure, in the style of pipeline.report.figures
     reports/<study>/RULES.md        the rules the report cites, a copy: its links hold wherever it goes
 
-Every number comes from the study's Parquet through the library: pipeline.metrics (outcomes,
-Ludii game metrics, rule events), pipeline.turns (the per-ply metrics, events by ply and
-agreement with perfect play, by replaying the recorded moves) and pipeline.ratings. A study of
+Every number comes from the study's Parquet through the library: pipeline.analysis.metrics (outcomes,
+Ludii game metrics, rule events), pipeline.analysis.turns (the per-ply metrics, events by ply and
+agreement with perfect play, by replaying the recorded moves) and pipeline.analysis.ratings. A study of
 one rule set gets the full report of its pairings; a study of several rule sets (a variant
 sweep) gets, first, what each rule set does to the first-player advantage, game length and
 the rule events, then the same per-pairing tables with a ``rules`` column. A study with exact
@@ -33,12 +33,12 @@ import sys
 import time
 from pathlib import Path
 
-from engine.version import ENGINE_VERSION
-from pipeline.paths import REPORTS, ROOT
-from pipeline.progress import StepsBar
-from pipeline.records import PAIRING_COLUMNS, RecordError, read_study_manifest, scan_exact, scan_games
-from pipeline.render.document import Section, Table
-from pipeline.render.folder import MARKER, check_out, staging
+from engine.store import ENGINE_VERSION
+from pipeline.report.document import Section, Table
+from pipeline.report.folder import MARKER, check_out, staging
+from pipeline.runs.paths import REPORTS, ROOT
+from pipeline.runs.progress import StepsBar
+from pipeline.runs.records import PAIRING_COLUMNS, RecordError, read_study_manifest, scan_exact, scan_games
 from pipeline.study.report.data import ReportData, compute, variant_labels
 from pipeline.study.report.figures import figure, figure_names
 from pipeline.study.report.render import markdown, page, publish

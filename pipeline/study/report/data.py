@@ -14,14 +14,14 @@ from dataclasses import dataclass, fields, replace
 import polars as pl
 
 import engine
-from engine.rules import Rules
+from engine.game import Rules
+from pipeline.analysis.ludii import comparable
+from pipeline.analysis.metrics import events, first_player_columns, ludii, outcomes
+from pipeline.analysis.stats import Z95, holm, points
+from pipeline.analysis.turns import END_EVENTS, TURN_FLAGS
 from pipeline.exact.check import exact_check
-from pipeline.ludii import comparable
-from pipeline.metrics import events, first_player_columns, ludii, outcomes
-from pipeline.records import IS_SELF_PLAY, PAIRING_COLUMNS, Manifest
-from pipeline.stats import Z95, holm, points
+from pipeline.runs.records import IS_SELF_PLAY, PAIRING_COLUMNS, Manifest
 from pipeline.study.config import parse_study
-from pipeline.turns import END_EVENTS, TURN_FLAGS
 
 # The exact table of the report: exact.parquet without its list columns (plies, margin), with
 # the length's standard deviation.
@@ -45,7 +45,7 @@ GAME_EVENTS = (*TURN_FLAGS, *END_EVENTS)
 class ReportData:
     """Every table of the report (polars DataFrames, full precision); a field's name is its CSV's.
 
-    The tables of pipeline.metrics, pipeline.turns and pipeline.ratings, with the columns their
+    The tables of pipeline.analysis.metrics, pipeline.analysis.turns and pipeline.analysis.ratings, with the columns their
     functions document; ``outcomes`` adds first_player_p_holm, and ``seat_effect`` is
     seat_effects'. ``ratings``, ``first_move`` and ``ratings_fit`` are None when no rule set
     has two strategies to rate; ``agreement`` is None when the study never played ``perfect``; ``exact``
@@ -56,23 +56,23 @@ class ReportData:
     """
 
     rule_sets: pl.DataFrame  # one row per rule set: rules, variant (its label), games, start_value
-    outcomes: pl.DataFrame  # per pairing: pipeline.metrics.outcomes
+    outcomes: pl.DataFrame  # per pairing: pipeline.analysis.metrics.outcomes
     outcomes_overall: pl.DataFrame  # per rule set, every pairing pooled
-    ludii: pl.DataFrame  # per pairing: pipeline.metrics.ludii (with the length's quantiles)
-    ludii_plies: pl.DataFrame | None = None  # per pairing: pipeline.turns.ludii_plies
-    ludii_comparable: pl.DataFrame | None = None  # per self-play pairing: pipeline.ludii.comparable
-    events: pl.DataFrame  # per pairing and event: pipeline.metrics.events
-    events_by_ply: pl.DataFrame | None = None  # per pairing, event and ply: pipeline.turns.events_by_ply
+    ludii: pl.DataFrame  # per pairing: pipeline.analysis.metrics.ludii (with the length's quantiles)
+    ludii_plies: pl.DataFrame | None = None  # per pairing: pipeline.analysis.turns.ludii_plies
+    ludii_comparable: pl.DataFrame | None = None  # per self-play pairing: pipeline.analysis.ludii.comparable
+    events: pl.DataFrame  # per pairing and event: pipeline.analysis.metrics.events
+    events_by_ply: pl.DataFrame | None = None  # per pairing, event and ply: pipeline.analysis.turns.events_by_ply
     lengths: pl.DataFrame  # per pairing and length in plies: its games
     seat_effect: pl.DataFrame  # per rule set and pair of strategies, both seat orders pooled: seat_effects
-    ratings: pl.DataFrame | None = None  # per rule set and strategy: the ladder of pipeline.ratings
+    ratings: pl.DataFrame | None = None  # per rule set and strategy: the ladder of pipeline.analysis.ratings
     first_move: pl.DataFrame | None = None  # per rule set and strategy in South's seat: its first-move term
-    ratings_fit: pl.DataFrame | None = None  # per rule set and model (shared, per_strategy): pipeline.ratings.Fit
-    agreement: pl.DataFrame | None = None  # per rule set and strategy: pipeline.agreement.agreement
+    ratings_fit: pl.DataFrame | None = None  # per rule set and model (shared, per_strategy): pipeline.analysis.ratings.Fit
+    agreement: pl.DataFrame | None = None  # per rule set and strategy: pipeline.analysis.agreement.agreement
     openings: pl.DataFrame | None = None  # per rule set solved and first move: its value under perfect play
     exact: pl.DataFrame | None = None  # per pairing with an exact outcome: exact.parquet, flat (EXACT_COLUMNS)
     exact_check: pl.DataFrame | None = None  # per pairing and quantity: pipeline.exact.check.exact_check
-    coverage: pl.DataFrame | None = None  # per figure and interval: pipeline.coverage, in the main self-play pairing
+    coverage: pl.DataFrame | None = None  # per figure and interval: pipeline.analysis.coverage, in the main self-play pairing
 
     def tables(self) -> Iterator[tuple[str, pl.DataFrame]]:
         """(name, table) for every table there is, in the order of the fields."""
@@ -125,10 +125,10 @@ def compute(
     per_ply: bool = True,
     solutions: Mapping[str, engine.Solution] | None = None,
 ) -> ReportData:
-    """Every table of the report from a study's games (pipeline.records.scan_games).
-    ``manifest`` (the study's, pipeline.records.read_study_manifest) gives the rule sets their
+    """Every table of the report from a study's games (pipeline.runs.records.scan_games).
+    ``manifest`` (the study's, pipeline.runs.records.read_study_manifest) gives the rule sets their
     variant labels; without it a rule set is labelled by its name. ``exact`` (the study's exact
-    outcomes, pipeline.records.scan_exact) adds the tables exact and exact_check. A ``games``
+    outcomes, pipeline.runs.records.scan_exact) adds the tables exact and exact_check. A ``games``
     that is no frame of games, or holds none, is refused naming it.
 
     A quicker look, for a notebook: ``per_ply=False`` leaves out the tables that replay every
@@ -204,9 +204,9 @@ def _exact(exact: pl.LazyFrame, first: pl.DataFrame) -> pl.DataFrame:
 
 
 def _coverage(exact: pl.DataFrame, manifest: Manifest | None) -> pl.DataFrame | None:
-    """pipeline.coverage in the first self-play pairing with an exact outcome, 2,000 pairings of
+    """pipeline.analysis.coverage in the first self-play pairing with an exact outcome, 2,000 pairings of
     30 games seeded by the study's seed; None when there is no such pairing."""
-    from pipeline.coverage import coverage
+    from pipeline.analysis.coverage import coverage
 
     self_play = exact.filter(IS_SELF_PLAY)
     if not self_play.height:
@@ -235,9 +235,9 @@ def _sorted_by(table: pl.DataFrame, first: pl.DataFrame) -> pl.DataFrame:
 def _per_ply(games: pl.LazyFrame, keys: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Ludii's per-ply metrics and the events by ply, pairing by pairing (both are per pairing),
     so that only one pairing's moves are in memory at once, and a block of its plies
-    (pipeline.turns.ply_tables): the default study holds 116 million plies, a sweep hundreds of
+    (pipeline.analysis.turns.ply_tables): the default study holds 116 million plies, a sweep hundreds of
     millions."""
-    from pipeline.turns import ply_tables
+    from pipeline.analysis.turns import ply_tables
 
     metrics, by_ply = [], []
     for pairing in games.select(keys).unique(maintain_order=True).collect().iter_rows(named=True):
@@ -257,7 +257,7 @@ def seat_effects(pairings: pl.DataFrame, exact: pl.DataFrame | None = None) -> p
     One row per rule set and pair (strategy_a before strategy_b in the study's order, or equal):
     games, first_player_wins, draws, second_player_wins, seat_effect (the pooled first player's
     score minus 1/2: negative when moving first is a disadvantage) with seat_effect_low/_high
-    and seat_effect_p (pipeline.stats.first_player: an exact sign test on the decisive games,
+    and seat_effect_p (pipeline.analysis.stats.first_player: an exact sign test on the decisive games,
     conservative for two pooled orders, and the interval that agrees with it; seat_effect_test
     names it, see _equal_weights for pairs whose orders played unequal games), seat_effect_p_holm
     (Holm's adjustment over every pair of every rule set), and seat_effect_exact (the mean of the
@@ -333,7 +333,7 @@ def _ratings(pairings: pl.DataFrame) -> tuple[pl.DataFrame | None, pl.DataFrame 
     """Per rule set with two strategies or more: the rating ladder of the model with a
     first-move term per strategy, those terms, and the fit of both models (shared and
     per_strategy); (None, None, None) when there is none."""
-    from pipeline.ratings import ratings
+    from pipeline.analysis.ratings import ratings
 
     ladders, first_moves, fits = [], [], []
     for (rules,), part in pairings.group_by("rules", maintain_order=True):
@@ -377,7 +377,7 @@ def _judged(games: pl.LazyFrame, rules: str, solution: engine.Solution | None) -
     rule set's, solved here once its games are picked and let go on return: one solution in
     memory at a time (up to 0.9 GB each in a variant sweep)."""
     from engine.solver import solve
-    from pipeline.agreement import agreement, first_games
+    from pipeline.analysis.agreement import agreement, first_games
 
     judged = first_games(games)
     solution = solve(Rules.from_name(rules), progress=False) if solution is None else solution
@@ -403,10 +403,10 @@ def _check_games(games: object) -> None:
     if not isinstance(games, pl.LazyFrame):
         kind = type(games).__name__
         raise TypeError(
-            f"games must be a polars LazyFrame of games (pipeline.records.scan_games's, or a frame's .lazy()), not {kind}"
+            f"games must be a polars LazyFrame of games (pipeline.runs.records.scan_games's, or a frame's .lazy()), not {kind}"
         )
     missing = [key for key in PAIRING_COLUMNS if key not in games.collect_schema().names()]
     if missing:
-        raise ValueError(f"games has no column {missing[0]!r}: it is not a frame of games (pipeline.records.scan_games)")
+        raise ValueError(f"games has no column {missing[0]!r}: it is not a frame of games (pipeline.runs.records.scan_games)")
     if games.select(pl.len()).collect().item() == 0:
         raise ValueError("games holds no game: a report needs the games of at least one pairing")

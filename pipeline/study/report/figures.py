@@ -1,5 +1,5 @@
 """The report's figures: which figures a study gets (``figure_names``) and which table each is
-drawn from (``figure``). The drawing itself, in the report's style, is pipeline.figures'.
+drawn from (``figure``). The drawing itself, in the report's style, is pipeline.report.figures'.
 """
 
 from __future__ import annotations
@@ -12,14 +12,12 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
-from engine.api import start_board
-from engine.board import unpack
-from engine.rules import Rules
-from pipeline import figures as plot
-from pipeline.records import IS_SELF_PLAY, PAIRING_COLUMNS
+from engine.game import Rules, start_board, unpack
+from pipeline.analysis.turns import END_EVENTS, TURN_FLAGS
+from pipeline.report import figures as plot
+from pipeline.runs.records import IS_SELF_PLAY, PAIRING_COLUMNS
 from pipeline.study.report.data import GAME_EVENTS, ReportData
 from pipeline.study.report.words import SHORT
-from pipeline.turns import END_EVENTS, TURN_FLAGS
 
 # first_move_forfeit fires at ply 0 only, by its definition: nothing to see by ply.
 _TURN_NAMES = tuple(name for name in TURN_FLAGS if name != "first_move_forfeit")
@@ -48,7 +46,7 @@ def figure_names(data: ReportData) -> list[str]:
 
 def figure(name: str, data: ReportData) -> Figure:
     """The report's figure ``name`` (see figure_names) drawn from compute's tables: in a notebook
-    it shows inline; pipeline.figures.save writes it as SVG, PDF and PNG. Raises ValueError for
+    it shows inline; pipeline.report.figures.save writes it as SVG, PDF and PNG. Raises ValueError for
     a name that is no figure of the report, or one whose table the study does not have."""
     if name not in _DRAWINGS:
         raise ValueError(f"no figure {name!r}; the report's figures are {', '.join(_DRAWINGS)}")
@@ -164,7 +162,7 @@ def _end_events_figure(data: ReportData) -> Figure:
 def ladder_axis(ratings: pl.DataFrame) -> tuple[tuple[float, float], list[str], list[str]]:
     """The rating figure's x-axis, and what it leaves out: the limits, the strategies whose
     interval runs past them (cut at the edge) and those whose rating the games do not bound
-    (pipeline.ratings: drawn as an arrow at the edge, no point). The axis holds 0 and every
+    (pipeline.analysis.ratings: drawn as an arrow at the edge, no point). The axis holds 0 and every
     bounded rating, with its interval unless that interval's half-width is larger than the
     spread of the ratings (at least 100 Elo): such an interval gets a quarter of that spread
     beyond the ratings, and is cut there."""

@@ -1,14 +1,14 @@
-"""The study report on disk: its Markdown and HTML (pipeline.render.document), its CSV tables and
-figures, and RULES.md beside them, written by pipeline.render.folder's safe protocol."""
+"""The study report on disk: its Markdown and HTML (pipeline.report.document), its CSV tables and
+figures, and RULES.md beside them, written by pipeline.report.folder's safe protocol."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
-from pipeline.paths import rules_md
-from pipeline.render import document
-from pipeline.render.folder import replace_folder, write_error, write_marker
+from pipeline.report import document
+from pipeline.report.folder import replace_folder, write_error, write_marker
+from pipeline.runs.paths import rules_md
 from pipeline.study.report.data import ReportData
 from pipeline.study.report.figures import draw
 from pipeline.study.report.sections import Report

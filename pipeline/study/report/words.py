@@ -1,7 +1,7 @@
 """The report's fixed words: the game in brief, each strategy and each rule event in plain words.
 
 The facts are RULES.md's (the repository's rules page); each strategy's words are its own
-(engine.strategy_base.EngineStrategy.words); a report names every event by what it means, never by
+(engine.players.base.EngineStrategy.words); a report names every event by what it means, never by
 its column name alone.
 """
 
@@ -66,17 +66,17 @@ SHORT = {
 
 
 def describe(spec: str) -> str:
-    """What the strategy of a spec string does, in words (engine.strategy_base.EngineStrategy.words;
+    """What the strategy of a spec string does, in words (engine.players.base.EngineStrategy.words;
     the spec itself for one the engine does not know)."""
     try:
-        return engine.registry.engine_strategy(spec).words or spec
+        return engine.players.engine_strategy(spec).words or spec
     except engine.UnknownStrategyError:
         return spec
 
 
 def event(name: str) -> str:
     """An event's meaning in words; the engine's one-line meaning for an event we have none for."""
-    return EVENTS.get(name, engine.events.MEANING.get(name, name))
+    return EVENTS.get(name, engine.game.MEANING.get(name, name))
 
 
 def short(name: str) -> str:

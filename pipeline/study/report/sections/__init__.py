@@ -9,30 +9,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pipeline.records import Manifest
-from pipeline.render.document import Section
+from pipeline.report.document import Section
+from pipeline.runs.records import Manifest
 from pipeline.study.report.data import ReportData
 from pipeline.study.report.figures import figure_names
-from pipeline.study.report.sections.cells import _per_ply, _plural
-from pipeline.study.report.sections.exact import _alarm, _exact_section
+from pipeline.study.report.sections.cells import per_ply_words, plural
+from pipeline.study.report.sections.exact import exact_alarm, exact_section
 from pipeline.study.report.sections.games import (
-    _event_words,
-    _events_by_ply_section,
-    _events_section,
-    _game_section,
-    _length_section,
-    _length_words,
+    event_words,
+    events_by_ply_section,
+    events_section,
+    game_section,
+    length_section,
+    length_words,
 )
-from pipeline.study.report.sections.methods import _ludii_appendix, _ludii_section, _methods_section
+from pipeline.study.report.sections.methods import ludii_appendix, ludii_section, methods_section
 from pipeline.study.report.sections.outcomes import (
-    _advantage_section,
-    _first_player_section,
-    _first_player_words,
-    _headline_section,
-    _solved_words,
+    advantage_section,
+    first_player_section,
+    first_player_words,
+    headline_section,
+    solved_words,
 )
-from pipeline.study.report.sections.ratings import _agreement_section, _ratings_section
-from pipeline.study.report.sections.variants import _variant_sections
+from pipeline.study.report.sections.ratings import agreement_section, ratings_section
+from pipeline.study.report.sections.variants import variant_sections
 
 __all__ = ["Report", "compose"]
 
@@ -61,36 +61,36 @@ def compose(manifest: Manifest, data: ReportData, *, warning: str | None = None,
     of the figures that would show them. Raises ValueError for the tables of
     compute(..., per_ply=False), which lack the per-ply ones."""
     for table in (data.ludii_plies, data.ludii_comparable, data.events_by_ply):
-        _per_ply(table)
+        per_ply_words(table)
     rule_sets = data.outcomes["rules"].unique(maintain_order=True).to_list()
     games = int(data.outcomes["games"].sum())
     versions = manifest.get("versions", {})
     text = [
-        f"Study **{manifest['study']}**: {games:,} games under {_plural(len(rule_sets), 'rule set')} "
+        f"Study **{manifest['study']}**: {games:,} games under {plural(len(rule_sets), 'rule set')} "
         f"({', '.join(rule_sets)}), seed {manifest['config'].get('seed')}, engine version {versions.get('engine', '?')}.",
         "South moves first. The first player's score counts a win as 1 and a draw as 1/2; intervals are two-sided "
         "95% (Methods says which, and how the tests are corrected for their number).",
     ]
-    sections = [_game_section(data), _headline_section(data)]
-    sections += _variant_sections(data) if data.several_rules else []
+    sections = [game_section(data), headline_section(data)]
+    sections += variant_sections(data) if data.several_rules else []
     sections += [
-        _first_player_section(data, exact_pending),
-        _length_section(data),
-        _events_section(data),
-        _events_by_ply_section(data),
+        first_player_section(data, exact_pending),
+        length_section(data),
+        events_section(data),
+        events_by_ply_section(data),
     ]
     if data.agreement is not None:
-        sections.append(_agreement_section(data.agreement, data))
+        sections.append(agreement_section(data.agreement, data))
     if data.ratings is not None and data.first_move is not None and data.ratings_fit is not None:
-        sections.append(_ratings_section(data.ratings, data.first_move, data.ratings_fit, data))
-    sections.append(_ludii_section(data))
+        sections.append(ratings_section(data.ratings, data.first_move, data.ratings_fit, data))
+    sections.append(ludii_section(data))
     if data.exact_check is not None:
-        sections.append(_exact_section(data.exact_check, data))
-    sections += [_methods_section(data), _advantage_section(data), _ludii_appendix(data)]
+        sections.append(exact_section(data.exact_check, data))
+    sections += [methods_section(data), advantage_section(data), ludii_appendix(data)]
     drawn = set(figure_names(data))
     for section in sections:
         section.figures = [(stem, caption) for stem, caption in section.figures if stem in drawn]
-    alarm = [warning, *_alarm(data)] if warning else _alarm(data)
+    alarm = [warning, *exact_alarm(data)] if warning else exact_alarm(data)
     return Report(manifest["study"], text, sections, data, alarm, abstract=_abstract(data, exact_pending))
 
 
@@ -107,8 +107,8 @@ def _abstract(data: ReportData, exact_pending: str | None = None) -> list[str]:
         f"{' (and their exact outcomes)' if data.exact is not None else ''} say about the game"
         f"{' and its variants' if data.several_rules else ''}.{pending}"
     ]
-    text += _solved_words(data, rules)
-    text += _first_player_words(data, rules)
-    text += _length_words(data, rules)
-    text += _event_words(data, rules)
+    text += solved_words(data, rules)
+    text += first_player_words(data, rules)
+    text += length_words(data, rules)
+    text += event_words(data, rules)
     return text

@@ -11,10 +11,10 @@ from typing import Any
 import polars as pl
 
 import engine
-from engine.rules import Rules
+from engine.game import Rules
+from pipeline.analysis.stats import p_text
 from pipeline.exact.check import FLAG_Z
-from pipeline.records import PAIRING_COLUMNS
-from pipeline.stats import p_text
+from pipeline.runs.records import PAIRING_COLUMNS
 from pipeline.study.report.data import ReportData
 from pipeline.study.report.words import short
 
@@ -24,14 +24,14 @@ RULES_MD = "[RULES.md](RULES.md)"  # the copy every report carries (pipeline.stu
 EXACT_SCORE_DIGITS = 9  # the headline's first-player score
 
 
-def _ruled_out(data: ReportData) -> str:
+def ruled_out(data: ReportData) -> str:
     """The sentence naming, per rule set of the study, the events its rules rule out (no row in
     any table: engine.possible_events), if any."""
     parts = []
     for rules in data.rule_sets["rules"].to_list():
         absent = [short(name) for name in engine.EVENTS if name not in engine.possible_events(Rules.from_name(rules))]
         if absent:
-            parts.append(f"{_listed(absent)} under {rules}" if data.several_rules else _listed(absent))
+            parts.append(f"{listed_words(absent)} under {rules}" if data.several_rules else listed_words(absent))
     if not parts:
         return ""
     return (
@@ -40,7 +40,7 @@ def _ruled_out(data: ReportData) -> str:
     )
 
 
-def _exact_tagged(parts: Sequence[tuple[str, bool]]) -> str:
+def exact_tagged(parts: Sequence[tuple[str, bool]]) -> str:
     """Figures joined by semicolons, saying which are exact (a flag beside each): "(exact)" after
     each exact one, or once after all of them when every one is; sampled ones carry their interval."""
     if all(exact for _, exact in parts):
@@ -48,7 +48,7 @@ def _exact_tagged(parts: Sequence[tuple[str, bool]]) -> str:
     return "; ".join(f"{words} (exact)" if exact else words for words, exact in parts)
 
 
-def _significant_seats(seat_effect: pl.DataFrame) -> tuple[int, int, int]:
+def significant_seats(seat_effect: pl.DataFrame) -> tuple[int, int, int]:
     """Of the pairs of different strategies in ``seat_effect``: how many, and in how many moving
     first is significantly worse and better (Holm-adjusted p < 0.05)."""
     pairs = seat_effect.filter(pl.col("strategy_a") != pl.col("strategy_b"))
@@ -57,52 +57,51 @@ def _significant_seats(seat_effect: pl.DataFrame) -> tuple[int, int, int]:
     return pairs.height, worse, significant.filter(pl.col("seat_effect") > 0).height
 
 
-def _total_stones(rules: str) -> int:
+def total_stones(rules: str) -> int:
     return 6 * Rules.from_name(rules).stones_per_pit
 
 
-def _stones(value: int) -> str:
+def stones_words(value: int) -> str:
     return "draws" if value == 0 else f"{'wins' if value > 0 else 'loses'} by {abs(value)}"
 
 
-def _listed(values: Sequence[object]) -> str:
+def listed_words(values: Sequence[object]) -> str:
     words = [str(value) for value in values]
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
-def _row(table: pl.DataFrame, keys: dict[str, Any]) -> dict[str, Any]:
+def table_row(table: pl.DataFrame, keys: dict[str, Any]) -> dict[str, Any]:
     return table.filter(*(pl.col(key) == value for key, value in keys.items())).row(0, named=True)
 
 
-def _rules_header(data: ReportData) -> list[str]:
-    """A rules column, in a study of several rule sets only (_rules_cells fills it)."""
+def rules_header(data: ReportData) -> list[str]:
+    """A rules column, in a study of several rule sets only (rules_cells fills it)."""
     return ["rules"] if data.several_rules else []
 
 
-def _rules_cells(row: dict[str, Any], data: ReportData) -> list[str]:
+def rules_cells(row: dict[str, Any], data: ReportData) -> list[str]:
     return [row["rules"]] if data.several_rules else []
 
 
-def _pairing_header(data: ReportData) -> list[str]:
-    return [*_rules_header(data), "South", "North"]
+def pairing_header(data: ReportData) -> list[str]:
+    return [*rules_header(data), "South", "North"]
 
 
-def _pairing_cells(row: dict[str, Any], data: ReportData) -> list[str]:
-    return [*_rules_cells(row, data), row["south"], row["north"]]
+def pairing_cells(row: dict[str, Any], data: ReportData) -> list[str]:
+    return [*rules_cells(row, data), row["south"], row["north"]]
 
 
-def _share(row: dict[str, Any], name: str, digits: int = 1) -> str:
-    return (
-        f"{100 * row[f'{name}_share']:.{digits}f} [{100 * row[f'{name}_low']:.{digits}f}, {100 * row[f'{name}_high']:.{digits}f}]"
-    )
+def share_cell(row: dict[str, Any], name: str, digits: int = 1) -> str:
+    share, low, high = (100 * row[f"{name}{part}"] for part in ("_share", "_low", "_high"))
+    return f"{share:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
-def _plain(row: dict[str, Any], name: str, digits: int) -> str:
+def plain(row: dict[str, Any], name: str, digits: int) -> str:
     value = row[f"{name}_share"] if f"{name}_share" in row else row[f"{name}_score"]
     return f"{value:.{digits}f} [{row[f'{name}_low']:.{digits}f}, {row[f'{name}_high']:.{digits}f}]"
 
 
-def _ludii_cell(name: str, value: float | None) -> str:
+def ludii_cell(name: str, value: float | None) -> str:
     if value is None or value != value:  # no ply to measure: games of 0 plies
         return "n/a"
     # Repetitions are rare (a few in ten million states): three significant digits, not four decimals.
@@ -111,31 +110,31 @@ def _ludii_cell(name: str, value: float | None) -> str:
     return f"{value:.1f}" if name == "Duration_p99" else f"{value:.4f}"
 
 
-def _rate(row: dict[str, Any]) -> str:
+def rate_cell(row: dict[str, Any]) -> str:
     if row["per_100_turns"] is None:
         return "n/a"
     return f"{row['per_100_turns']:.3f} [{row['per_100_turns_low']:.3f}, {row['per_100_turns_high']:.3f}]"
 
 
-def _p_value(p: float | None) -> str:
+def p_value(p: float | None) -> str:
     """A p-value in a table cell: "< 0.001" below a thousandth, else two significant digits."""
     return "n/a" if p is None else p_text(p).removeprefix("= ")
 
 
-def _p_text(p: float | None) -> str:
+def p_words(p: float | None) -> str:
     """A p-value in a sentence, after "p": "= 0.062" or "< 0.001"."""
     return "n/a" if p is None else p_text(p)
 
 
-def _start_values(table: pl.DataFrame) -> list[tuple[str, int]]:
+def start_values(table: pl.DataFrame) -> list[tuple[str, int]]:
     return [
         (str(rules), int(value)) for rules, value in table.select("rules", "start_value").unique(maintain_order=True).iter_rows()
     ]
 
 
-def _start_words(rules: str, value: int) -> str:
+def start_words(rules: str, value: int) -> str:
     """The value of a rule set's start in words: who wins by how much under perfect play."""
-    total = _total_stones(rules)
+    total = total_stones(rules)
     if value == 0:
         return f"a draw with perfect play on both sides ({total // 2} stones each)"
     winner = "South (first)" if value > 0 else "North (second)"
@@ -143,23 +142,23 @@ def _start_words(rules: str, value: int) -> str:
     return f"{winner} wins by {abs(value)} stones with perfect play on both sides ({score})"
 
 
-def _described(pairings: pl.DataFrame) -> str:
+def described(pairings: pl.DataFrame) -> str:
     """The pairings of a table keyed by pairing, as "south v north, ..."."""
     return ", ".join(f"{row['south']} v {row['north']}" for row in pairings.iter_rows(named=True))
 
 
-def _anchor_text(first_move: pl.DataFrame) -> str:
+def anchor_text(first_move: pl.DataFrame) -> str:
     anchors = first_move["anchor"].unique(maintain_order=True).to_list()
     if anchors == [None]:
         return "Ratings are centred on their mean."
     return f"{' and '.join(str(anchor) for anchor in anchors if anchor)} is rated 0; the others relative to it."
 
 
-def _plural(count: int, word: str) -> str:
+def plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-def _exact_row(data: ReportData, keys: dict[str, Any]) -> dict[str, Any] | None:
+def exact_row(data: ReportData, keys: dict[str, Any]) -> dict[str, Any] | None:
     """The exact outcome of a pairing (the PAIRING_COLUMNS of ``keys``), None when the study has none."""
     if data.exact is None:
         return None
@@ -167,26 +166,26 @@ def _exact_row(data: ReportData, keys: dict[str, Any]) -> dict[str, Any] | None:
     return found.row(0, named=True) if found.height else None
 
 
-def _exact_cell(data: ReportData, keys: dict[str, Any], column: str, form: str, scale: float = 1.0) -> str:
+def exact_cell(data: ReportData, keys: dict[str, Any], column: str, form: str, scale: float = 1.0) -> str:
     """A column of the pairing's exact outcome, formatted (times ``scale``); n/a without one."""
-    exact = _exact_row(data, keys)
+    exact = exact_row(data, keys)
     return "n/a" if exact is None else form.format(scale * exact[column])
 
 
-def _exact_outcome_cells(data: ReportData, row: dict[str, Any]) -> list[str | None]:
+def exact_outcome_cells(data: ReportData, row: dict[str, Any]) -> list[str | None]:
     """The exact cells beside _outcome_cells without North's wins: South's wins, draws and the
     score (None: no exact column)."""
     return [
         None,
-        _exact_cell(data, row, "south_win", "{:.3f}", 100),
-        _exact_cell(data, row, "draw", "{:.3f}", 100),
-        _exact_cell(data, row, "first_player_score", "{:.6f}"),
+        exact_cell(data, row, "south_win", "{:.3f}", 100),
+        exact_cell(data, row, "draw", "{:.3f}", 100),
+        exact_cell(data, row, "first_player_score", "{:.6f}"),
         None,
         None,
     ]
 
 
-def _beside(sampled: list[str], exact: Sequence[str | None], data: ReportData) -> list[str]:
+def put_beside(sampled: list[str], exact: Sequence[str | None], data: ReportData) -> list[str]:
     """Sampled cells (or headers), each followed by its exact one when the study has exact outcomes
     (an exact entry of None: that cell has none)."""
     if data.exact is None:
@@ -194,7 +193,7 @@ def _beside(sampled: list[str], exact: Sequence[str | None], data: ReportData) -
     return [cell for pair in zip(sampled, exact, strict=True) for cell in pair if cell is not None]
 
 
-def _exact_note(data: ReportData) -> str:
+def exact_note(data: ReportData) -> str:
     """The sentence that introduces a table's exact columns, when it has them."""
     if data.exact is None:
         return ""
@@ -204,15 +203,15 @@ def _exact_note(data: ReportData) -> str:
     )
 
 
-def _z(z: float) -> str:
+def z_score(z: float) -> str:
     return f"{z:+.2f}" if math.isfinite(z) else ("+infinite" if z > 0 else "-infinite")
 
 
-def _flag_count(flagged: int) -> str:
+def flag_count(flagged: int) -> str:
     return "none flagged" if flagged == 0 else f"{flagged:,} flagged (|z| > {FLAG_Z:g}), listed at the top of the report"
 
 
-def _per_ply(table: pl.DataFrame | None) -> pl.DataFrame:
+def per_ply_words(table: pl.DataFrame | None) -> pl.DataFrame:
     """A table of compute's that replays every game, which a report cannot do without."""
     if table is None:
         raise ValueError("a report needs the per-ply tables: compose the tables of compute(games, manifest), per_ply=True")

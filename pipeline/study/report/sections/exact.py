@@ -7,13 +7,13 @@ from typing import Any
 import polars as pl
 
 from pipeline.exact.check import FLAG_P, FLAG_Z, MIN_EXPECTED, MIN_GAMES, label
-from pipeline.records import PAIRING_COLUMNS
-from pipeline.render.document import Section, Table
+from pipeline.report.document import Section, Table
+from pipeline.runs.records import PAIRING_COLUMNS
 from pipeline.study.report.data import ReportData
-from pipeline.study.report.sections.cells import _flag_count, _pairing_cells, _pairing_header, _plural, _z
+from pipeline.study.report.sections.cells import flag_count, pairing_cells, pairing_header, plural, z_score
 
 
-def _exact_section(check: pl.DataFrame, data: ReportData) -> Section:
+def exact_section(check: pl.DataFrame, data: ReportData) -> Section:
     """The test of every sampled figure against its exact value (pipeline.exact.check)."""
     pairings = check.select(*PAIRING_COLUMNS).unique(maintain_order=True).height
     flagged = check.filter("flagged")
@@ -31,8 +31,8 @@ def _exact_section(check: pl.DataFrame, data: ReportData) -> Section:
         f"least a count with the exact mean can have). A figure with |z| above {FLAG_Z:g} (a chance of {FLAG_P:.1e} for one "
         "honest figure) is flagged as a possible bug at the top of the report. pipeline.exact.check gives the details; "
         "tables/exact_check.csv has every test and tables/exact.csv every exact outcome, at full precision.",
-        f"**{len(check):,} figures of {_plural(pairings, 'pairing')} tested: {_flag_count(len(flagged))}.** "
-        f"The z farthest from 0 is {_z(largest['z'])}: {_figure(largest, data)}"
+        f"**{len(check):,} figures of {plural(pairings, 'pairing')} tested: {flag_count(len(flagged))}.** "
+        f"The z farthest from 0 is {z_score(largest['z'])}: {_figure(largest, data)}"
         f"{' (approximate, see below)' if largest['approximate'] else ''}.",
     ]
     if len(approximate):
@@ -52,22 +52,22 @@ def _exact_section(check: pl.DataFrame, data: ReportData) -> Section:
     tables = [
         Table(
             "Sampled against exact per pairing",
-            [*_pairing_header(data), "games", "figures", "z farthest from 0", "flagged"],
+            [*pairing_header(data), "games", "figures", "z farthest from 0", "flagged"],
             _check_rows(check, data),
             "exact_check",
         )
     ]
     if len(flagged):
-        header = [*_pairing_header(data), "figure", "games", "sampled", "exact", "standard error", "z", "approximate"]
+        header = [*pairing_header(data), "figure", "games", "sampled", "exact", "standard error", "z", "approximate"]
         rows = [
             [
-                *_pairing_cells(row, data),
+                *pairing_cells(row, data),
                 label(row["quantity"]),
                 f"{row['games']:,}",
                 f"{row['sampled']:.6g}",
                 f"{row['exact']:.6g}",
                 f"{row['se']:.3g}",
-                _z(row["z"]),
+                z_score(row["z"]),
                 "yes" if row["approximate"] else "no",
             ]
             for row in flagged.iter_rows(named=True)
@@ -96,24 +96,24 @@ def _check_rows(check: pl.DataFrame, data: ReportData) -> list[list[str]]:
         )
         rows.append(
             [
-                *_pairing_cells(largest, data),
+                *pairing_cells(largest, data),
                 f"{largest['games']:,}",
                 f"{len(part)}",
-                f"{_z(largest['z'])} ({label(largest['quantity'])})",
+                f"{z_score(largest['z'])} ({label(largest['quantity'])})",
                 f"{part['flagged'].sum()}",
             ]
         )
     return rows
 
 
-def _alarm(data: ReportData) -> list[str]:
+def exact_alarm(data: ReportData) -> list[str]:
     """The report's first words when a sampled figure lies more than 4 standard errors from its
     exact value: every such figure, none left out."""
     if data.exact_check is None or not data.exact_check["flagged"].any():
         return []
     flagged = data.exact_check.filter("flagged")
     return [
-        f"POSSIBLE BUG: {_plural(len(flagged), 'sampled figure')} of this study {'lies' if len(flagged) == 1 else 'lie'} "
+        f"POSSIBLE BUG: {plural(len(flagged), 'sampled figure')} of this study {'lies' if len(flagged) == 1 else 'lie'} "
         f"more than {FLAG_Z:g} standard errors from {'its' if len(flagged) == 1 else 'their'} exact value (|z| > {FLAG_Z:g}; "
         "see Sampled against exact). The games were played by the engine whose exact outcomes they are tested against: "
         "check the engine, the batch player, the records and the metrics before trusting this report.",
@@ -126,7 +126,7 @@ def _finding(row: dict[str, Any], data: ReportData) -> str:
     approximate = f"; approximate, exact binomial p {row['p']:.2g}" if row["approximate"] else ""
     return (
         f"{_figure(row, data)}: sampled {row['sampled']:.6g} in {row['games']:,} games, exact {row['exact']:.6g}, "
-        f"z = {_z(row['z'])}{approximate}"
+        f"z = {z_score(row['z'])}{approximate}"
     )
 
 

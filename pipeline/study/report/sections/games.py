@@ -7,39 +7,39 @@ from __future__ import annotations
 import polars as pl
 
 import engine
-from engine.rules import Rules
-from pipeline.records import IS_SELF_PLAY, PAIRING_COLUMNS
-from pipeline.render.document import Section, Table
+from engine.game import Rules
+from pipeline.report.document import Section, Table
+from pipeline.runs.records import IS_SELF_PLAY, PAIRING_COLUMNS
 from pipeline.study.report.data import GAME_EVENTS, ReportData
 from pipeline.study.report.sections.cells import (
     RULES_MD,
-    _beside,
-    _described,
-    _exact_cell,
-    _exact_note,
-    _exact_row,
-    _exact_tagged,
-    _listed,
-    _pairing_cells,
-    _pairing_header,
-    _plural,
-    _rate,
-    _ruled_out,
-    _rules_cells,
-    _rules_header,
-    _share,
+    described,
+    exact_cell,
+    exact_note,
+    exact_row,
+    exact_tagged,
+    listed_words,
+    pairing_cells,
+    pairing_header,
+    plural,
+    put_beside,
+    rate_cell,
+    ruled_out,
+    rules_cells,
+    rules_header,
+    share_cell,
 )
 from pipeline.study.report.words import GAME, describe, event, short
 
 
-def _length_section(data: ReportData) -> Section:
+def length_section(data: ReportData) -> Section:
     capped = bool(data.ludii["Timeouts"].max())
     rows = [
         [
-            *_pairing_cells(row, data),
-            *_beside(
+            *pairing_cells(row, data),
+            *put_beside(
                 [f"{row['Duration']:.2f} [{row['Duration_low']:.2f}, {row['Duration_high']:.2f}]"],
-                [_exact_cell(data, row, "mean_plies", "{:.4f}")],
+                [exact_cell(data, row, "mean_plies", "{:.4f}")],
                 data,
             ),
             f"{row['Duration_median']:.1f}",
@@ -50,68 +50,68 @@ def _length_section(data: ReportData) -> Section:
         ]
         for row in data.ludii.iter_rows(named=True)
     ]
-    header = [*_pairing_header(data), *_beside(["mean plies"], ["mean plies, exact"], data)]
+    header = [*pairing_header(data), *put_beside(["mean plies"], ["mean plies, exact"], data)]
     header += ["median", "90th percentile", "99th percentile", "longest", *(["at the ply cap (%)"] if capped else [])]
     subjects = "the largest pairing of each rule set" if data.several_rules else "the self-play pairings"
     cap = "" if capped else " No game of the study reached the ply cap."
     return Section(
         "Game length",
-        ["Plies per game (a ply is one player's move)." + cap + _exact_note(data)],
+        ["Plies per game (a ply is one player's move)." + cap + exact_note(data)],
         [Table("Game length per pairing", header, rows, "ludii")],
         [("game_length", f"Distribution of game length in {subjects}; each panel's axis stops at 99.5% of its games.")],
     )
 
 
-def _events_section(data: ReportData) -> Section:
+def events_section(data: ReportData) -> Section:
     main = data.main_pairings()
     table = data.events.join(main, on=list(PAIRING_COLUMNS), how="semi")
     rows = [
         [
-            *_rules_cells(row, data),
+            *rules_cells(row, data),
             short(row["event"]),
             f"{row['fired']:,}",
             f"{row['total']:,}",
-            *_beside(
-                [_share(row, "fired", 2), f"{row['mean']:.4f} [{row['mean_low']:.4f}, {row['mean_high']:.4f}]"],
+            *put_beside(
+                [share_cell(row, "fired", 2), f"{row['mean']:.4f} [{row['mean_low']:.4f}, {row['mean_high']:.4f}]"],
                 [
-                    _exact_cell(data, row, f"fires_{row['event']}", "{:.4f}", 100),
-                    _exact_cell(data, row, f"mean_{row['event']}", "{:.6f}"),
+                    exact_cell(data, row, f"fires_{row['event']}", "{:.4f}", 100),
+                    exact_cell(data, row, f"mean_{row['event']}", "{:.6f}"),
                 ],
                 data,
             ),
-            _rate(row),
+            rate_cell(row),
         ]
         for row in table.iter_rows(named=True)
     ]
     sampled = ["games where it fires (%)", "mean per game"]
     header = [
-        *_rules_header(data),
+        *rules_header(data),
         "event",
         "games where it fired",
         "count",
-        *_beside(sampled, ["fires, exact (%)", "mean, exact"], data),
+        *put_beside(sampled, ["fires, exact (%)", "mean, exact"], data),
         "per 100 turns",
     ]
     return Section(
         "Rule events",
         [
-            f"How often each rule of {RULES_MD} fires, in the pairing with the most games ({_described(main)}); "
+            f"How often each rule of {RULES_MD} fires, in the pairing with the most games ({described(main)}); "
             "the glossary (The game and the players) says what each event means, and tables/events.csv has every "
             "pairing. The raw counts come first: the games in which the event fired and its count over all games. "
             "Counts of stones and pits are stones and pits; the others are turns or games. The intervals of a mean "
-            f"and of a rate are score intervals that keep their coverage for a rare event (Methods).{_exact_note(data)}"
-            f"{_ruled_out(data)}"
+            f"and of a rate are score intervals that keep their coverage for a rare event (Methods).{exact_note(data)}"
+            f"{ruled_out(data)}"
         ],
         [Table("Rule events", header, rows, "events")],
         [("rule_events", "Share of games in which each rule fires, self-play pairings, 95% Wilson intervals.")],
     )
 
 
-def _events_by_ply_section(data: ReportData) -> Section:
+def events_by_ply_section(data: ReportData) -> Section:
     return Section(
         "Events by ply",
         [
-            f"When in the game each rule fires, in {_described(data.main_pairings())}: the share of the turns played at "
+            f"When in the game each rule fires, in {described(data.main_pairings())}: the share of the turns played at "
             "each ply on which a turn event fires, and the share of games reaching a ply that end there with each end "
             "event. tables/events_by_ply.csv has every pairing and ply."
         ],
@@ -126,14 +126,14 @@ def _events_by_ply_section(data: ReportData) -> Section:
     )
 
 
-def _length_words(data: ReportData, rules: str) -> list[str]:
+def length_words(data: ReportData, rules: str) -> list[str]:
     pairings = data.ludii.filter(pl.col("rules") == rules)
     self_play = pairings.filter(IS_SELF_PLAY)
     if not self_play.height:
         return []
     parts = []
     for row in self_play.iter_rows(named=True):
-        exact = _exact_row(data, row)
+        exact = exact_row(data, row)
         if exact is not None:
             parts.append((f"{row['south']} {exact['mean_plies']:.1f}", True))
         else:
@@ -144,19 +144,19 @@ def _length_words(data: ReportData, rules: str) -> list[str]:
     ending = (
         f"no game reached the cap of {cap} plies"
         if capped == 0
-        else f"{_plural(capped, 'game')} reached the cap of {cap} plies and {'was' if capped == 1 else 'were'} stopped there"
+        else f"{plural(capped, 'game')} reached the cap of {cap} plies and {'was' if capped == 1 else 'were'} stopped there"
     )
     return [
-        f"**How long games last.** Mean length in self-play, in plies (one player's move): {_exact_tagged(parts)}. "
+        f"**How long games last.** Mean length in self-play, in plies (one player's move): {exact_tagged(parts)}. "
         f"The longest game of the study lasted {longest} plies; {ending}."
     ]
 
 
-def _event_words(data: ReportData, rules: str) -> list[str]:
+def event_words(data: ReportData, rules: str) -> list[str]:
     """How often the rules fire in the main pairing, in words; a rule the rule set does not have
-    is said to be absent, never to fire 0% of the time (pipeline.metrics.events leaves it out)."""
+    is said to be absent, never to fire 0% of the time (pipeline.analysis.metrics.events leaves it out)."""
     main = data.main_pairings().filter(pl.col("rules") == rules).row(0, named=True)
-    exact = _exact_row(data, main)
+    exact = exact_row(data, main)
     events = data.events.filter(*(pl.col(key) == main[key] for key in PAIRING_COLUMNS))
     shares = {}
     for row in events.iter_rows(named=True):
@@ -195,7 +195,7 @@ def _event_words(data: ReportData, rules: str) -> list[str]:
     ]
 
 
-def _game_section(data: ReportData) -> Section:
+def game_section(data: ReportData) -> Section:
     """The game in brief with its board, the strategies, and every rule event in words."""
     strategies = [[name, describe(name)] for name in data.strategies()]
     glossary = [
@@ -214,7 +214,7 @@ def _game_section(data: ReportData) -> Section:
 
 def _stones_per_pit(data: ReportData) -> str:
     count = Rules.from_name(data.rule_sets["rules"][0]).stones_per_pit
-    return _plural(count, "stone")
+    return plural(count, "stone")
 
 
 def _rule_set_words(data: ReportData) -> str:
@@ -223,6 +223,6 @@ def _rule_set_words(data: ReportData) -> str:
     if names == [Rules().name]:
         return ""
     return (
-        f" This study plays {_plural(len(names), 'rule set')}: {_listed(names)}; a rule set's name spells out every "
+        f" This study plays {plural(len(names), 'rule set')}: {listed_words(names)}; a rule set's name spells out every "
         "field that differs from RULES.md (RULES.md: Rule-set names). The board below is that of the first."
     )

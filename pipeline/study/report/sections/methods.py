@@ -7,29 +7,29 @@ from __future__ import annotations
 import polars as pl
 
 from pipeline.exact.check import FLAG_P, FLAG_Z
-from pipeline.records import PAIRING_COLUMNS
-from pipeline.render.document import Section, Table
+from pipeline.report.document import Section, Table
+from pipeline.runs.records import PAIRING_COLUMNS
 from pipeline.study.report.data import ReportData
 from pipeline.study.report.sections.cells import (
-    _ludii_cell,
-    _pairing_cells,
-    _pairing_header,
-    _per_ply,
-    _rules_cells,
-    _rules_header,
+    ludii_cell,
+    pairing_cells,
+    pairing_header,
+    per_ply_words,
+    rules_cells,
+    rules_header,
 )
 from pipeline.study.report.words import short
 
 
-def _ludii_section(data: ReportData) -> Section:
-    """The Ludii-comparable table: self-play, counted as Ludii counts (pipeline.ludii)."""
-    table = _per_ply(data.ludii_comparable)
+def ludii_section(data: ReportData) -> Section:
+    """The Ludii-comparable table: self-play, counted as Ludii counts (pipeline.analysis.ludii)."""
+    table = per_ply_words(data.ludii_comparable)
     names = ["AdvantageP1", "Balance", "Completion", "Drawishness", "Timeouts", "Duration", "Duration_p99"]
     names += ["BranchingFactor", "BranchingFactor_per_turn", "DecisionMoves", "PositionalRepetition", "PositionalRepetition_ours"]
     timeouts = bool(table.height) and bool(table["Timeouts"].max())
     names = [name for name in names if name in table.columns and (name != "Timeouts" or timeouts)]
     rows = [
-        [*_rules_cells(row, data), row["south"], *(_ludii_cell(name, row[name]) for name in names)]
+        [*rules_cells(row, data), row["south"], *(ludii_cell(name, row[name]) for name in names)]
         for row in table.iter_rows(named=True)
     ]
     return Section(
@@ -42,36 +42,34 @@ def _ludii_section(data: ReportData) -> Section:
             "it the same pooled over every turn); PositionalRepetition as Ludii's code computes it, the share of games "
             "in which a board comes back (beside it ours, the share of a game's positions, board and player to move, "
             "seen before). Player 1 is South. Shares are fractions, Duration and its 99th "
-            "percentile are plies. pipeline.ludii gives the definitions and the Ludii source files they follow; the "
+            "percentile are plies. pipeline.analysis.ludii gives the definitions and the Ludii source files they follow; the "
             "appendix has our own metrics for every pairing."
             + ("" if timeouts else " Timeouts is left out: no self-play game reached the ply cap.")
         ],
-        [Table("Ludii-comparable metrics (self-play)", [*_rules_header(data), "strategy", *names], rows, "ludii_comparable")],
+        [Table("Ludii-comparable metrics (self-play)", [*rules_header(data), "strategy", *names], rows, "ludii_comparable")],
     )
 
 
-def _ludii_appendix(data: ReportData) -> Section:
-    table = data.ludii.join(_per_ply(data.ludii_plies).drop("games", strict=False), on=list(PAIRING_COLUMNS), how="left")
+def ludii_appendix(data: ReportData) -> Section:
+    table = data.ludii.join(per_ply_words(data.ludii_plies).drop("games", strict=False), on=list(PAIRING_COLUMNS), how="left")
     names = ["AdvantageP1", "Balance", "Completion", "Drawishness", "Timeouts", "Duration"]
     names += ["BranchingFactor", "DecisionMoves", "PositionalRepetition"]
     names = [name for name in names if name != "Timeouts" or bool(table["Timeouts"].max())]
-    rows = [
-        [*_pairing_cells(row, data), *(_ludii_cell(name, row[name]) for name in names)] for row in table.iter_rows(named=True)
-    ]
+    rows = [[*pairing_cells(row, data), *(ludii_cell(name, row[name]) for name in names)] for row in table.iter_rows(named=True)]
     return Section(
         "Game metrics of every pairing",
         [
             "The Ludii metrics as this project defines them, for every ordered pairing: a game stopped by the ply cap "
             "keeps the winner of its score, BranchingFactor is the mean per game without the games of no move, "
-            "PositionalRepetition ours "
-            f"(pipeline.turns).{'' if bool(table['Timeouts'].max()) else ' Timeouts is left out: no game reached the ply cap.'}"
+            "PositionalRepetition ours (pipeline.analysis.turns)."
+            f"{'' if bool(table['Timeouts'].max()) else ' Timeouts is left out: no game reached the ply cap.'}"
         ],
-        [Table("Ludii metrics per pairing", [*_pairing_header(data), *names], rows, "ludii")],
+        [Table("Ludii metrics per pairing", [*pairing_header(data), *names], rows, "ludii")],
         appendix=True,
     )
 
 
-def _methods_section(data: ReportData) -> Section:
+def methods_section(data: ReportData) -> Section:
     """How every figure of the report is estimated and tested, and how well the intervals cover."""
     text = [
         "**Estimates and intervals.** All intervals are two-sided 95%. A share of games (South wins, draws, games in "
@@ -108,7 +106,7 @@ def _methods_section(data: ReportData) -> Section:
             "**Coverage.** The intervals are checked where they are weakest, in small pairings and for rare events: "
             f"{_coverage_setting(data.coverage)} The table gives, for each figure, how many of the replications' 95% "
             "intervals hold its exact value, for the interval of the report and for the normal interval it replaced "
-            "(pipeline.coverage; tables/coverage.csv). A Wilson interval's coverage swings with the true share and "
+            "(pipeline.analysis.coverage; tables/coverage.csv). A Wilson interval's coverage swings with the true share and "
             "dips a few points below 95% at some shares of small samples (Brown, Cai and DasGupta 2001, Statistical "
             "Science 16:101); the table shows where."
         )

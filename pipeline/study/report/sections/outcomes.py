@@ -8,68 +8,70 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.render.document import Section, Table
+from pipeline.report.document import Section, Table
 from pipeline.study.report.data import GAME_EVENTS, ReportData
 from pipeline.study.report.sections.cells import (
     EXACT_SCORE_DIGITS,
-    _beside,
-    _exact_note,
-    _exact_outcome_cells,
-    _exact_row,
-    _exact_tagged,
-    _listed,
-    _p_text,
-    _p_value,
-    _pairing_cells,
-    _pairing_header,
-    _plain,
-    _plural,
-    _row,
-    _rules_cells,
-    _rules_header,
-    _share,
-    _significant_seats,
-    _start_values,
-    _start_words,
-    _stones,
-    _total_stones,
+    exact_note,
+    exact_outcome_cells,
+    exact_row,
+    exact_tagged,
+    listed_words,
+    p_value,
+    p_words,
+    pairing_cells,
+    pairing_header,
+    plain,
+    plural,
+    put_beside,
+    rules_cells,
+    rules_header,
+    share_cell,
+    significant_seats,
+    start_values,
+    start_words,
+    stones_words,
+    table_row,
+    total_stones,
 )
 from pipeline.study.report.words import short
 
 
-def _headline_section(data: ReportData) -> Section:
+def headline_section(data: ReportData) -> Section:
     """The figures a reader wants first, per rule set: those of its pairing with the most games,
     formatted exactly as in the tables below; its exact values instead where the study has them."""
     text = []
     main = data.main_pairings()
     for keys in main.iter_rows(named=True):
-        variant = _row(data.rule_sets, {"rules": keys["rules"]})["variant"]
+        variant = table_row(data.rule_sets, {"rules": keys["rules"]})["variant"]
         name = f"{variant} ({keys['rules']})" if data.several_rules and variant != keys["rules"] else keys["rules"]
-        outcome = _row(data.outcomes, keys)
+        outcome = table_row(data.outcomes, keys)
         opening = f"**{name}, {keys['south']} (South) v {keys['north']} (North), {outcome['games']:,} games.** "
-        exact = _exact_row(data, keys)
+        exact = exact_row(data, keys)
         text.append(opening + (_sampled_headline(data, keys) if exact is None else _exact_headline(outcome, exact)))
     if data.agreement is not None:
-        values = _start_values(data.agreement)
+        values = start_values(data.agreement)
         if len(values) == 1:
-            text.append(f"**Perfect play.** {_start_words(*values[0])}.")
+            text.append(f"**Perfect play.** {start_words(*values[0])}.")
         else:
-            words = "; ".join(f"{rules}: {_start_words(rules, value)}" for rules, value in values)
+            words = "; ".join(f"{rules}: {start_words(rules, value)}" for rules, value in values)
             text.append(f"**Perfect play.** {words}.")
     return Section("Headlines", text)
 
 
 def _sampled_headline(data: ReportData, keys: dict[str, Any]) -> str:
-    outcome = _row(data.outcomes, keys)
-    length = _row(data.ludii, keys)
+    outcome = table_row(data.outcomes, keys)
+    length = table_row(data.ludii, keys)
     fired = data.events.filter(*(pl.col(key) == value for key, value in keys.items()))
     rates = "; ".join(
-        f"{short(row['event'])} {_share(row, 'fired', 2)}" for row in fired.iter_rows(named=True) if row["event"] in GAME_EVENTS
+        f"{short(row['event'])} {share_cell(row, 'fired', 2)}"
+        for row in fired.iter_rows(named=True)
+        if row["event"] in GAME_EVENTS
     )
     return (
-        f"First-player score {_plain(outcome, 'first_player', 3)} "
-        f"(two-sided sign test against 1/2: p {_p_text(outcome['first_player_p'])}); "
-        f"South wins {_share(outcome, 'south')}%, draws {_share(outcome, 'draw')}%. "
+        f"First-player score {plain(outcome, 'first_player', 3)} "
+        f"(two-sided sign test against 1/2: p {p_words(outcome['first_player_p'])}); "
+        f"South wins {share_cell(outcome, 'south')}%, draws {share_cell(outcome, 'draw')}%. "
         f"Mean length {length['Duration']:.2f} [{length['Duration_low']:.2f}, {length['Duration_high']:.2f}] plies. "
         f"Games in which each rule fires (%): {rates}."
     )
@@ -79,17 +81,17 @@ def _exact_headline(outcome: dict[str, Any], exact: dict[str, Any]) -> str:
     rates = "; ".join(f"{short(name)} {100 * exact[f'fires_{name}']:.4f}" for name in GAME_EVENTS)
     return (
         f"First-player score {exact['first_player_score']:.{EXACT_SCORE_DIGITS}f} (exact; its games give "
-        f"{_plain(outcome, 'first_player', 3)}); South wins {100 * exact['south_win']:.4f}%, draws "
+        f"{plain(outcome, 'first_player', 3)}); South wins {100 * exact['south_win']:.4f}%, draws "
         f"{100 * exact['draw']:.4f}% (exact). Mean length {exact['mean_plies']:.4f} plies (exact). "
         f"Games in which each rule fires (%, exact): {rates}."
     )
 
 
-def _advantage_section(data: ReportData) -> Section:
+def advantage_section(data: ReportData) -> Section:
     # North's wins are the rest of each pairing's games: left out here, so that the table keeps
     # its exact columns within a laptop's width (tables/outcomes.csv has them)
     rows = [
-        [*_pairing_cells(row, data), *_beside(_without_north(_outcome_cells(row)), _exact_outcome_cells(data, row), data)]
+        [*pairing_cells(row, data), *put_beside(_without_north(_outcome_cells(row)), exact_outcome_cells(data, row), data)]
         for row in data.outcomes.iter_rows(named=True)
     ]
     pooled = [[row["rules"], *_outcome_cells(row)[:-1]] for row in data.outcomes_overall.iter_rows(named=True)]
@@ -102,13 +104,13 @@ def _advantage_section(data: ReportData) -> Section:
         "as it played). Between different strategies the score mixes the seat with their strengths: the seat effect "
         "is read from both orders together (Who gains from moving first)."
     )
-    text += _exact_note(data)
+    text += exact_note(data)
     return Section(
         "Outcomes of every pairing",
         [text],
         [
             Table(
-                "Outcomes per pairing", [*_pairing_header(data), *_beside(_without_north(cells), exact, data)], rows, "outcomes"
+                "Outcomes per pairing", [*pairing_header(data), *put_beside(_without_north(cells), exact, data)], rows, "outcomes"
             ),
             Table("All pairings pooled", ["rules", *cells[:-1]], pooled, "outcomes_overall"),
         ],
@@ -125,21 +127,21 @@ def _without_north(cells: list[str]) -> list[str]:
 def _outcome_cells(row: dict[str, Any]) -> list[str]:
     return [
         f"{row['games']:,}",
-        _share(row, "south"),
-        _share(row, "draw"),
-        _share(row, "north"),
-        _plain(row, "first_player", 3),
-        _p_value(row["first_player_p"]),
-        _p_value(row.get("first_player_p_holm")),
+        share_cell(row, "south"),
+        share_cell(row, "draw"),
+        share_cell(row, "north"),
+        plain(row, "first_player", 3),
+        p_value(row["first_player_p"]),
+        p_value(row.get("first_player_p_holm")),
     ]
 
 
-def _solved_words(data: ReportData, rules: str) -> list[str]:
+def solved_words(data: ReportData, rules: str) -> list[str]:
     if data.openings is None or rules not in data.openings["rules"].to_list():
         return []
     openings = data.openings.filter(pl.col("rules") == rules)
     value = int(openings["value"].max())  # type: ignore[arg-type]
-    total = _total_stones(rules)
+    total = total_stones(rules)
     winner = "South, who moves first," if value > 0 else "North, who moves second,"
     result = (
         "a draw"
@@ -147,11 +149,11 @@ def _solved_words(data: ReportData, rules: str) -> list[str]:
         else f"{winner} wins by {abs(value)} stones ({(total + abs(value)) // 2} to {(total - abs(value)) // 2})"
     )
     best = openings.filter("best")["pit"].to_list()
-    moves = "; ".join(f"pit {row['pit']} {_stones(row['value'])}" for row in openings.iter_rows(named=True))
+    moves = "; ".join(f"pit {row['pit']} {stones_words(row['value'])}" for row in openings.iter_rows(named=True))
     only = (
         f"South's only best first move is pit {best[0]}"
         if len(best) == 1
-        else f"South's best first moves are pits {_listed(best)}"
+        else f"South's best first moves are pits {listed_words(best)}"
     )
     return [
         f"**The game is solved.** With perfect play on both sides, {result}. {only}; "
@@ -159,7 +161,7 @@ def _solved_words(data: ReportData, rules: str) -> list[str]:
     ]
 
 
-def _first_player_words(data: ReportData, rules: str) -> list[str]:
+def first_player_words(data: ReportData, rules: str) -> list[str]:
     scores = []
     for name in data.strategies(rules):
         value = _self_play_score(data, rules, name)
@@ -169,9 +171,9 @@ def _first_player_words(data: ReportData, rules: str) -> list[str]:
     if scores:
         text.append(
             f"**{_seat_verdict(data, rules)}** Between two copies of the same strategy, South's score (a win 1, a draw "
-            f"one half) is: {_exact_tagged(scores)}. A fair seat would give 0.5."
+            f"one half) is: {exact_tagged(scores)}. A fair seat would give 0.5."
         )
-    pairs, worse, better = _significant_seats(data.seat_effect.filter(pl.col("rules") == rules))
+    pairs, worse, better = significant_seats(data.seat_effect.filter(pl.col("rules") == rules))
     if pairs:
         text.append(
             f"Over both seat orders of each of the {pairs} pairs of different strategies, which cancels their "
@@ -197,15 +199,15 @@ def _seat_verdict(data: ReportData, rules: str) -> str:
         else:
             kind = "unclear"
         found[kind].append(row["strategy_a"])
-    fair = f"exactly fair for {_listed(found['fair'])} (an exact score of 1/2)" if found["fair"] else ""
-    unclear = f"for {_listed(found['unclear'])} the games show no clear seat effect" if found["unclear"] else ""
+    fair = f"exactly fair for {listed_words(found['fair'])} (an exact score of 1/2)" if found["fair"] else ""
+    unclear = f"for {listed_words(found['unclear'])} the games show no clear seat effect" if found["unclear"] else ""
     if not found["worse"] and not found["better"]:
         if fair and not unclear:
             return f"Moving first is {fair}."
         return "Moving first is neither a clear advantage nor a clear disadvantage" + (f"; it is {fair}." if fair else ".")
     unanimous = not (found["fair"] or found["unclear"]) and not (found["worse"] and found["better"]) and self_play.height > 1
     signed = [
-        f"{words} for {'every strategy' if unanimous else _listed(found[kind])}"
+        f"{words} for {'every strategy' if unanimous else listed_words(found[kind])}"
         for kind, words in (("worse", "a disadvantage"), ("better", "an advantage"))
         if found[kind]
     ]
@@ -217,43 +219,43 @@ def _self_play_score(data: ReportData, rules: str, name: str) -> tuple[str, bool
     """A strategy's self-play first-player score in words, and whether it is exact: exact when
     known, else sampled with its interval."""
     keys = {"rules": rules, "south": name, "north": name}
-    exact = _exact_row(data, keys)
+    exact = exact_row(data, keys)
     if exact is not None:
         return f"{exact['first_player_score']:.3f}", True
     found = data.outcomes.filter(*(pl.col(key) == value for key, value in keys.items()))
-    return None if not found.height else (_plain(found.row(0, named=True), "first_player", 3), False)
+    return None if not found.height else (plain(found.row(0, named=True), "first_player", 3), False)
 
 
-def _first_player_section(data: ReportData, exact_pending: str | None = None) -> Section:
+def first_player_section(data: ReportData, exact_pending: str | None = None) -> Section:
     """Who gains from moving first: the seat effect of every pair of strategies (both seat
     orders pooled, so that strength cancels) and self-play."""
     table = data.seat_effect
     rows = [
         [
-            *_rules_cells(row, data),
+            *rules_cells(row, data),
             row["strategy_a"] if row["strategy_a"] == row["strategy_b"] else f"{row['strategy_a']} and {row['strategy_b']}",
             f"{row['games']:,}",
             f"{row['first_player_wins']:,} / {row['draws']:,} / {row['second_player_wins']:,}",
-            *_beside(
+            *put_beside(
                 [f"{row['seat_effect']:+.3f} [{row['seat_effect_low']:+.3f}, {row['seat_effect_high']:+.3f}]"],
                 ["n/a" if row["seat_effect_exact"] is None else f"{row['seat_effect_exact']:+.6f}"],
                 data,
             ),
-            _p_value(row["seat_effect_p"]),
-            _p_value(row["seat_effect_p_holm"]),
+            p_value(row["seat_effect_p"]),
+            p_value(row["seat_effect_p_holm"]),
         ]
         for row in table.iter_rows(named=True)
     ]
-    header = [*_rules_header(data), "strategies", "games", "first player wins / draws / loses"]
-    header += [*_beside(["seat effect"], ["seat effect, exact"], data), "p", "p (Holm)"]
-    pairs, worse, better = _significant_seats(table)
+    header = [*rules_header(data), "strategies", "games", "first player wins / draws / loses"]
+    header += [*put_beside(["seat effect"], ["seat effect, exact"], data), "p", "p (Holm)"]
+    pairs, worse, better = significant_seats(table)
     text = [
         "A game between two different strategies mixes two things: which seat moves first and which strategy is "
         "stronger. Played both ways round, a pair of strategies moves first equally often, so pooling the two seat "
         "orders cancels their strengths and leaves the effect of the seat: the **seat effect** is the pooled first "
         "player's score minus 1/2 (a win counts 1, a draw 1/2), negative when moving first is a disadvantage. A "
         "strategy's self-play is a pair of its own.",
-        f"**Of {_plural(pairs, 'pair')} of different strategies, moving first is a significant disadvantage in "
+        f"**Of {plural(pairs, 'pair')} of different strategies, moving first is a significant disadvantage in "
         f"{worse} and a significant advantage in {better}** (Holm-adjusted p < 0.05 over every pair"
         f"{' and rule set' if data.several_rules else ''}).",
         "The test is the exact sign test on the decisive games (draws carry no sign), two-sided against a seat effect "
@@ -300,7 +302,7 @@ def _unequal_orders(table: pl.DataFrame) -> str:
     unequal = table.filter(pl.col("seat_effect_test") != "sign test")
     if not unequal.height:
         return ""
-    pairs = _listed([f"{row['strategy_a']} and {row['strategy_b']}" for row in unequal.iter_rows(named=True)])
+    pairs = listed_words([f"{row['strategy_a']} and {row['strategy_b']}" for row in unequal.iter_rows(named=True)])
     return (
         f"The two seat orders of {pairs} played different numbers of games: pooled, the larger would weigh more and let "
         "strength back in, so their seat effect is the mean of the two orders' scores less 1/2, with a normal interval "

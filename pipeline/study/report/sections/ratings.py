@@ -6,26 +6,26 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipeline.agreement import MAX_GAMES_PER_PAIRING
-from pipeline.ratings import fits_poorly
-from pipeline.render.document import Section, Table
+from pipeline.analysis.agreement import MAX_GAMES_PER_PAIRING
+from pipeline.analysis.ratings import fits_poorly
+from pipeline.report.document import Section, Table
 from pipeline.study.report.data import ReportData
 from pipeline.study.report.figures import ladder_axis
 from pipeline.study.report.sections.cells import (
-    _anchor_text,
-    _listed,
-    _p_value,
-    _rules_cells,
-    _rules_header,
-    _share,
-    _start_values,
+    anchor_text,
+    listed_words,
+    p_value,
+    rules_cells,
+    rules_header,
+    share_cell,
+    start_values,
 )
 
 
-def _ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, fit: pl.DataFrame, data: ReportData) -> Section:
+def ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, fit: pl.DataFrame, data: ReportData) -> Section:
     rows = [
         [
-            *_rules_cells(row, data),
+            *rules_cells(row, data),
             row["strategy"],
             f"{row['rating']:.0f} [{row['low']:.0f}, {row['high']:.0f}]" if row["bounded"] else "not bounded by the games",
             f"{row['games']:,}",
@@ -35,7 +35,7 @@ def _ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, fit: pl.Dat
     ]
     first = [
         [
-            *_rules_cells(row, data),
+            *rules_cells(row, data),
             row["strategy"],
             "n/a" if row["elo"] is None else f"{row['elo']:.0f} [{row['low']:.0f}, {row['high']:.0f}]",
             "n/a"
@@ -46,25 +46,25 @@ def _ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, fit: pl.Dat
     ]
     fits = [
         [
-            *_rules_cells(row, data),
+            *rules_cells(row, data),
             "one first-move term" if row["model"] == "shared" else "a first-move term per strategy",
             f"{row['pairings']}",
             f"{row['parameters']}",
             f"{row['deviance']:,.1f}",
             f"{row['df']}",
             "n/a" if row["dispersion"] != row["dispersion"] else f"{row['dispersion']:,.1f}",
-            _p_value(row["p"]),
+            p_value(row["p"]),
         ]
         for row in fit.iter_rows(named=True)
     ]
     per_strategy = fit.filter(pl.col("model") == "per_strategy").row(0, named=True)
     misfit = fits_poorly(per_strategy["dispersion"])
-    rules = _rules_header(data)
+    rules = rules_header(data)
     _, cut, unbounded = ladder_axis(ladder)
     text = [
         "A Bradley-Terry model fitted to every game of the round robin, a draw counting half a win for each side, on "
         "the Elo scale (400 points is a factor of 10 in the odds), with a first-move term for each strategy in South's "
-        f"seat (Agresti, Categorical Data Analysis, section 11.6). {_anchor_text(fit)} A weak Gaussian prior "
+        f"seat (Agresti, Categorical Data Analysis, section 11.6). {anchor_text(fit)} A weak Gaussian prior "
         f"(sd {first_move['prior_sd'][0]:.0f} Elo) keeps the terms of a strategy that never loses, or never wins, finite; "
         "such a term is set by the prior and says only that the games cannot bound it.",
         "**How well the model fits.** The deviance and Pearson's dispersion (chi-square over its degrees of freedom) "
@@ -74,7 +74,7 @@ def _ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, fit: pl.Dat
     ]
     if unbounded:
         text.append(
-            f"**Not bounded by the games: {_listed(unbounded)}.** The strategies split into groups one of which never "
+            f"**Not bounded by the games: {listed_words(unbounded)}.** The strategies split into groups one of which never "
             "scored a point (no win, no draw) against another, so the maximum-likelihood ratings between them are "
             "infinite (Ford 1957, American Mathematical Monthly 64:28): such a rating is the prior's number, not the "
             "games'. The table says so, the figure draws an arrow for it, and tables/ratings.csv keeps the number with "
@@ -116,26 +116,26 @@ def _ladder_caption(cut: list[str], unbounded: list[str]) -> str:
     if cut:
         one = len(cut) == 1
         noun, runs, be, whose = ("interval", "runs", "is", "its") if one else ("intervals", "run", "are", "their")
-        caption += f" The {noun} of {_listed(cut)} {runs} past the axis and {be} cut at its edge (arrowheads); "
+        caption += f" The {noun} of {listed_words(cut)} {runs} past the axis and {be} cut at its edge (arrowheads); "
         caption += f"the table gives {whose} ends."
     if unbounded:
-        caption += f" The games do not bound the rating of {_listed(unbounded)}: an arrow at the edge, no point."
+        caption += f" The games do not bound the rating of {listed_words(unbounded)}: an arrow at the edge, no point."
     return caption
 
 
-def _agreement_section(agreement: pl.DataFrame, data: ReportData) -> Section:
+def agreement_section(agreement: pl.DataFrame, data: ReportData) -> Section:
     rows = [
         [
-            *_rules_cells(row, data),
+            *rules_cells(row, data),
             row["strategy"],
             f"{row['moves']:,}",
-            _share(row, "kept", 2),
+            share_cell(row, "kept", 2),
             f"{row['loss']:.3f} [{row['loss_low']:.3f}, {row['loss_high']:.3f}]",
         ]
         for row in agreement.iter_rows(named=True)
     ]
-    values = ", ".join(f"{rules}: {value:+d}" for rules, value in _start_values(agreement))
-    rules = _rules_header(data)
+    values = ", ".join(f"{rules}: {value:+d}" for rules, value in start_values(agreement))
+    rules = rules_header(data)
     section = Section(
         "Perfect play",
         [
@@ -157,7 +157,7 @@ def _agreement_section(agreement: pl.DataFrame, data: ReportData) -> Section:
     )
     if data.openings is not None:
         openings = [
-            [*_rules_cells(row, data), f"{row['pit']}", f"{row['value']:+d}", "yes" if row["best"] else "no"]
+            [*rules_cells(row, data), f"{row['pit']}", f"{row['value']:+d}", "yes" if row["best"] else "no"]
             for row in data.openings.iter_rows(named=True)
         ]
         header = [*rules, "pit", "value for South (stones)", "best"]

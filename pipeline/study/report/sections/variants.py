@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from pipeline.records import IS_SELF_PLAY, PAIRING_COLUMNS
-from pipeline.render.document import Section, Table
+from pipeline.report.document import Section, Table
+from pipeline.runs.records import IS_SELF_PLAY, PAIRING_COLUMNS
 from pipeline.study.report.data import GAME_EVENTS, ReportData
-from pipeline.study.report.sections.cells import RULES_MD, _beside, _exact_cell, _exact_note, _plain, _ruled_out, _share
+from pipeline.study.report.sections.cells import RULES_MD, exact_cell, exact_note, plain, put_beside, ruled_out, share_cell
 from pipeline.study.report.words import short
 
 
-def _variant_sections(data: ReportData) -> list[Section]:
+def variant_sections(data: ReportData) -> list[Section]:
     rule_sets = [
         [row["variant"], row["rules"], f"{row['games']:,}", "n/a" if row["start_value"] is None else f"{row['start_value']:+d}"]
         for row in data.rule_sets.iter_rows(named=True)
@@ -24,16 +24,16 @@ def _variant_sections(data: ReportData) -> list[Section]:
             row["variant"],
             row["south"],
             f"{row['games']:,}",
-            *_beside(
+            *put_beside(
                 [
-                    _plain(row, "first_player", 3),
-                    _share(row, "draw"),
+                    plain(row, "first_player", 3),
+                    share_cell(row, "draw"),
                     f"{row['Duration']:.2f} [{row['Duration_low']:.2f}, {row['Duration_high']:.2f}]",
                 ],
                 [
-                    _exact_cell(data, row, "first_player_score", "{:.6f}"),
-                    _exact_cell(data, row, "draw", "{:.3f}", 100),
-                    _exact_cell(data, row, "mean_plies", "{:.4f}"),
+                    exact_cell(data, row, "first_player_score", "{:.6f}"),
+                    exact_cell(data, row, "draw", "{:.3f}", 100),
+                    exact_cell(data, row, "mean_plies", "{:.4f}"),
                 ],
                 data,
             ),
@@ -46,7 +46,7 @@ def _variant_sections(data: ReportData) -> list[Section]:
             row["variant"],
             f"{row['south']} v {row['north']}",
             short(row["event"]),
-            *_beside([_share(row, "fired", 2)], [_exact_cell(data, row, f"fires_{row['event']}", "{:.4f}", 100)], data),
+            *put_beside([share_cell(row, "fired", 2)], [exact_cell(data, row, f"fires_{row['event']}", "{:.4f}", 100)], data),
         ]
         for row in fired.iter_rows(named=True)
         if row["event"] in GAME_EVENTS
@@ -60,13 +60,13 @@ def _variant_sections(data: ReportData) -> list[Section]:
                 "Each rule set is the study's [rules] (labelled default) with the changes its label names; the rule-set "
                 f"name spells out every field that differs from {RULES_MD}. The value of the start for South under perfect "
                 "play is given for the rule sets under which the study played perfect. Self-play pairings: the "
-                f"first-player score, the share of draws and the mean length of a game.{_exact_note(data)}"
+                f"first-player score, the share of draws and the mean length of a game.{exact_note(data)}"
             ],
             [
                 Table("Rule sets", ["variant", "rules", "games", "value of the start (perfect play)"], rule_sets, "rule_sets"),
                 Table(
                     "Self-play per rule set",
-                    ["variant", "strategy", "games", *_beside(self_play_header, self_play_exact, data)],
+                    ["variant", "strategy", "games", *put_beside(self_play_header, self_play_exact, data)],
                     rows,
                 ),
             ],
@@ -79,8 +79,8 @@ def _variant_sections(data: ReportData) -> list[Section]:
             "How often the rules fire, per rule set",
             [
                 "In the pairing with the most games of each rule set; tables/events.csv has every pairing and counter."
-                + _exact_note(data)
-                + _ruled_out(data)
+                + exact_note(data)
+                + ruled_out(data)
             ],
             [
                 Table(
@@ -89,7 +89,7 @@ def _variant_sections(data: ReportData) -> list[Section]:
                         "variant",
                         "pairing",
                         "event",
-                        *_beside(["games where it fires (%)"], ["games where it fires, exact (%)"], data),
+                        *put_beside(["games where it fires (%)"], ["games where it fires, exact (%)"], data),
                     ],
                     event_rows,
                 )

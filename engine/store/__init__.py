@@ -1,0 +1,70 @@
+"""The engine's files and memory: the cache folder, sealed files, the engine's version, and what a rule set holds in memory."""
+
+from __future__ import annotations
+
+from engine.store.cache import (
+    EXACT,
+    KINDS,
+    POLICIES,
+    SCRATCH,
+    SEARCH,
+    SOLUTIONS,
+    TABLES,
+    TEMPORARY_PREFIX,
+    CacheKind,
+    cache_folder,
+    pid_in,
+    process_running,
+    remove_stale_temporaries,
+    set_cache_folder,
+    temporary_files,
+    write_atomic,
+)
+from engine.store.integrity import (
+    DamagedFileError,
+    file_digest,
+    read_arrays,
+    read_json,
+    regular_file,
+    sealed,
+    sealed_identity,
+    unsealed,
+    write_arrays,
+    write_json,
+)
+from engine.store.memory import forget_with, per_rule_set, release_caches, return_freed_memory
+from engine.store.version import ENGINE_VERSION
+
+__all__ = [
+    "ENGINE_VERSION",
+    "EXACT",
+    "KINDS",
+    "POLICIES",
+    "SCRATCH",
+    "SEARCH",
+    "SOLUTIONS",
+    "TABLES",
+    "TEMPORARY_PREFIX",
+    "CacheKind",
+    "DamagedFileError",
+    "cache_folder",
+    "file_digest",
+    "forget_with",
+    "per_rule_set",
+    "pid_in",
+    "process_running",
+    "read_arrays",
+    "read_json",
+    "regular_file",
+    "release_caches",
+    "remove_stale_temporaries",
+    "return_freed_memory",
+    "sealed",
+    "sealed_identity",
+    "set_cache_folder",
+    "temporary_files",
+    "unsealed",
+    "write_arrays",
+    "write_atomic",
+    "write_json",
+]

@@ -1,0 +1,41 @@
+"""Every position of a rule set in arrays: the dense board index, the position tables, and the first move they leave out."""
+
+from __future__ import annotations
+
+from engine.tables.first_move import FirstMoves, checked_start, first_moves
+from engine.tables.index import BoardIndex, board_index, row_stones
+from engine.tables.positions import (
+    CONFIGURED,
+    END_CODES,
+    END_MASK,
+    END_SHIFT,
+    FLAGS,
+    PositionTables,
+    build_tables,
+    cache_path,
+    kept_tables,
+    load_tables,
+    table_rules,
+    tables_folder,
+)
+
+__all__ = [
+    "CONFIGURED",
+    "END_CODES",
+    "END_MASK",
+    "END_SHIFT",
+    "FLAGS",
+    "BoardIndex",
+    "FirstMoves",
+    "PositionTables",
+    "board_index",
+    "build_tables",
+    "cache_path",
+    "checked_start",
+    "first_moves",
+    "kept_tables",
+    "load_tables",
+    "row_stones",
+    "table_rules",
+    "tables_folder",
+]

@@ -1,0 +1,1 @@
+"""The statistics the products share: tests, intervals, metrics, ratings, per-ply turns, agreement, coverage, Ludii, fairness."""

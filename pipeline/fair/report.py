@@ -1,0 +1,325 @@
+"""The report of a fairness search (pipeline.fair.run): reports/fair/<rule set>/.
+
+index.html, report.md     the findings in words, with tables and figures
+tables/starts.csv         every start within the moved stones: counts, value, first moves'
+                          values, pie value, komi, natural rank, exact figures, Pareto front
+tables/balance.csv        the rule set's own start: value, pie rule, komi, exact figures
+figures/*.svg|pdf|png     the values of the starts one stone away, the count of starts by
+                          value, the most natural fair start, and the Pareto front
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from matplotlib import colormaps
+from matplotlib.axes import Axes
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import BoundaryNorm, ListedColormap
+from matplotlib.figure import Figure
+
+import engine
+from pipeline.analysis.fairness import EXACT_COLUMNS, PARETO_COLUMNS, no_first_move
+from pipeline.fair.run import FairSearch
+from pipeline.report import figures as plot
+from pipeline.report.document import Section, Table
+from pipeline.report.folder import check_report_out, publish_pages, staging, write_error
+from pipeline.runs.paths import REPORTS
+
+WORDS = {
+    "random_first_player_score": "random: first player's score",
+    "random_mean_plies": "random: mean plies",
+    "random_feeding_forced_fires": "random: feeding forced",
+    "random_grand_slam_blocked_fires": "random: grand slam banned",
+    "perfect_mean_plies": "perfect: mean plies",
+}
+SHOWN_FAIR = 20  # fair starts listed in the page (every one is in tables/starts.csv)
+
+
+def default_out(rules: engine.Rules, exact_within: int) -> Path:
+    """reports/fair/<rule set>/, or .../<rule set>-exact-within-<n>/ when fair starts were played
+    exactly: each command its own folder, so that one never overwrites the other's figures."""
+    name = rules.name if exact_within == 0 else f"{rules.name}-exact-within-{exact_within}"
+    return REPORTS / "fair" / name
+
+
+def build_fair_report(search: FairSearch, out: Path | None = None) -> Path:
+    """Write the report of ``search``; returns its folder (default ``default_out``), with
+    manifest.json saying what made it (the command's settings and the engine's version)."""
+    out = check_report_out(out if out is not None else default_out(search.rules, search.exact_within))
+    sections, figures = _sections(search)
+    title = f"Fair Modiar: starts, the pie rule and komi ({search.rules.name})"
+    command = f"modiar fair --rules {search.rules.name} --moved {search.moved} --exact-within {search.exact_within}"
+    footer = [f"Made by {command}, engine version {engine.ENGINE_VERSION}."]
+    manifest = {
+        "kind": "fair",
+        "rules": search.rules.name,
+        "moved": search.moved,
+        "exact_within": search.exact_within,
+        "engine": engine.ENGINE_VERSION,
+        "command": command,
+    }
+    with staging(out) as folder:
+        try:
+            for stem, figure in figures.items():
+                plot.save(figure, folder / "figures", stem)
+        except OSError as error:  # a full disk: name the report, as publish_pages does
+            raise write_error(out, error) from None
+        publish_pages(
+            folder,
+            out,
+            title,
+            _text(search),
+            sections,
+            _tables(search),
+            abstract=_abstract(search),
+            footer=footer,
+            manifest=manifest,
+        )
+    return out
+
+
+def _tables(search: FairSearch) -> dict[str, pl.DataFrame]:
+    balance = search.balance
+    own = {
+        "rules": search.rules.name,
+        "value": balance.value,
+        "pie_value": balance.pie_value,
+        "komi": balance.komi,
+        **search.own,
+    }
+    return {"starts": search.starts, "balance": pl.DataFrame([own])}
+
+
+def _abstract(search: FairSearch) -> list[str]:
+    starts, balance = search.starts, search.balance
+    fair = starts.filter(pl.col("value") == 0)
+    by_moved = {moved: fair.filter(pl.col("moved") == moved).height for moved in range(1, search.moved + 1)}
+    of_moved = {moved: starts.filter(pl.col("moved") == moved).height for moved in range(1, search.moved + 1)}
+    counted = "; ".join(f"{by_moved[m]} of the {of_moved[m]} starts with {_stones(m)} moved" for m in by_moved)
+    natural = fair.sort("natural_rank").head(3)["start"].to_list()
+    pie = (
+        f"The pie rule changes nothing: {no_first_move(search.rules)}"
+        if balance.pie_value is None
+        else f"With the pie rule it is worth {balance.pie_value:+d}"
+    )
+    return [
+        f"Under perfect play the start of {search.rules.name} is worth {balance.value:+d} to the first player (South). "
+        f"{pie}; a komi of {balance.komi:+d} stones to South makes it a draw, and "
+        f"{balance.komi + 0.5:+.1f} or {balance.komi - 0.5:+.1f} decide every game.",
+        f"Moving stones between pits gives fair starts (perfect play draws): {counted}. The most natural: "
+        + ", ".join(natural)
+        + " (South's pits 0 1 2 / North's 3 4 5, in the order of sowing).",
+    ]
+
+
+def _text(search: FairSearch) -> list[str]:
+    return [
+        "Every value here is exact: a lookup in the strong solution of the rule set, which holds every "
+        "position of its stones, with the first move's forfeit applied as at the rule set's own start. "
+        "The exact figures of play from a start are engine.exact_outcome's, from that start."
+    ]
+
+
+def _sections(search: FairSearch) -> tuple[list[Section], dict[str, Figure]]:
+    figures = {"fair_one_stone": _one_stone_figure(search), "fair_values": _values_figure(search)}
+    fair = search.starts.filter(pl.col("value") == 0).sort("natural_rank")
+    sections = [_balance_section(search), _starts_section(search, fair)]
+    if fair.height:
+        figures["fair_natural_start"] = plot.board(
+            [int(fair[f"pit_{pit}"][0]) for pit in range(6)], title=f"The most natural fair start: {fair['start'][0]}"
+        )
+        sections[-1].figures.append(("fair_natural_start", "The most natural fair start, drawn as RULES.md draws boards."))
+    exact = fair.filter(pl.col("perfect_mean_plies").is_not_null())
+    if exact.height:
+        figures["fair_pareto"] = _pareto_figure(search, exact)
+        sections.append(_exact_section(search, exact))
+    sections.append(_methods_section(search))
+    return sections, figures
+
+
+def _balance_section(search: FairSearch) -> Section:
+    balance = search.balance
+    rows = [
+        ["value under perfect play", f"{balance.value:+d}"],
+        ["value with the pie rule", "none: South has no first move" if balance.pie_value is None else f"{balance.pie_value:+d}"],
+        ["komi for a draw (stones to South)", f"{balance.komi:+d}"],
+        ["half-stone komi (no draws)", f"{balance.komi - 0.5:+.1f} (North wins) or {balance.komi + 0.5:+.1f} (South wins)"],
+    ]
+    rows += [[WORDS[column], _figure(column, search.own[column])] for column in EXACT_COLUMNS]
+    text = [
+        "South moves first. The pie rule lets North, after South's first move, take South's side: "
+        "a first move worth v to South is then worth |v| to North, so South opens with a move of "
+        "least |v| and the pie rule's value is -min |v|, never above 0. Komi adds stones to the "
+        "first player's final total: it shifts every final margin alike, so the perfect-play value "
+        "moves by the komi and a komi of minus the value draws."
+    ]
+    table = Table("The rule set's own start", ["", search.rules.name], rows, name="balance")
+    return Section("The rule set's own start", text, [table])
+
+
+def _starts_section(search: FairSearch, fair: pl.DataFrame) -> Section:
+    header = ["rank", "start", "moved", "rows keep their stones", "mirrored", "first moves' values", "pie"]
+    rows = [
+        [
+            str(row["natural_rank"]),
+            row["start"],
+            str(row["moved"]),
+            "yes" if row["rows_equal"] else "no",
+            "yes" if row["mirrored"] else "no",
+            " ".join(_signed(row[f"first_move_{pit}_value"]) for pit in range(3)),
+            _signed(row["pie_value"]),
+        ]
+        for row in fair.head(SHOWN_FAIR).iter_rows(named=True)
+    ]
+    text = [
+        f"A start here is the rule set's own with 1 to {search.moved} stones moved between pits of either row, "
+        f"the same {search.rules.total_stones} stones in all. A fair start is one whose value under perfect "
+        "play is 0. The fair starts are ranked by how natural they are: fewest stones moved, then starts "
+        "whose rows keep their stones (each player moved stones within the own row), then mirrored ones "
+        "(both players see the same row), then the most pits equal to the pit facing them in play."
+    ]
+    caption = f"The fair starts, most natural first (the first {SHOWN_FAIR}; all of them in tables/starts.csv)"
+    figures = [
+        ("fair_one_stone", "The value of every start with one stone moved: from the pit of a row to the pit of a column."),
+        ("fair_values", "How many starts have each value, by the stones moved."),
+    ]
+    return Section("Fair starts", text, [Table(caption, header, rows, name="starts")], figures)
+
+
+def _exact_section(search: FairSearch, exact: pl.DataFrame) -> Section:
+    header = ["start", *(WORDS[column] for column in EXACT_COLUMNS), "Pareto"]
+    own = ["the rule set's own", *(_figure(column, search.own[column]) for column in EXACT_COLUMNS), ""]
+    rows = [own] + [
+        [row["start"], *(_figure(column, row[column]) for column in EXACT_COLUMNS), "yes" if row["pareto"] else ""]
+        for row in exact.iter_rows(named=True)
+    ]
+    words = ", ".join(WORDS[column] for column in PARETO_COLUMNS)
+    text = [
+        f"Exact play from every fair start within {search.exact_within} moved "
+        f"{'stone' if search.exact_within == 1 else 'stones'}: random self-play and perfect self-play "
+        "(ties at random). A start is on the Pareto front when no other fair start is at least as close "
+        f"to the rule set's own start on each of {words} and closer on one: the designer's menu of fair "
+        "starts that change the game least."
+    ]
+    figures = [
+        (
+            "fair_pareto",
+            "The fair starts played exactly, on two of the front's three figures (the third, the grand-slam ban, is in the "
+            "table): the Pareto front filled and named, the rule set's own start ringed.",
+        )
+    ]
+    return Section("Play from the fair starts", text, [Table("Exact play from the fair starts", header, rows)], figures)
+
+
+def _methods_section(search: FairSearch) -> Section:
+    return Section(
+        "Methods",
+        [
+            "The values come from engine.solve (the strong solution, capped at the rule set's ply cap); a start's "
+            "value is the best of its first moves, each worth its capture (none, with the first move's forfeit) "
+            "minus the value of the position it leaves, as engine.Solution.value computes it at ply 0. The exact "
+            "figures come from engine.exact_outcome from the start, at its default tolerance.",
+            "FairKalah (Neller et al., Computers and Games 2022) made the same search for Kalah(6,4), a first-player "
+            "win by 10, and found 254 fair starts with one or two seeds moved (323 with empty captures off).",
+        ],
+        appendix=True,
+    )
+
+
+def _one_stone_figure(search: FairSearch) -> Figure:
+    one = search.starts.filter(pl.col("moved") == 1)
+    standard = search.rules.stones_per_pit
+    values: dict[tuple[int, int], float] = {}
+    for row in one.iter_rows(named=True):
+        counts = [row[f"pit_{pit}"] for pit in range(6)]
+        source = next(pit for pit, count in enumerate(counts) if count < standard)
+        target = next(pit for pit, count in enumerate(counts) if count > standard)
+        values[source, target] = float(row["value"])
+    rows = [
+        {"from pit": f"pit {source}", "to pit": f"pit {target}", "value": values.get((source, target))}
+        for source in range(6)
+        for target in range(6)
+    ]
+    return plot.heatmap(
+        pl.DataFrame(rows, schema={"from pit": pl.String, "to pit": pl.String, "value": pl.Float64}),
+        row="from pit",
+        column="to pit",
+        value="value",
+        title="The value to South of each start with one stone moved (0: fair)",
+        colour_label="value to South",
+        fmt="{:.0f}",
+        diverging=0.0,
+    )
+
+
+def _values_figure(search: FairSearch) -> Figure:
+    """Bars of the starts by value (a number line: values are even, as the stones are), one
+    colour per count of stones moved: the palette's while it has enough, else the steps of a
+    sequential colour map read on a colour bar (more classes than a palette tells apart, in order)."""
+    counts = search.starts.group_by("moved", "value").agg(pl.len().alias("starts")).sort("moved", "value")
+    low, high = int(counts["value"].min()), int(counts["value"].max())  # type: ignore[arg-type]
+    step = 2 * max(1, -(-(high - low) // 16))  # at most 9 labels: every second value, or fewer
+    ticks = list(range(low, high + 1, step))
+    stepped = search.moved > len(plot.OKABE_ITO)
+    colours = ListedColormap(colormaps["cividis"](np.linspace(0, 1, search.moved))) if stepped else None
+    with plot.style():
+        figure = Figure(figsize=(plot.COLUMN, 2.4))
+        axes = figure.subplots()
+        width = 1.6 / search.moved
+        for place, moved in enumerate(range(1, search.moved + 1)):
+            found = counts.filter(pl.col("moved") == moved)
+            x = found["value"].to_numpy() + (place - (search.moved - 1) / 2) * width
+            colour = plot.OKABE_ITO[place] if colours is None else colours(place)
+            axes.bar(x, found["starts"].to_numpy(), width, label=f"{_stones(moved)} moved", color=colour)
+        axes.set_xticks(ticks, [_signed(tick) for tick in ticks])
+        axes.set_xlabel("value to South under perfect play")
+        axes.set_ylabel("starts")
+        if colours is None:
+            axes.legend(frameon=False)
+        else:
+            _moved_colour_bar(figure, axes, colours, search.moved)
+    return figure
+
+
+def _moved_colour_bar(figure: Figure, axes: Axes, colours: ListedColormap, most: int) -> None:
+    """A colour bar of one step a count of stones moved, 1 to ``most``, labelled at most 8 times."""
+    norm = BoundaryNorm(np.arange(0.5, most + 1.5), colours.N)
+    labelled = range(1, most + 1, -(-most // 8))
+    bar = figure.colorbar(ScalarMappable(norm, colours), ax=axes, ticks=list(labelled), pad=0.02)
+    bar.set_label("stones moved")
+    bar.outline.set_visible(False)
+
+
+def _pareto_figure(search: FairSearch, exact: pl.DataFrame) -> Figure:
+    x, y = "perfect_mean_plies", "random_feeding_forced_fires"
+    with plot.style():
+        figure = Figure(figsize=(plot.COLUMN, 2.8))
+        axes = figure.subplots()
+        front = exact.filter(pl.col("pareto"))
+        rest = exact.filter(~pl.col("pareto"))
+        axes.scatter(rest[x], rest[y], s=18, facecolors="none", edgecolors=plot.OKABE_ITO[0], label="fair start")
+        axes.scatter(front[x], front[y], s=22, color=plot.OKABE_ITO[0], label="on the Pareto front")
+        axes.scatter([search.own[x]], [search.own[y]], s=80, facecolors="none", edgecolors=plot.OKABE_ITO[3], label="own start")
+        axes.set_xlabel(WORDS[x])
+        axes.set_ylabel(WORDS[y])
+        for row in front.iter_rows(named=True):
+            axes.annotate(row["start"], (row[x], row[y]), xytext=(4, 3), textcoords="offset points", fontsize=5.5)
+        axes.legend(frameon=False, fontsize=6.5, scatterpoints=1)
+    return figure
+
+
+def _figure(column: str, value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.1f}" if column.endswith("plies") else f"{value:.4f}"
+
+
+def _signed(value: int | None) -> str:
+    return "-" if value is None else f"{value:+d}" if value else "0"
+
+
+def _stones(count: int) -> str:
+    return f"{count} stone" if count == 1 else f"{count} stones"

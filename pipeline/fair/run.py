@@ -1,0 +1,218 @@
+"""``modiar fair``: the fairness search of one rule set (pipeline.analysis.fairness), run and gathered.
+
+Three steps, each with its progress on stderr:
+
+1. the strong solution of the rule set (engine.solve: from the engine's cache folder, else
+   built and cached; about a minute for RULES.md's rules);
+2. the value of every start within ``moved`` stones of the rule set's own, with its pie-rule
+   value and komi: lookups in the solution, a second or so;
+3. the exact outcomes of random and perfect self-play (pipeline.analysis.fairness.EXACT_SPECS) from the
+   rule set's own start and from every fair start within ``exact_within`` stones, in parallel
+   workers, each kept in the engine's cache folder (pipeline.exact.cache) so that a second run,
+   or one stopped and started again, computes only what is missing. About a minute and a half
+   an outcome on one core for RULES.md's rules.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+from joblib import Parallel, delayed
+
+import engine
+from pipeline import estimates
+from pipeline.analysis.fairness import (
+    EXACT_SPECS,
+    Balance,
+    balance,
+    count_starts,
+    exact_row,
+    most_moved,
+    pareto_front,
+    start_table,
+    starts_within,
+)
+from pipeline.atlas.analyse import BASE_BYTES, positions_of
+from pipeline.exact.cache import Start, cached_exact_outcome, exact_folder, exact_jobs, exact_path, read_cached, worker_bytes
+from pipeline.exact.progress import ExactBar, Reporter
+from pipeline.runs.workers import check_jobs, exit_with_parent, keep_caches_loaded, parallel_jobs
+
+log = logging.getLogger(__name__)
+# About one exact outcome from a start under RULES.md on one core, in seconds: the bar's
+# estimate. On the development machine the 30 outcomes of `make fair-exact` took 22 minutes on
+# two workers (about 90 s each; perfect's games from a fair start cycle to the cap more often).
+EXACT_START_SECONDS = {"random": 90.0, "perfect": 90.0}
+# A start's value, first moves' values, pie rule and komi (start_table): 99 us and 1.2 KB of its
+# table's rows on the development machine, over the 118,754 starts of 4 stones a pit.
+START_SECONDS = 1e-4
+START_BYTES = 1300
+# The estimate looks in the cache folder for the exact outcomes of this many starts at most; past
+# it, it counts every start as not cached.
+LOOKED_UP_STARTS = 10_000
+
+
+@dataclass(frozen=True)
+class FairSearch:
+    """What ``run_fair`` found for one rule set."""
+
+    rules: engine.Rules
+    moved: int  # the starts within this many moved stones
+    exact_within: int  # the fair starts within this many have exact figures
+    balance: Balance  # the rule set's own start: value, pie rule, komi
+    own: dict[str, float]  # the own start's exact figures (pipeline.analysis.fairness.EXACT_COLUMNS)
+    starts: pl.DataFrame  # pipeline.analysis.fairness.start_table, with the exact figures and "pareto"
+    seconds: dict[str, float]  # each step's
+
+
+def run_fair(rules: engine.Rules, *, moved: int = 2, exact_within: int = 1, jobs: int = 2, progress: bool = True) -> FairSearch:
+    """The fairness search of ``rules`` (see the module docstring), with ``moved`` and
+    ``exact_within`` bounded as ``bounded_moved`` bounds them."""
+    moved, exact_within = bounded_moved(rules, moved, exact_within)
+    check_jobs(jobs)
+    seconds: dict[str, float] = {}
+    started = time.perf_counter()
+    _say(progress, f"fair {rules.name}: the strong solution (engine.solve; built and cached if missing)")
+    solution = engine.solve(rules, progress=progress)
+    seconds["solve"] = time.perf_counter() - started
+    started = time.perf_counter()
+    starts = start_table(rules, solution, moved)
+    start = engine.start_board(rules)
+    own_values = solution.move_values(start, engine.game.SOUTH, 0)
+    own_balance = balance(solution.value(start, engine.game.SOUTH, 0), list(own_values))
+    del solution
+    seconds["values"] = time.perf_counter() - started
+    fair = int((starts["value"] == 0).sum())
+    _say(progress, f"fair {rules.name}: {starts.height} starts within {moved} moved stones, {fair} fair")
+    started = time.perf_counter()
+    chosen = starts.filter((pl.col("value") == 0) & (pl.col("moved") <= exact_within))
+    counts = [_counts(row) for row in chosen.iter_rows(named=True)]
+    outcomes = _exact_outcomes(rules, [None, *counts], exact_jobs(jobs, [rules]), progress)
+    seconds["exact"] = time.perf_counter() - started
+    own = exact_row(outcomes[None])
+    exact = {row["start"]: exact_row(outcomes[_counts(row)]) for row in chosen.iter_rows(named=True)}
+    starts = starts.with_columns(
+        pl.Series(column, [exact[start][column] if start in exact else None for start in starts["start"]], dtype=pl.Float64)
+        for column in own
+    )
+    starts = starts.with_columns(pareto_front(starts, own))
+    return FairSearch(rules, moved, exact_within, own_balance, own, starts, seconds)
+
+
+def bounded_moved(rules: engine.Rules, moved: int, exact_within: int) -> tuple[int, int]:
+    """``moved`` and ``exact_within`` checked (ValueError) and each made at most ``most_moved``,
+    with a warning: moving more stones than the rule set can move reaches no other start."""
+    if moved < 1:
+        raise ValueError(f"--moved is 1 or more, not {moved}")
+    if not 0 <= exact_within <= moved:
+        raise ValueError(f"--exact-within is from 0 to --moved ({moved}), not {exact_within}")
+    most = most_moved(rules)
+    beyond = [f"{option} {asked}" for option, asked in (("--moved", moved), ("--exact-within", exact_within)) if asked > most]
+    if beyond:
+        are = "is" if len(beyond) == 1 else "are"
+        log.warning(
+            "%s %s more stones than %s can move (%d at most); using %d", " and ".join(beyond), are, rules.name, most, most
+        )
+    return min(moved, most), min(exact_within, most)
+
+
+def fair_estimate(rules: engine.Rules, *, moved: int, exact_within: int, jobs: int) -> estimates.Estimate:
+    """What ``run_fair`` costs, before any work: the strong solution when it is not cached, a
+    lookup a start, and the exact outcomes not cached. Which starts are fair is known only once
+    they are looked up, so every start within ``exact_within`` is counted: at most that many."""
+    solve = estimates.solve(rules, rules.ply_cap)
+    starts = count_starts(rules, moved)
+    outcomes = _outcomes_to_compute(rules, exact_within)
+    scale = positions_of(rules) / positions_of(engine.Rules())
+    workers = exact_jobs(jobs, [rules])  # as many as this machine's memory holds, as run_fair takes
+    exact = sum(EXACT_START_SECONDS[spec] for spec in outcomes) * scale / workers
+    lookups = BASE_BYTES + estimates.SOLUTION_BYTES_PER_POSITION * positions_of(rules) + START_BYTES * starts
+    held = max(solve.bytes, lookups, min(workers, len(outcomes)) * worker_bytes(rules))
+    built = ", the strong solution to build" if solve.seconds else ""
+    computed = f"{'up to ' if exact_within else ''}{len(outcomes):,}" if outcomes else "no"
+    work = f"fair {rules.name}: {starts:,} starts within {moved} moved stones{built}, {computed} exact outcomes to compute"
+    smaller = "give a smaller --moved or --exact-within, or fewer --jobs"
+    return estimates.Estimate(work, solve.seconds + START_SECONDS * starts + exact, held, smaller)
+
+
+def _outcomes_to_compute(rules: engine.Rules, exact_within: int) -> list[str]:
+    """The spec of each exact outcome the cache folder lacks, from the rule set's own start and
+    every start within ``exact_within`` (all counted missing past LOOKED_UP_STARTS)."""
+    folder = exact_folder()
+    count = count_starts(rules, exact_within) if exact_within else 0
+    if folder is None or count > LOOKED_UP_STARTS:
+        return [spec for _ in range(count + 1) for spec in EXACT_SPECS]
+    starts: list[Start] = [None, *(starts_within(rules, exact_within) if exact_within else [])]
+    specs = {spec: engine.canonical_spec(spec) for spec in EXACT_SPECS}
+    return [
+        spec
+        for start in starts
+        for spec in EXACT_SPECS
+        if not exact_path(specs[spec], specs[spec], rules, folder, start).exists()
+    ]
+
+
+def _counts(row: dict[str, object]) -> tuple[int, ...]:
+    return tuple(int(row[f"pit_{pit}"]) for pit in range(engine.game.PITS))  # type: ignore[call-overload]
+
+
+def _exact_outcomes(
+    rules: engine.Rules, starts: list[Start], jobs: int, progress: bool
+) -> dict[Start, dict[str, engine.ExactOutcome]]:
+    found: dict[Start, dict[str, engine.ExactOutcome]] = {start: {} for start in starts}
+    tasks = []
+    for start in starts:
+        for spec in EXACT_SPECS:
+            cached = read_cached(engine.canonical_spec(spec), engine.canonical_spec(spec), rules, start)
+            if cached is None:
+                tasks.append((start, spec))
+            else:
+                found[start][spec] = cached
+    if not tasks:
+        return found
+    bar = ExactBar(
+        [(_name(start, spec), EXACT_START_SECONDS[spec]) for start, spec in tasks],
+        jobs,
+        progress=progress,
+        desc=f"fair {rules.name}: exact outcomes",
+        unit="outcomes",
+    )
+    try:
+        for start, spec, outcome, seconds in Parallel(n_jobs=parallel_jobs(jobs), return_as="generator_unordered")(
+            delayed(_exact_job)(rules, start, spec, engine.cache_folder(), bar.folder) for start, spec in tasks
+        ):
+            found[start][spec] = outcome
+            bar.done(_name(start, spec), seconds)
+    finally:
+        bar.close()
+    return found
+
+
+def _name(start: Start, spec: str) -> str:
+    where = "the rule set's start" if start is None else " ".join(map(str, start))
+    return f"{spec} from {where}"
+
+
+def _exact_job(
+    rules: engine.Rules, start: Start, spec: str, cache: Path | None, reports: Path | None
+) -> tuple[Start, str, engine.ExactOutcome, float]:
+    """One exact outcome from a start, from the cache folder or computed and cached (in a worker)."""
+    exit_with_parent()
+    keep_caches_loaded()
+    started = time.perf_counter()
+    engine.set_cache_folder(cache)
+    reporter = Reporter(reports, _name(start, spec))
+    try:
+        outcome = cached_exact_outcome(spec, spec, rules, reporter, start)
+        return start, spec, outcome, time.perf_counter() - started
+    finally:
+        reporter.close()
+
+
+def _say(progress: bool, message: str) -> None:
+    if progress:
+        print(message, file=sys.stderr)

@@ -1,1 +1,0 @@
-"""Reports as documents (document) and their folders on disk (folder), for every product."""
