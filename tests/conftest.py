@@ -13,9 +13,19 @@ them with ``figure_formats.every_figure_format()``.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+from locations import ROOT
+
+# tests/engine/ and tests/pipeline/ mirror the packages, and this folder is on sys.path: to the
+# import system they are namespace packages named engine and pipeline, which an editable install's
+# finder (consulted after sys.path) would never see past. A regular package beats a namespace one
+# wherever it is on sys.path, so the checkout at its end makes the real ones found, and changes
+# nothing where the packages are installed.
+sys.path.append(str(ROOT))
 
 import pytest
 from figure_formats import DRAFT, FORMATS_VARIABLE

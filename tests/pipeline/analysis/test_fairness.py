@@ -12,10 +12,10 @@ import functools
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 import polars as pl
 import pytest
+from locations import ROOT
 
 import engine
 import pipeline.analysis.fairness
@@ -162,7 +162,7 @@ def test_the_atlas_balance_and_fair_front_come_from_its_columns():
 # ---------------------------------------------------------------------------------------------
 # The published fairness search (reports/fair/, committed): it cannot drift from the code.
 
-PUBLISHED = Path(__file__).resolve().parent.parent / "reports" / "fair"
+PUBLISHED = ROOT / "reports" / "fair"
 
 
 @pytest.mark.parametrize("folder", ["modiar", "modiar-exact-within-1"])

@@ -13,15 +13,14 @@ import re
 import subprocess
 import sys
 import tomllib
-from pathlib import Path
 
 import pytest
+from locations import ROOT
 
 from pipeline import notebooks
 from pipeline.cli import main
 from pipeline.runs.extras import EXTRAS
 
-ROOT = Path(__file__).resolve().parent.parent
 # The top-level packages of the two extras and of what they pull in (Jupyter's, dask's).
 OPTIONAL = ("dask", "distributed", "jupyter", "jupyter_client", "jupyter_core", "nbclient", "nbformat", "nbconvert", "ipykernel")
 OPTIONAL += ("IPython", "notebook", "jupyterlab", "ipywidgets")

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from locations import DATA
 from variants import EVERY_FIELD_ALONE, OWARE_LIKE
 
 import engine
 from engine import IllegalMoveError, Rules, UnknownStrategyError, pack, play_game, position
 
-GOLDEN = Path(__file__).parent / "data" / "golden_games.json"
+GOLDEN = DATA / "golden_games.json"
 
 VARIANTS = [Rules(), *EVERY_FIELD_ALONE, OWARE_LIKE]
 

@@ -33,7 +33,7 @@ def clean_env(tmp_path) -> dict[str, str]:
     env[FORMATS_VARIABLE] = DRAFT  # figures choose no folder: the tests' draft format stays
     env["HOME"] = str(tmp_path / "home")
     env["XDG_CACHE_HOME"] = str(tmp_path / "home" / ".cache")
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = str(ROOT)
     return env
 
 

@@ -5,10 +5,9 @@ folder kept beside it (data/atlas/, which a clone resumes), and two of its rows,
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import polars as pl
 import pytest
+from locations import ROOT
 
 import engine
 from pipeline.atlas.analyse import analyse
@@ -16,7 +15,6 @@ from pipeline.atlas.config import load_atlas
 from pipeline.atlas.run import read_atlas, rows_done
 from pipeline.report.folder import check_published
 
-ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED = ROOT / "reports" / "atlas"
 RUN = ROOT / "data" / "atlas"
 

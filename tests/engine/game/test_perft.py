@@ -8,17 +8,16 @@ tens of seconds, so the full comparison is marked ``slow`` (deselect with ``-m "
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import reference
+from locations import DATA
 from polling import deadline
 
 import engine
 from engine import Rules
 
-DATA = Path(__file__).resolve().parent / "data" / "perft.json"
-PERFT: dict[str, list[int]] = json.loads(DATA.read_text())["perft"]
+PERFT: dict[str, list[int]] = json.loads((DATA / "perft.json").read_text())["perft"]
 
 # RULES.md's default rules, depths 1 to 6: the numbers the issue gives.
 DEFAULT_PERFT = [3, 9, 26, 72, 187, 522]
