@@ -33,7 +33,7 @@ CLASS_KEYS, CAPTURE_KEYS = 1 << (CLASS_FLAGS_SHIFT + END_MASK.bit_length()), 1 <
 #   bits 30-53  the position flags of engine.game.events (FLAG_EVENTS, read from engine.tables.positions'
 #               flags), 6 bits each, the k-th from FLAG_SHIFT + 6 * k
 #   bits 54-63  moves played after the first, from MOVES_SHIFT: a fifth position flag would
-#               leave them too few bits (tests/test_event_layouts.py checks the fit)
+#               leave them too few bits (tests/engine/game/test_event_layouts.py checks the fit)
 # Every FLUSH_PLIES plies the chunk moves the flag and move fields out, before they can overflow.
 CAPTURE_BITS = 6
 FLAG_EVENTS = POSITION_FLAGS

@@ -25,7 +25,7 @@ same over every start of the kind, and the two classic balancing devices besides
                   komi does in Go
 
 The pie rule and komi follow from the values of the first moves, which the atlas keeps for
-every rule set (first_move_<pit>_value; ``balance``); tests/test_fair.py checks both against
+every rule set (first_move_<pit>_value; ``balance``); tests/pipeline/analysis/test_fairness.py checks both against
 the solver on hand-built positions.
 """
 

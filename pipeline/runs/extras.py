@@ -4,7 +4,7 @@
     notebooks   ``python -m pipeline.notebooks`` (``make notebooks``), and Jupyter for notebooks/
 
 ``pip install .`` installs neither. No module of engine/ or pipeline/ imports their packages at
-module level (tests/test_extras.py), so the ``modiar`` command and the engine run without them;
+module level (tests/pipeline/runs/test_extras.py), so the ``modiar`` command and the engine run without them;
 what needs one calls ``require`` first, which names the extra to install in one line.
 """
 
