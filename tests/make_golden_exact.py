@@ -1,6 +1,6 @@
 """Write tests/data/golden_exact.json: the exact outcome (engine.exact_outcome) of every pairing
 of the default study's table strategies under RULES.md, as the engine gives them now, so that
-faster exact machinery can be checked against today's values to 1e-12 (tests/test_golden_exact.py).
+faster exact machinery can be checked against today's values to 1e-12 (tests/engine/exact/test_golden_outcomes.py).
 
 The values are read from the cache folder where a study or a ladder left them, else computed
 (the strong dials' pairings take minutes each the first time):

@@ -7,7 +7,7 @@ perft(d) is the number of legal move sequences of exactly d moves from the start
 (engine.perft_counts, all depths in one pass) and the plain reference (tests/reference.py, all
 depths in one level-by-level pass) count every depth from 0 to the rule set's depth; the
 script stops with an error if they differ anywhere, and otherwise writes the counts to
-tests/data/perft.json, where tests/test_perft.py reads them. The default rules to depth
+tests/data/perft.json, where tests/engine/game/test_perft.py reads them. The default rules to depth
 22 take about ten minutes on two cores (the reference is the slow side).
 """
 

@@ -1,4 +1,4 @@
-"""The README and docs/ hold together (issue 26).
+"""The README and docs/ hold together.
 
 Every relative link of README.md and docs/*.md, ``[text](target)`` with an optional
 ``#anchor``, reaches a file or folder of the repository, and an anchor into a Markdown file

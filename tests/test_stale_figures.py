@@ -1,4 +1,4 @@
-"""No figure that goes stale in the comments of the bundled configs or in the Makefile's help (issue 27).
+"""No figure that goes stale in the comments of the bundled configs or in the Makefile's help.
 
 A time, a speed or a size on disk changes with the code and the machine, and a comment is never
 run again: such a figure comes from one place, the estimate of time and memory that ``modiar

@@ -26,7 +26,7 @@ OWARE_LIKE = Rules(
 )
 
 # The same fields switched alone on a small board, where every strategy (the solver's perfect
-# included) is cheap: the rule sets of the contract every strategy meets (tests/test_contract.py).
+# included) is cheap: the rule sets of the contract every strategy meets (tests/engine/players/test_strategy_contract.py).
 SMALL_VARIANTS = [
     Rules(stones_per_pit=3),
     Rules(stones_per_pit=4),

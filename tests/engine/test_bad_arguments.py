@@ -1,6 +1,6 @@
 """Bad input at the public API: each attack gets one clear ValueError or TypeError naming the argument.
 
-Issue 11, "Nothing a user does loses data": every test is one attack, named after it.
+Every test is one attack, named after it.
 """
 
 from __future__ import annotations
@@ -247,7 +247,7 @@ def test_play_game_rejects_rules_that_are_not_a_rule_set():
 
 
 # ---------------------------------------------------------------------------------------------
-# Issue 26, hard edges: each break found by the adversarial round, by name
+# Hard edges: each break once found, by name
 
 STONES3 = Rules(stones_per_pit=3)
 

@@ -1,4 +1,4 @@
-"""``modiar cache show`` and ``modiar cache clear`` (issue 27, pipeline.cache): where the cache
+"""``modiar cache show`` and ``modiar cache clear`` (pipeline.cache): where the cache
 folder is and what it holds; emptied only with --yes (or a yes at a terminal), only when it holds
 nothing but a cache's files, and not while a process writes to it."""
 

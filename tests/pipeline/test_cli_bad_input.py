@@ -1,4 +1,4 @@
-"""Bad input at every command of ``modiar`` and every callable of ``engine.__all__`` (issue 26): one
+"""Bad input at every command of ``modiar`` and every callable of ``engine.__all__``: one
 table each, driven through all of it.
 
 A command's mistake ends in one line on stderr, ``modiar: error: ...``, and exit status 2, never a

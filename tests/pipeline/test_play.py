@@ -222,7 +222,7 @@ def test_the_game_ends_with_a_sentence_saying_why_and_who_won(seed, rules, sente
 
 @pytest.mark.parametrize("answer", ["²", "٣", "1" * 5000, "1000"])
 def test_a_superscript_or_a_5000_digit_answer_is_no_pit_and_asked_again(answer):
-    """Issue 26: "²" passes str.isdigit and 5,000 digits pass it too, but int() refused both with a
+    """An answer "²" passes str.isdigit and 5,000 digits pass it too, but int() refused both with a
     ValueError traceback in the middle of the game."""
     human, shown = person([answer, "0"])
     start = engine.position(engine.start_board(), SOUTH, 0)

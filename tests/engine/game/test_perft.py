@@ -19,7 +19,7 @@ from engine import Rules
 
 PERFT: dict[str, list[int]] = json.loads((DATA / "perft.json").read_text())["perft"]
 
-# RULES.md's default rules, depths 1 to 6: the numbers the issue gives.
+# RULES.md's default rules, depths 1 to 6: the counts docs/index.md and docs/api.md give.
 DEFAULT_PERFT = [3, 9, 26, 72, 187, 522]
 
 # Deepest depth engine.perft checks in the quick run, per rule set (under a second each).
@@ -28,7 +28,7 @@ ENGINE_FAST_DEPTH_OTHERWISE = 12
 REFERENCE_DEPTH = 10  # the reference checks its own count for depths up to this
 
 
-def test_default_rules_give_the_issues_perft() -> None:
+def test_default_rules_give_the_documented_perft() -> None:
     assert [engine.perft(depth) for depth in range(1, 7)] == DEFAULT_PERFT
     assert [reference.perft(depth, Rules()) for depth in range(1, 7)] == DEFAULT_PERFT
     assert PERFT[Rules().name][1:7] == DEFAULT_PERFT

@@ -1,6 +1,6 @@
 """The search strategies (engine.players.search) against solved facts and hand-worked positions.
 
-Boards are drawn as in tests/test_rules_examples.py: North's row on top read 5 4 3, South's
+Boards are drawn as in tests/engine/game/test_rules_examples.py: North's row on top read 5 4 3, South's
 row below read 0 1 2; sowing runs counter-clockwise. Small variants are solved in
 milliseconds without touching the disk; ``perfect`` is pointed at those solutions by the
 ``small_solutions`` fixture, so no test here needs the default solution.
@@ -113,7 +113,7 @@ def test_alphabeta_at_full_depth_is_the_solution(rules, cap):
 
 
 def test_alphabeta_at_full_depth_is_the_solution_on_the_default_rules_at_small_caps():
-    # The default start at caps 1-10 (tests/test_solve.py's DEFAULT_START_VALUES), at ply 0,
+    # The default start at caps 1-10 (tests/engine/solver/test_solution.py's DEFAULT_START_VALUES), at ply 0,
     # where every capture is forfeited.
     expected = [-6, 0, -2, -2, -8, -8, -8, 0, -2, 4]
     for cap, value in enumerate(expected, start=1):

@@ -139,7 +139,7 @@ def test_a_bad_config_is_refused_in_one_line(data: dict[str, object], message: s
 def test_a_duplicate_in_an_atlas_grid_is_named_by_its_value_and_only_once_the_values_are_valid(
     grid: dict[str, object], message: str
 ) -> None:
-    """Issue 26: [true, 1] was "lists a value twice" (true == 1 in Python), though 1 is no feeding
+    """[true, 1] was "lists a value twice" (true == 1 in Python), though 1 is no feeding
     rule, and a list inside a list was a TypeError (unhashable list)."""
     with pytest.raises(ConfigError) as raised:
         parse_atlas({"name": "a", "grid": grid})
@@ -147,7 +147,7 @@ def test_a_duplicate_in_an_atlas_grid_is_named_by_its_value_and_only_once_the_va
 
 
 def test_an_atlas_grid_of_100000_rule_sets_is_refused_before_enumerating_them(monkeypatch) -> None:
-    """Issue 26: such a grid was enumerated for minutes before any check. Now its size is refused
+    """Such a grid was enumerated for minutes before any check. Now its size is refused
     from the lengths of its lists: no value is checked and no combination made."""
 
     def never(*arguments: object) -> None:
@@ -183,7 +183,7 @@ def test_the_command_names_a_config_mistake_and_an_unknown_part(tmp_path: Path, 
 def test_the_command_builds_each_rule_set_in_a_scratch_folder_of_its_cache_folder(
     tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 27: modiar atlas run takes --cache as every other command that computes; a task's
+    """modiar atlas run takes --cache as every other command that computes; a task's
     tables and solution go to a folder of its own in the cache's scratch/, removed as it ends, and
     so is the folder a killed task of this machine left (but not a running task's, or another machine's)."""
     config = tmp_path / "atlas.toml"

@@ -197,7 +197,7 @@ def test_values_come_in_the_configs_order(folder: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Issue 26, hard edges
+# Hard edges
 
 
 @pytest.mark.parametrize(
@@ -211,7 +211,7 @@ def test_values_come_in_the_configs_order(folder: Path) -> None:
     ],
 )
 def test_malformed_atlas_costs_are_shown_as_unknown_not_a_crash(folder: Path, tmp_path: Path, costs: object) -> None:
-    """Issue 26: {"seconds": "abc"} among the manifest's costs ended atlas report in an AttributeError."""
+    """{"seconds": "abc"} among the manifest's costs ended atlas report in an AttributeError."""
     edited = tmp_path / "edited"
     shutil.copytree(folder, edited)
 
@@ -246,7 +246,7 @@ def test_each_peak_says_what_it_counts(folder: Path, tmp_path: Path) -> None:
 
 
 def test_the_headline_says_no_rule_field_changes_the_start_value_when_every_effect_is_zero() -> None:
-    """Issue 26: the headline bolded "the rule that matters most ... is compulsory feeding" for an
+    """The headline bolded "the rule that matters most ... is compulsory feeding" for an
     effect of 0.00 stones."""
     spreads = pl.DataFrame(
         {

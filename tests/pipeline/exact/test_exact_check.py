@@ -330,7 +330,7 @@ def won_by_south(margins: pl.Series) -> list[dict[str, float]]:
 def test_a_changed_exact_value_opens_the_report_in_red(built, tmp_path):
     """exact.parquet rewritten with random v random's South wins 10 points higher, its margins
     moved to match (and the manifest vouching for it): the report's first words are the alarm,
-    naming the figure. One that does not add up is refused before (tests/test_row_arithmetic.py)."""
+    naming the figure. One that does not add up is refused before (tests/pipeline/runs/test_sanity.py)."""
     study = tmp_path / "study"
     shutil.copytree(built[0], study)
     exact = scan_exact(study).collect()

@@ -173,7 +173,7 @@ def test_the_command_line_runs_and_reports_a_ladder_and_refuses_a_bad_one_in_one
 
 
 # ---------------------------------------------------------------------------------------------
-# Issue 26, hard edges
+# Hard edges
 
 
 @pytest.mark.parametrize(
@@ -194,7 +194,7 @@ def test_a_ladder_config_error_names_rungs_or_opponents_not_strategies(changes, 
 
 
 def test_ladder_report_of_a_manifest_whose_config_lists_a_rung_without_rows_is_one_line(tmp_path, cache, capsys):
-    """Issue 26: a rung in the manifest's config whose rows are not in the files ended in
+    """A rung in the manifest's config whose rows are not in the files ended in
     KeyError: ('greedy', 'greedy')."""
     folder = run_ladder(ladder(rungs=["random"], opponents=["random"]), tmp_path / "ladder", progress=False)
     edit_manifest(folder, lambda manifest: manifest["config"].update(rungs=["random", "greedy"]))  # sealed anew: a forgery

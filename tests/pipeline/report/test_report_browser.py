@@ -205,7 +205,7 @@ def report_page(tmp_path_factory) -> Path:
     report = replace(
         report,
         abstract=report.abstract or ["A small study, drawn in a browser: **three** strategies."],
-        footer=report.footer or ["Made by the browser test, tests/test_report_browser.py."],
+        footer=report.footer or ["Made by the browser test, tests/pipeline/report/test_report_browser.py."],
     )
     out = folder / "report"
     with staging(out) as building:

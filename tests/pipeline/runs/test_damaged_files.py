@@ -1,7 +1,7 @@
-"""Nothing silently wrong, nothing lost (issue 26): every file the project reads back is bound to
+"""Nothing silently wrong, nothing lost: every file the project reads back is bound to
 what it holds (engine.store.integrity), every run's folder follows one protocol (pipeline.runs.runfolder).
 
-Each test is one break of the issue's adversarial round, named after what broke; the rule sets
+Each test is one break once found, named after what broke; the rule sets
 have 3 stones a pit, so that every table, solution and policy takes a fraction of a second.
 """
 

@@ -59,7 +59,7 @@ def other_code(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DaskC
 
 @pytest.mark.parametrize("command", ["atlas", "study"])
 def test_a_worker_running_other_code_is_refused_before_any_task(tmp_path, other_code, command):
-    # Issue 52: such a worker published every start value off by one, sealed as engine 1.
+    # Such a worker once published every start value off by one, sealed as engine 1.
     running, other = other_code
     text = ATLAS if command == "atlas" else STUDY
     out = tmp_path / "out"
@@ -95,7 +95,7 @@ def one_worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaskCluster
 
 
 def test_tasks_run_on_a_cluster_of_one_single_thread_worker(one_worker):
-    # Issue 52: joblib ran every task inside modiar, the memory check trusting the worker's limit.
+    # joblib once ran every task inside modiar, the memory check trusting the worker's limit.
     with workers.backend("dask", one_worker.address, 1):
         pids = list(Parallel(n_jobs=workers.parallel_jobs(1))(delayed(os.getpid)() for _ in range(3)))
     (worker,) = one_worker.workers.values()
@@ -103,7 +103,7 @@ def test_tasks_run_on_a_cluster_of_one_single_thread_worker(one_worker):
 
 
 def test_a_worker_that_cannot_load_a_task_fails_the_run_in_one_line(tmp_path, monkeypatch, one_worker):
-    # Issue 52: the worker dropped its connection on the task it could not unpickle, and the run waited for ever.
+    # The worker once dropped its connection on the task it could not unpickle, and the run waited for ever.
     (tmp_path / "here_only.py").write_text("def task():\n    return 1\n")  # a module the worker does not have
     monkeypatch.syspath_prepend(str(tmp_path))
     import here_only

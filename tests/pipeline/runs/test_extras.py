@@ -1,4 +1,4 @@
-"""The optional parts of modiar-lab (issue 27): ``pip install .`` pulls neither Jupyter nor
+"""The optional parts of modiar-lab: ``pip install .`` pulls neither Jupyter nor
 dask.distributed; the command and the engine load without them, and what needs one says in one
 line which extra to install (pipeline.runs.extras).
 

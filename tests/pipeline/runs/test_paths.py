@@ -1,5 +1,5 @@
 """Where things go: studies and reports under the current folder, caches in the cache folder
-the caller chooses; the engine itself chooses no folder and prints nothing (issue 9)."""
+the caller chooses; the engine itself chooses no folder and prints nothing."""
 
 from __future__ import annotations
 

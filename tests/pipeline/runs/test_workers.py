@@ -219,7 +219,7 @@ def speaks_first(request) -> Iterator[str]:
 def test_a_scheduler_address_that_speaks_first_is_one_line_not_an_allocation_of_exbibytes(
     tmp_path, speaks_first, session, command
 ):
-    """Issue 26: dask read "SSH-2.0-" as a frame length and ended study run and atlas run in
+    """dask once read "SSH-2.0-" as a frame length and ended study run and atlas run in
     ArrayMemoryError: Unable to allocate 2.82 EiB."""
     config = STUDIES / "smoke.toml"
     if command == "atlas":

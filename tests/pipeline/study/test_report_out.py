@@ -2,7 +2,7 @@
 of ours (the .modiar-report marker), never the study's folder or a folder of other files; an
 --out it cannot write is one line and exit status 2, with no staging folder left and the
 previous report as it was. And a study whose games last 0 plies (no legal first move) gets a
-report (issue 11)."""
+report."""
 
 from __future__ import annotations
 
@@ -129,7 +129,7 @@ def test_what_may_be_replaced(zero, tmp_path):
 
 def test_a_report_of_an_earlier_release_whose_marker_lists_no_files_is_refused(zero, tmp_path):
     """Reports of earlier versions say nothing of the files they wrote: a user's notes.png beside
-    their figures cannot be told from a figure, so such a folder is never replaced (issue 26)."""
+    their figures cannot be told from a figure, so such a folder is never replaced."""
     out = _copy_report(zero, tmp_path)
     (out / MARKER).write_text(json.dumps({"study": "zero", "engine_version": engine.ENGINE_VERSION}) + "\n")
     with pytest.raises(RecordError, match="holds a report whose marker is damaged or of an earlier modiar"):

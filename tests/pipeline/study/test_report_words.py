@@ -1,4 +1,4 @@
-"""What a reader of a report is told, where a new user found it misleading (issue 27): a study
+"""What a reader of a report is told, where a new user found it misleading: a study
 whose exact phase did not finish says so wherever exact values would stand, and the same study
 finished shows them, marked exact; the abstract's verdict on the first seat follows each
 strategy; the ply cap and perfect play read as sentences; a rule set without feeding never has

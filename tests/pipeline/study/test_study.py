@@ -53,7 +53,7 @@ def test_the_shipped_studies_are_valid():
     pairings = {(p.south, p.north): p.games for p in default.pairings()}
     assert pairings[("random", "random")] == 1_000_000 and pairings[("greedy", "random")] == 100_000
     assert pairings[("perfect", "mcts(playouts=100)")] == 20_000 and pairings[("heuristic", "alphabeta(depth=4)")] == 100_000
-    # Issue 10: every pairing without mcts gets at least 100,000 games, the skill dial included.
+    # Every pairing without mcts gets at least 100,000 games, the skill dial included.
     assert all(games >= 100_000 for (south, north), games in pairings.items() if "mcts" not in south + north)
     assert {"perfect(epsilon=0.1)", "perfect(temperature=1.0)"} <= set(default.strategies)
     assert len(pairings) == len(default.strategies) ** 2 and default.total_games() == 8_500_000
@@ -324,7 +324,7 @@ def test_status_counts_chunks_games_and_pairings(tmp_path, capsys):
 
 
 def test_status_columns_fit_their_widest_name(tmp_path):
-    # Issue 27: at a fixed 24 characters, perfect(temperature=1.0) ran into the next column.
+    # At a fixed 24 characters, perfect(temperature=1.0) ran into the next column.
     dial, label = "perfect(temperature=1.0)", "a_variant_label_longer_than_24"
     sweep = study(
         strategies=["random", dial], games_per_seat=10, rules={"stones_per_pit": 2}, variants={label: {"rules": {"ply_cap": 30}}}

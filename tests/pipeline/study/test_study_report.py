@@ -39,7 +39,7 @@ stones_per_pit = 3
 [games]
 "random vs random" = 400
 """
-# The tables of a study with exact outcomes only (this one has none): tests/test_report_exact.py.
+# The tables of a study with exact outcomes only (this one has none): tests/pipeline/exact/test_exact_check.py.
 EXACT_TABLES = ("exact", "exact_check", "coverage")
 FIGURES = (
     "board",

@@ -1,5 +1,5 @@
-"""Regression tests for the attacks on studies and their records (issue 11): each attack that
-once lost data, reported wrong figures or ended in a traceback, by name."""
+"""A study's config, folder and records tampered with, its run killed or its disk full: each attack
+that once lost data, reported wrong figures or ended in a traceback, by name."""
 
 from __future__ import annotations
 
@@ -364,7 +364,7 @@ def test_more_jobs_than_memory_holds_are_refused_with_the_estimate(tmp_path, cap
 
 @pytest.mark.parametrize("command", ["study", "ladder", "atlas"])
 def test_a_config_nested_3000_deep_is_one_line_naming_the_file_not_a_recursion_error(tmp_path, capsys, command):
-    """Issue 26: tomllib reads nested arrays by recursion, and 3,000 levels ended in RecursionError."""
+    """tomllib reads nested arrays by recursion, and 3,000 levels ended in RecursionError."""
     config = tmp_path / "deep.toml"
     config.write_text("a = " + "[" * 3000 + "]" * 3000 + "\n")
     assert main([command, "run", str(config), "--out", str(tmp_path / "out"), "--quiet"]) == 2
