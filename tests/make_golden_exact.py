@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
+
+from locations import DATA, ROOT  # this script's folder, tests/, is on sys.path however it is run
+
+sys.path.insert(0, str(ROOT))  # the checkout's engine and pipeline, not the folders of tests/ named after them
 
 import engine
 from pipeline.exact.cache import cached_exact_outcome
@@ -30,7 +33,7 @@ STRATEGIES = (
     "perfect",
 )
 SCALARS = ("south_win", "draw", "north_win", "first_player_score", "mean_plies", "unresolved")
-PATH = Path(__file__).parent / "data" / "golden_exact.json"
+PATH = DATA / "golden_exact.json"
 
 
 def outcome_values(outcome: engine.ExactOutcome) -> dict[str, object]:

@@ -7,7 +7,11 @@ Run it only when the games a seed means are meant to change (and ENGINE_VERSION 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import sys
+
+from locations import DATA, ROOT  # this script's folder, tests/, is on sys.path however it is run
+
+sys.path.insert(0, str(ROOT))  # the checkout's engine and pipeline, not the folders of tests/ named after them
 
 import engine
 
@@ -23,7 +27,7 @@ def main() -> None:
             games.append(
                 {"south": south, "north": north, "rules": rules, "seed": seed, "moves": list(record.moves), "result": result}
             )
-    path = Path(__file__).parent / "data" / "golden_games.json"
+    path = DATA / "golden_games.json"
     path.write_text(json.dumps({"engine_version": engine.ENGINE_VERSION, "games": games}, indent=1) + "\n")
     print(f"wrote {len(games)} games to {path}")
 

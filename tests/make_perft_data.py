@@ -20,15 +20,16 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent), str(HERE)]  # run from anywhere: the engine and tests/reference.py
+from locations import DATA, ROOT  # this script's folder, tests/, is on sys.path however it is run
 
-import reference  # noqa: E402
+sys.path.insert(0, str(ROOT))  # the checkout's engine, not the folder of tests/ named after it
 
-import engine  # noqa: E402
-from engine import Rules  # noqa: E402
+import reference
 
-OUTPUT = HERE / "data" / "perft.json"
+import engine
+from engine import Rules
+
+OUTPUT = DATA / "perft.json"
 
 # rule set -> deepest depth. The small boards are cheap, so they go deep; stones_per_pit=3
 # runs out of moves after 7 plies, and its zeros show that every game has ended.

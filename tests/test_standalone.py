@@ -15,11 +15,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from locations import ROOT
 
 import engine
 from engine import Rules, apply_move, end_event, legal_moves, pack, parse_board, render, unpack
 
-ROOT = Path(__file__).resolve().parents[1]
 RULES_MD = ROOT / "RULES.md"
 TEXT = RULES_MD.read_text(encoding="utf-8") if RULES_MD.is_file() else ""
 
