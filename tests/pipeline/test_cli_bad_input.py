@@ -27,6 +27,7 @@ import pytest
 from polling import wait_until
 from sealing import edit_manifest
 from servers import speaking_first
+from study_configs import small_config, toml_text
 
 import engine
 from engine.tables.positions import load_tables
@@ -34,7 +35,7 @@ from pipeline.cli import _parser, main
 from pipeline.ladder.run import parse_ladder, run_ladder
 from pipeline.study.report import compute
 
-STUDY = 'name = "small"\nseed = 3\ngames_per_seat = 40\nstrategies = ["random", "greedy"]\n[rules]\nstones_per_pit = 3\n'
+STUDY = toml_text(small_config())
 FILES = {
     "study.toml": STUDY,
     "ladder.toml": 'name = "small"\nrungs = ["random"]\n[rules]\nstones_per_pit = 3\n',
@@ -43,7 +44,7 @@ FILES = {
     "mcts-ladder.toml": 'name = "small"\nrungs = ["random", "mcts(playouts=5)"]\n',
     "search.toml": 'name = "small"\nseed = 1\nplayouts = [1, 2]\n[rules]\nstones_per_pit = 3\n',
     "bad-search.toml": 'name = "small"\nseed = 1\nplayouts = [1, 2.5]\n',
-    "slow.toml": STUDY.replace('"greedy"]', '"mcts(playouts=30000000)"]'),
+    "slow.toml": toml_text(small_config(strategies=["random", "mcts(playouts=30000000)"])),
     "huge-atlas.toml": 'name = "huge"\n[grid]\nply_cap = ['
     + ", ".join(map(str, range(1, 5001)))
     + "]\nfeeding = [true, false, true]\n",

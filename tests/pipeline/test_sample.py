@@ -1,4 +1,4 @@
-"""The quick sample, its statistics and the modiar command."""
+"""``modiar sample`` and ``modiar show``: the quick sample, its summary and the statistics it prints, and a user's mistakes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import engine
 from engine.game.rng import game_seeds
 from pipeline.analysis.stats import mean_interval, p_value_against, wilson
 from pipeline.cli import main
-from pipeline.runs.records import read_games
 from pipeline.sample import play_sample, summary
 
 
@@ -34,11 +33,6 @@ def test_mean_interval_and_test_against_one_half():
     assert estimate.low == pytest.approx(0.5 - 1.96 * 0.5 / np.sqrt(1000), rel=1e-3)
     assert p_value_against(values, 0.5) == 1.0
     assert p_value_against(np.array([1.0] * 60 + [0.0] * 40), 0.5) < 0.05
-
-
-def test_game_seeds_are_a_prefix_of_any_longer_sample():
-    assert game_seeds(7, 10)[:4].tolist() == game_seeds(7, 4).tolist()
-    assert game_seeds(7, 4).tolist() != game_seeds(8, 4).tolist()
 
 
 def test_a_sample_is_reproducible_and_adds_up():
@@ -91,18 +85,3 @@ def test_modiar_show_draws_every_move(capsys):
     winner = "South" if record.score_south > record.score_north else "North"
     high, low = max(record.score_south, record.score_north), min(record.score_south, record.score_north)
     assert out.rstrip().endswith(f"the game ends. {winner} wins {high} to {low} after {record.plies} moves.")
-
-
-def test_a_study_summary_shows_each_pairing_as_its_records_say(tmp_path, capsys):
-    config = tmp_path / "tiny.toml"
-    config.write_text('name = "tiny"\nseed = 3\ngames_per_seat = 300\nstrategies = ["random", "greedy"]\n')
-    assert main(["study", "run", str(config), "--out", str(tmp_path / "tiny"), "--quiet"]) == 0
-    capsys.readouterr()
-    assert main(["study", "summary", str(tmp_path / "tiny")]) == 0
-    out = capsys.readouterr().out
-    games = read_games(tmp_path / "tiny")
-    pairing = games[(games.south == "greedy") & (games.north == "random")]
-    south_wins = wilson(int((pairing.winner == "south").sum()), len(pairing)).percent(1)
-    line = next(line for line in out.splitlines() if line.split()[:2] == ["greedy", "random"])
-    assert south_wins in line and f"{len(pairing):,}" in line
-    assert "rule events in" in out and "feeding_forced" in out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.game.rng import GAMMA, MASK64, Rng, choice_index, game_state, mix64
+from engine.game.rng import GAMMA, MASK64, Rng, choice_index, game_seeds, game_state, mix64
 
 
 def test_mix64_gives_the_published_splitmix64_outputs():
@@ -75,3 +75,8 @@ def test_a_bad_seed_is_refused(seed):
 def test_below_refuses_an_empty_range():
     with pytest.raises(ValueError, match="below"):
         Rng(0).below(0)
+
+
+def test_game_seeds_are_a_prefix_of_any_longer_sample():
+    assert game_seeds(7, 10)[:4].tolist() == game_seeds(7, 4).tolist()
+    assert game_seeds(7, 4).tolist() != game_seeds(8, 4).tolist()

@@ -41,14 +41,6 @@ ply_cap = 60
 "greedy vs heuristic" = 20
 "mcts(playouts=4)" = 20
 """
-PLAIN = """name = "plain"
-seed = 3
-games_per_seat = 60
-strategies = ["random", "greedy"]
-
-[rules]
-stones_per_pit = 3
-"""
 EXACT_PAIRINGS = [(south, north) for south in ("random", "greedy", "heuristic") for north in ("random", "greedy", "heuristic")]
 ALARM = "POSSIBLE BUG"
 
@@ -360,8 +352,8 @@ def test_a_changed_exact_value_opens_the_report_in_red(built, tmp_path):
     assert "3 flagged" in text[text.index("## Sampled against exact") :]
 
 
-def test_a_study_without_exact_gets_no_exact_part(tmp_path):
-    study = run(tmp_path, PLAIN, "plain")
+def test_a_study_without_exact_gets_no_exact_part(tmp_path, small_study_run):
+    study = small_study_run
     text, page = report(study, tmp_path / "report")
     assert "Sampled against exact" not in text and ", exact" not in text and "(exact" not in text
     assert ALARM not in text and 'class="alarm"' not in page

@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 from polling import deadline
 from sealing import edit_manifest, edit_sealed, payload
+from study_configs import small_config
 
 import engine
 from engine import Rules
@@ -57,7 +58,6 @@ ply_cap = [16]
 grand_slam = ["prohibited", "allowed"]
 """
 LADDER = {"name": "small", "rungs": ["random", "greedy"], "opponents": ["random"], "rules": {"stones_per_pit": 3, "ply_cap": 40}}
-STUDY = {"name": "tiny", "seed": 3, "games_per_seat": 20, "strategies": ["random", "greedy"], "rules": {"stones_per_pit": 3}}
 
 
 def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
@@ -101,7 +101,7 @@ def test_every_single_bit_flip_of_a_sealed_file_is_caught(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
-# Break 1: atlas rows/ files had no integrity check
+# Atlas rows/ files had no integrity check
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +159,7 @@ def test_an_atlas_row_whose_record_is_lost_is_analysed_again_with_its_costs(tiny
 
 
 # ---------------------------------------------------------------------------------------------
-# Break 2: cache files were not bound to what they hold
+# Cache files were not bound to what they hold
 
 
 def test_position_tables_of_another_rule_set_copied_over_are_rebuilt(cache, caplog):
@@ -214,7 +214,7 @@ def test_an_exact_outcome_of_another_pairing_copied_over_is_computed_again(cache
 
 
 # ---------------------------------------------------------------------------------------------
-# Break 3: ladder run had no folder lock
+# Ladder run had no folder lock
 
 
 def test_a_second_ladder_run_into_a_folder_being_written_is_refused(tmp_path, cache):
@@ -226,25 +226,20 @@ def test_a_second_ladder_run_into_a_folder_being_written_is_refused(tmp_path, ca
 
 
 # ---------------------------------------------------------------------------------------------
-# Break 4: rewriting a report deleted the user's files that looked like a report's
+# Rewriting a report deleted the user's files that looked like a report's
 
 
-@pytest.fixture(scope="module")
-def tiny_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return run_study(parse_study(STUDY), tmp_path_factory.mktemp("study") / "tiny", progress=False)
-
-
-def test_a_users_png_and_csv_inside_a_report_are_never_deleted(tiny_study, tmp_path, capsys):
-    out = build_report(tiny_study, tmp_path / "report", progress=False)
+def test_a_users_png_and_csv_inside_a_report_are_never_deleted(small_study_run, tmp_path, capsys):
+    out = build_report(small_study_run, tmp_path / "report", progress=False)
     (out / "figures" / "notes.png").write_bytes(b"\x89PNG mine")
     (out / "tables" / "mine.csv").write_text("my,own\n")
-    assert main(["study", "report", str(tiny_study), "--out", str(out), "--quiet"]) == 2
+    assert main(["study", "report", str(small_study_run), "--out", str(out), "--quiet"]) == 2
     assert "holds files the report did not write (figures/notes.png, tables/mine.csv)" in one_line_error(capsys)
     assert (out / "figures" / "notes.png").read_bytes() == b"\x89PNG mine" and (out / "tables" / "mine.csv").exists()
 
 
 # ---------------------------------------------------------------------------------------------
-# Break 5: ladder and atlas manifest names were used as report paths
+# Ladder and atlas manifest names were used as report paths
 
 
 def test_a_ladder_or_atlas_name_that_is_a_path_is_refused_before_any_report(tiny_atlas, tmp_path, cache, capsys):
@@ -265,11 +260,11 @@ def test_an_edited_manifest_is_refused_in_one_line(tiny_atlas, tmp_path, cache, 
 
 
 # ---------------------------------------------------------------------------------------------
-# Break 6: a study killed during its exact phase was reported complete
+# A study killed during its exact phase was reported complete
 
 
 def test_a_study_without_its_exact_outcomes_is_incomplete_in_status_summary_and_report(tmp_path, cache, monkeypatch, capsys):
-    config = {**STUDY, "exact": True}
+    config = small_config(exact=True)
     monkeypatch.setattr("pipeline.study.run._record_exact", lambda run, manifest: (_ for _ in ()).throw(KeyboardInterrupt))
     with pytest.raises(KeyboardInterrupt):  # what a kill during the exact phase leaves
         run_study(parse_study(config), tmp_path / "study", progress=False)
@@ -282,7 +277,7 @@ def test_a_study_without_its_exact_outcomes_is_incomplete_in_status_summary_and_
 
 
 def test_a_missing_or_damaged_plies_file_is_flagged_by_report_and_summary_as_by_status(tmp_path, cache):
-    folder = run_study(parse_study({**STUDY, "keep_plies": True}), tmp_path / "study", progress=False)
+    folder = run_study(parse_study(small_config(keep_plies=True)), tmp_path / "study", progress=False)
     plies = sorted((folder / "plies").glob("*.parquet"))
     plies[0].unlink()
     plies[1].write_bytes(plies[1].read_bytes()[:-10])
@@ -293,7 +288,7 @@ def test_a_missing_or_damaged_plies_file_is_flagged_by_report_and_summary_as_by_
 
 
 # ---------------------------------------------------------------------------------------------
-# Break 9: the atlas report trusted the manifest's counts
+# The atlas report trusted the manifest's counts
 
 
 def test_an_atlas_manifest_whose_grid_is_edited_is_refused(tiny_atlas, capsys):
@@ -311,7 +306,7 @@ def test_the_atlas_report_counts_its_rule_sets_from_its_rows_and_config(tiny_atl
 
 
 # ---------------------------------------------------------------------------------------------
-# Break 11: a FIFO in the cache where a table should be hung every command
+# A FIFO in the cache where a table should be hung every command
 
 
 def test_a_fifo_where_a_table_should_be_is_refused_unopened_and_rebuilt(cache, caplog):
@@ -324,8 +319,8 @@ def test_a_fifo_where_a_table_should_be_is_refused_unopened_and_rebuilt(cache, c
     assert path.is_file()  # the FIFO replaced by the tables
 
 
-def test_a_fifo_in_a_study_folder_is_refused_unopened(tiny_study, tmp_path, capsys):
-    folder = Path(shutil.copytree(tiny_study, tmp_path / "study"))
+def test_a_fifo_in_a_study_folder_is_refused_unopened(small_study_run, tmp_path, capsys):
+    folder = Path(shutil.copytree(small_study_run, tmp_path / "study"))
     chunk = sorted((folder / "games").glob("*.parquet"))[0]
     chunk.unlink()
     os.mkfifo(chunk)
@@ -342,10 +337,10 @@ def test_a_fifo_in_a_study_folder_is_refused_unopened(tiny_study, tmp_path, caps
 
 
 # ---------------------------------------------------------------------------------------------
-# Break 12: litter after kill -9
+# Litter after kill -9
 
 
-def test_staging_folders_of_a_killed_report_are_removed_by_the_next_report(tiny_study, tmp_path):
+def test_staging_folders_of_a_killed_report_are_removed_by_the_next_report(small_study_run, tmp_path):
     pid = ended_pid()
     for suffix in ("tmp", "old"):  # a report's staging folder carries its marker from the start
         litter = tmp_path / f".report.{suffix}-{pid}"
@@ -355,33 +350,33 @@ def test_staging_folders_of_a_killed_report_are_removed_by_the_next_report(tiny_
     (tmp_path / f".report.old-{pid + 1}").mkdir()  # the empty folder a report replaced
     alive = tmp_path / f".report.tmp-{os.getpid()}-not-a-pid"
     alive.mkdir()
-    build_report(tiny_study, tmp_path / "report", progress=False)
+    build_report(small_study_run, tmp_path / "report", progress=False)
     assert sorted(path.name for path in tmp_path.iterdir()) == [alive.name, "report"]
 
 
 @pytest.mark.parametrize("suffix", ["old", "tmp"])
-def test_a_report_never_removes_a_users_folder_named_like_its_staging_folders(tiny_study, tmp_path, capsys, suffix):
+def test_a_report_never_removes_a_users_folder_named_like_its_staging_folders(small_study_run, tmp_path, capsys, suffix):
     """A folder beside --out named as a report's staging folder, of a pid that no longer runs,
     but without a report's marker, is the user's: the report is written and keeps it."""
     mine = tmp_path / f".rep_s3.{suffix}-{ended_pid()}"
     mine.mkdir()
     (mine / "mine.txt").write_text("mine")
-    code = main(["study", "report", str(tiny_study), "--out", str(tmp_path / "rep_s3"), "--quiet"])
+    code = main(["study", "report", str(small_study_run), "--out", str(tmp_path / "rep_s3"), "--quiet"])
     assert code == 0, capsys.readouterr().err
     assert (mine / "mine.txt").read_text() == "mine" and (tmp_path / "rep_s3" / "index.html").is_file()
 
 
 @pytest.mark.parametrize("suffix", ["old", "tmp"])
-def test_a_users_folder_named_as_this_reports_staging_folder_stops_it_in_one_line(tiny_study, tmp_path, capsys, suffix):
+def test_a_users_folder_named_as_this_reports_staging_folder_stops_it_in_one_line(small_study_run, tmp_path, capsys, suffix):
     """Named with the report's own pid, the user's folder is in the report's way: it is kept and
     the report refused in one line, the report already there kept too."""
     out = tmp_path / "rep_s3"
-    assert main(["study", "report", str(tiny_study), "--out", str(out), "--quiet"]) == 0
+    assert main(["study", "report", str(small_study_run), "--out", str(out), "--quiet"]) == 0
     before = {path: path.read_bytes() for path in out.rglob("*") if path.is_file()}
     mine = tmp_path / f".rep_s3.{suffix}-{os.getpid()}"
     mine.mkdir()
     (mine / "mine.txt").write_text("mine")
-    assert main(["study", "report", str(tiny_study), "--out", str(out), "--quiet"]) == 2
+    assert main(["study", "report", str(small_study_run), "--out", str(out), "--quiet"]) == 2
     error = capsys.readouterr().err
     assert error == f"modiar: error: {mine} is in the way of the report and is not a report of modiar's; move it away\n"
     assert (mine / "mine.txt").read_text() == "mine"
@@ -394,16 +389,16 @@ def ended_pid() -> int:
     return int(dead.stdout)
 
 
-def test_a_studys_temporary_files_are_cleared_at_the_next_run(tiny_study, tmp_path):
-    folder = Path(shutil.copytree(tiny_study, tmp_path / "study"))
+def test_a_studys_temporary_files_are_cleared_at_the_next_run(small_study_run, tmp_path):
+    folder = Path(shutil.copytree(small_study_run, tmp_path / "study"))
     edit_manifest(folder, lambda manifest: manifest["chunks"].pop("p000-c00000"))
     (folder / "games" / ".p000-c00000.parquet.tmp-999999999").write_bytes(b"PAR1")
-    run_study(parse_study(STUDY), folder, progress=False)
+    run_study(parse_study(small_config()), folder, progress=False)
     assert not list(folder.rglob(".*.tmp-*"))
 
 
 # ---------------------------------------------------------------------------------------------
-# Break 18: cache write errors named the temporary file
+# Cache write errors named the temporary file
 
 
 def test_a_write_error_names_the_file_not_its_temporary(tmp_path, monkeypatch):
@@ -434,12 +429,12 @@ def test_a_file_where_the_tables_folder_should_be_is_named(tmp_path, cache, caps
 # Folders of an earlier release
 
 
-def test_an_unsealed_manifest_of_an_earlier_release_is_sealed_by_a_run_and_refused_by_readers(tiny_study, tmp_path, capsys):
-    folder = Path(shutil.copytree(tiny_study, tmp_path / "study"))
+def test_an_unsealed_manifest_of_an_earlier_release_is_sealed_by_a_run_and_refused_by_readers(small_study_run, tmp_path, capsys):
+    folder = Path(shutil.copytree(small_study_run, tmp_path / "study"))
     (folder / MANIFEST).write_text(json.dumps(payload(folder / MANIFEST), indent=1))  # as an earlier release wrote it
     assert main(["study", "status", str(folder)]) == 2
     assert "carries no checksum" in one_line_error(capsys)
     before = {path.name: path.read_bytes() for path in (folder / "games").iterdir()}
-    run_study(parse_study(STUDY), folder, progress=False)
+    run_study(parse_study(small_config()), folder, progress=False)
     assert {path.name: path.read_bytes() for path in (folder / "games").iterdir()} == before
     assert "(complete)" in status(folder)

@@ -18,6 +18,7 @@ import pytest
 from joblib import Parallel, delayed
 from polling import wait_until
 from servers import DaskCluster, dask_cluster, project_copy
+from study_configs import small_config, toml_text
 
 from pipeline.cli import main
 from pipeline.runs import cluster, workers
@@ -27,7 +28,7 @@ from pipeline.runs.records import RecordError
 pytest.importorskip("distributed")
 
 ATLAS = 'name = "tiny"\n[grid]\nstones_per_pit = [2]\n'
-STUDY = 'name = "tiny"\nseed = 3\ngames_per_seat = 20\nstrategies = ["random", "greedy"]\n[rules]\nstones_per_pit = 3\n'
+STUDY = toml_text(small_config())
 # MCTS games of about a tenth of a second, two a chunk: the run writes chunks for a few seconds
 SLOW_STUDY = 'name = "slow"\nseed = 1\ngames_per_seat = 16\nchunk_games = 2\nstrategies = ["mcts(playouts=50)"]\n[rules]\n'
 # the line of the published start value, and the same line off by one

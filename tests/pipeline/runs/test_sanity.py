@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from sealing import edit_manifest, edit_sealed
+from study_configs import small_config
 
 import engine
 from pipeline.atlas.analyse import Analysis
@@ -193,8 +194,8 @@ def test_a_cached_exact_outcome_sealed_again_with_a_chance_above_1_is_computed_a
 
 
 def test_a_study_exact_parquet_sealed_again_with_a_chance_above_1_is_refused_in_one_line(tmp_path, cache):
-    config = {"name": "sane", "seed": 3, "games_per_seat": 20, "strategies": ["random", "greedy"], "exact": True}
-    folder = run_study(parse_study({**config, "rules": {"stones_per_pit": 3, "ply_cap": 40}}), tmp_path / "study", progress=False)
+    config = small_config(exact=True, rules={"stones_per_pit": 3, "ply_cap": 40})
+    folder = run_study(parse_study(config), tmp_path / "study", progress=False)
     scan_exact(folder)
     data = rewrite(folder / EXACT, lambda row: row.update(south_win=row["south_win"] + 0.5))
     edit_manifest(folder, lambda manifest: manifest["exact"].update(sha256=hashlib.sha256(data).hexdigest()))

@@ -17,6 +17,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from sealing import edit_sealed, payload
+from study_configs import small_config
 
 import engine
 import pipeline.study.report
@@ -267,7 +268,7 @@ def test_the_report_of_an_unfinished_study_says_so_first(tmp_path):
     from pipeline.study.config import parse_study
     from pipeline.study.run import run_study
 
-    config = {"name": "half", "seed": 5, "games_per_seat": 40, "strategies": ["random", "greedy"], "rules": {}}
+    config = small_config(games_per_seat=40, rules={})  # the default rules: 32 chunks of 5 games
     study = run_study(parse_study(config), tmp_path / "half", progress=False, stop_after=5)
     out = build_report(study, tmp_path / "report", progress=False)
     first = (out / "report.md").read_text(encoding="utf-8").split("\n\n")[1]

@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 from sealing import edit_manifest
 from sealing import manifest as manifest_payload
+from study_configs import small_config, toml_text
 
 from engine.store.integrity import sealed
 from pipeline.cli import main
@@ -26,8 +27,10 @@ from pipeline.study.run import plan, run_study
 from pipeline.study.status import status
 from pipeline.study.summary import summary
 
-SMALL = {"name": "small", "seed": 3, "games_per_seat": 40, "strategies": ["random", "greedy"], "rules": {}}
-CONFIG = 'name = "small"\nseed = 3\ngames_per_seat = 40\nstrategies = ["random", "greedy"]\n'
+# The small study (tests/study_configs.py) under the default rules, 40 games a seat: 32 chunks of 5 games.
+CHANGES = {"games_per_seat": 40, "rules": {}}
+SMALL = small_config(**CHANGES)
+CONFIG = toml_text(SMALL)
 
 
 def study(**changes):
@@ -95,13 +98,12 @@ def test_a_chunk_file_outside_its_place_in_the_study_folder_is_refused(copy, fil
         (lambda manifest: manifest.pop("chunks"), "is not a study manifest"),
     ],
 )
-def test_a_malformed_manifest_is_one_line_in_every_command(copy, change, message, capsys):
+def test_a_malformed_manifest_is_one_line_in_every_command(copy, change, message, capsys, small_study):
     edit_manifest(copy, change)
     for command in ("status", "summary", "report"):
         assert main(["study", command, str(copy), *(["--quiet"] if command == "report" else [])]) == 2
         assert message in one_line_error(capsys)
-    config = copy.parent / "small.toml"
-    config.write_text(CONFIG)
+    config = small_study(**CHANGES)
     assert main(["study", "run", str(config), "--out", str(copy), "--quiet"]) == 2
     assert message in one_line_error(capsys)
 
@@ -110,11 +112,10 @@ def test_a_malformed_manifest_is_one_line_in_every_command(copy, change, message
 # One writer per folder; a run killed at any point resumes
 
 
-def test_a_second_run_on_a_locked_folder_is_refused_naming_the_holder(tmp_path, capsys):
+def test_a_second_run_on_a_locked_folder_is_refused_naming_the_holder(tmp_path, capsys, small_study):
     folder = tmp_path / "small"
     folder.mkdir()
-    config = tmp_path / "other.toml"
-    config.write_text(CONFIG.replace("seed = 3", "seed = 4"))
+    config = small_study(**CHANGES, seed=4)
     with folder_lock(folder):
         with pytest.raises(RecordError, match=rf"being written by another 'modiar study run' \(pid {os.getpid()}\)"):
             run_study(study(), folder, progress=False)
@@ -155,13 +156,12 @@ def test_chunks_finished_before_a_crash_are_kept_in_the_journal_and_the_run_resu
     assert snapshot(folder) == snapshot(finished)
 
 
-def test_a_full_disk_is_one_line_exit_2(tmp_path, monkeypatch, capsys):
+def test_a_full_disk_is_one_line_exit_2(tmp_path, monkeypatch, capsys, small_study):
     def full(path, data):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
     monkeypatch.setattr(runner, "write_atomic", full)
-    config = tmp_path / "small.toml"
-    config.write_text(CONFIG)
+    config = small_study(**CHANGES)
     assert main(["study", "run", str(config), "--out", str(tmp_path / "out"), "--quiet"]) == 2
     assert "No space left on device" in one_line_error(capsys)
 
@@ -298,10 +298,9 @@ def test_a_chunk_larger_than_a_worker_can_hold_is_refused():
 
 
 @pytest.mark.parametrize("out", ["file", "/dev/null", "file/below", "/proc/version/below", ""])
-def test_an_out_folder_that_cannot_be_one_is_one_line(tmp_path, capsys, out):
+def test_an_out_folder_that_cannot_be_one_is_one_line(tmp_path, capsys, out, small_study):
     (tmp_path / "file").write_text("keep me")
-    config = tmp_path / "small.toml"
-    config.write_text(CONFIG)
+    config = small_study(**CHANGES)
     target = out if out.startswith("/") or not out else str(tmp_path / out)
     assert main(["study", "run", str(config), "--out", target, "--quiet"]) == 2
     one_line_error(capsys)
@@ -354,9 +353,8 @@ def test_a_games_key_naming_a_pairing_twice_is_an_error():
         study(games={"random vs greedy": 3, " random  vs greedy": 4})
 
 
-def test_more_jobs_than_memory_holds_are_refused_with_the_estimate(tmp_path, capsys):
-    config = tmp_path / "small.toml"
-    config.write_text(CONFIG)
+def test_more_jobs_than_memory_holds_are_refused_with_the_estimate(tmp_path, capsys, small_study):
+    config = small_study(**CHANGES)
     assert main(["study", "run", str(config), "--out", str(tmp_path / "out"), "--jobs", "100000", "--quiet"]) == 2
     assert "--jobs 100000 needs about 68359 GB (700 MB a worker)" in one_line_error(capsys)
     assert not (tmp_path / "out").exists()
