@@ -30,8 +30,9 @@ from servers import speaking_first
 from study_configs import small_config, toml_text
 
 import engine
+import pipeline.cli
 from engine.tables.positions import load_tables
-from pipeline.cli import _parser, main
+from pipeline.cli import main
 from pipeline.ladder.run import parse_ladder, run_ladder
 from pipeline.study.report import compute
 
@@ -359,7 +360,7 @@ def commands(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()) -> li
 
 
 def test_the_table_has_a_bad_input_for_every_command_of_modiar():
-    every = set(commands(_parser()))
+    every = set(commands(pipeline.cli._parser()))
     covered = {tuple(argv[:2]) if tuple(argv[:2]) in every else tuple(argv[:1]) for _, argv, _ in COMMANDS}
     assert every - covered == set(), f"no bad input for: {sorted(every - covered)}"
 

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import engine
+import pipeline.cli
 from engine import Rules
-from pipeline.cli import _parser, main
+from pipeline.cli import main
 
 SMALL = ["--rule", "stones_per_pit=3", "--rule", "ply_cap=10"]
 SMALL_RULES = Rules(stones_per_pit=3, ply_cap=10)
@@ -116,7 +117,7 @@ def _commands(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()) -> l
     return found
 
 
-@pytest.mark.parametrize("words", _commands(_parser()), ids=" ".join)
+@pytest.mark.parametrize("words", _commands(pipeline.cli._parser()), ids=" ".join)
 def test_every_help_prints(capsys: pytest.CaptureFixture[str], words: tuple[str, ...]) -> None:
     # A bare % in a help text makes argparse raise instead of printing the help.
     with pytest.raises(SystemExit) as stopped:

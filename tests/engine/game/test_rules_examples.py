@@ -13,6 +13,7 @@ does not interfere.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import re
 
@@ -23,9 +24,15 @@ from variants import EVERY_FIELD_ALONE, OWARE_LIKE
 import engine
 from engine import IllegalMoveError, Rules, apply_move, end_event, legal_moves, pack, parse_board, play_game, render, unpack
 from engine.game.rules import RULE_FIELDS
-from pipeline.commands import _rule_change as main_rule_change
+from pipeline.commands import rules_from
 
 SOUTH, NORTH = 0, 1
+
+
+def rule_option(text: str) -> tuple[str, object]:
+    """``--rule FIELD=VALUE`` as modiar reads it (pipeline.commands.rules_from): the field and its value."""
+    field = text.partition("=")[0]
+    return field, getattr(rules_from(argparse.Namespace(rules=Rules().name, rule=[text])), field)
 
 
 def events(**counts: int) -> dict[str, int]:
@@ -1358,7 +1365,7 @@ def test_each_rule_field_is_declared_once_and_its_text_round_trips(field):
     for value in values:
         assert field.parse(field.token(value)[len(field.prefix) :]) == value
         assert field.label(value) and field.words
-        assert main_rule_change(f"{field.name}={field.token(value)[len(field.prefix) :]}") == (field.name, value)
+        assert rule_option(f"{field.name}={field.token(value)[len(field.prefix) :]}") == (field.name, value)
     assert len({declared.prefix for declared in RULE_FIELDS}) == len(RULE_FIELDS)
 
 
@@ -1367,9 +1374,9 @@ def test_a_rule_fields_text_is_read_one_way_everywhere():
     assert Rules.from_name("modiar-captures2.4-feedingoff-slamnocapture") == Rules(
         capture_counts=(2, 4), feeding=False, grand_slam="no_capture"
     )
-    assert main_rule_change("capture_counts=2,4") == ("capture_counts", (2, 4))
-    assert main_rule_change("grand_slam=no_capture") == main_rule_change("grand_slam=nocapture")
-    assert main_rule_change("feeding=off") == ("feeding", False)
+    assert rule_option("capture_counts=2,4") == ("capture_counts", (2, 4))
+    assert rule_option("grand_slam=no_capture") == rule_option("grand_slam=nocapture")
+    assert rule_option("feeding=off") == ("feeding", False)
     with pytest.raises(ValueError, match="has a bad value 'sometimes' for grand_slam"):
         Rules.from_name("modiar-slamsometimes")
 

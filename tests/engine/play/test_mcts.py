@@ -14,7 +14,7 @@ from engine.game.rng import Rng, game_seeds
 from engine.game.rules import ROW
 from engine.play import batch as batched
 from engine.play.batch import play_batch
-from engine.play.mcts import Forest, Streams, _board
+from engine.play.mcts import Board, Forest, Streams
 from engine.players.search import MctsStrategy
 
 # Small rule sets whose scalar mcts games are quick: the first move not forfeited, singletons
@@ -91,7 +91,7 @@ def test_searches_of_many_playouts_choose_the_scalar_searchs_moves_and_take_its_
     expected = [strategy.choose(position, rng) for position, rng in zip(found, rngs, strict=True)]
     index = [default_tables.index.rank(rotate(p.board) if p.mover == NORTH else p.board) for p in found]
     streams = Streams(seeds)
-    forest = Forest(_board(default_tables, rules), len(found), strategy.playouts)
+    forest = Forest(Board.of(default_tables, rules), len(found), strategy.playouts)
     pits = forest.search(streams, np.arange(len(found)), np.array(index, dtype=np.int64), ply)
     assert [int(pit) + ROW * p.mover for pit, p in zip(pits, found, strict=True)] == expected
     assert streams.count.tolist() == [rng.draws for rng in rngs]

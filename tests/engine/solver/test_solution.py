@@ -18,8 +18,8 @@ import pytest
 
 import engine
 from engine import Rules
+from engine.solver import Solution, ValueLog, per_position, solve, sweep_values
 from engine.solver.layers import row_differences
-from engine.solver.solution import Solution, solve
 from engine.tables.index import board_index
 from engine.tables.positions import build_tables
 from pipeline.cli import main
@@ -182,7 +182,7 @@ def test_reductions_over_each_positions_changes_take_the_log_in_blocks(monkeypat
     solution = solved(Rules(stones_per_pit=2, min_stones_to_play=1), 60)
     offsets, plies = solution.offsets, solution.change_plies
     slices = [plies[offsets[i] : offsets[i + 1]] for i in range(solution.size)]
-    last = solve_module.per_position(np.maximum, lambda chunk: np.where(chunk <= 40, chunk, 0), plies, offsets, 0)
+    last = per_position(np.maximum, lambda chunk: np.where(chunk <= 40, chunk, 0), plies, offsets, 0)
     assert last.tolist() == [int(np.where(own <= 40, own, 0).max(initial=0)) for own in slices]
     changing = [bool(np.any((own > 30) & (own <= 50))) for own in slices]
     assert solution.still_changing(30, 50) == sum(changing) > 0
@@ -350,8 +350,8 @@ def test_the_layered_solver_equals_a_plain_sweep_over_every_position(monkeypatch
 
 
 @functools.cache
-def full_sweeps(rules: Rules, cap: int) -> solve_module.ValueLog:
-    return solve_module.sweep_values(small_tables(rules), cap)
+def full_sweeps(rules: Rules, cap: int) -> ValueLog:
+    return sweep_values(small_tables(rules), cap)
 
 
 def test_the_layers_are_the_boards_of_each_number_of_stones():
@@ -367,9 +367,7 @@ def test_the_log_grows_while_a_view_of_it_is_still_held(tmp_path, in_file) -> No
     """A dask worker's profiler holds the frames it samples, and with them the solver's views of
     its growing log: growing it then must copy, not fail (mmap's resize refuses while a buffer is
     exported)."""
-    from engine.solver.layers import _GrowingArray
-
-    log = _GrowingArray(np.int16, tmp_path if in_file else None)
+    log = layers_module._GrowingArray(np.int16, tmp_path if in_file else None)
     held = log.extend(3)
     held[:] = [1, 2, 3]
     more = log.extend(100_000)  # past the first page while `held` is alive

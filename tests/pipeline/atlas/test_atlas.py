@@ -672,17 +672,17 @@ def test_a_rule_sets_peak_counts_the_memory_the_system_cannot_take_back(tmp_path
     import mmap
     import time
 
-    from pipeline.atlas.analyse import _peak_memory
+    from pipeline.atlas import analyse
 
     size = 256 << 20
-    with _peak_memory(interval=0.01) as baseline:
+    with analyse._peak_memory(interval=0.01) as baseline:
         time.sleep(0.05)
-    with open(tmp_path / "log", "wb+") as file, _peak_memory(interval=0.01) as in_file:
+    with open(tmp_path / "log", "wb+") as file, analyse._peak_memory(interval=0.01) as in_file:
         file.truncate(size)
         with mmap.mmap(file.fileno(), size, flags=mmap.MAP_SHARED) as shared:
             np.frombuffer(shared, np.uint8)[:] = 1  # every page resident
             time.sleep(0.1)
-    with _peak_memory(interval=0.01) as anonymous:
+    with analyse._peak_memory(interval=0.01) as anonymous:
         held = np.ones(size, np.uint8)
         time.sleep(0.1)
     del held

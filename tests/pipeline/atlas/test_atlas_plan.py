@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 import engine
+from pipeline.atlas import run as atlas_run
 from pipeline.atlas.analyse import estimated_bytes
 from pipeline.atlas.plan import KILLS_REFUSED, PEAK_MARGIN, expected_bytes, expected_seconds, plan, run_order
 from pipeline.atlas.rows import Cost
-from pipeline.atlas.run import _bar
 
 GB = 2**30
 # The kinds met on this project's machine (23.5 GB, 2026-12-04), as kept rows record them: RULES.md's
@@ -140,7 +140,7 @@ def test_the_runs_bar_says_the_plans_wall_time_left_before_any_rule_set_is_done(
     ordinary, large = rule_sets(ORDINARY, LARGE)
     planned = plan([ordinary, large], MACHINE, KEPT, {}, FOLDER)
     assert [phase.workers for phase in planned.phases] == [2, 1]
-    bar = _bar("atlas", planned, KEPT, progress=True)
+    bar = atlas_run._bar("atlas", planned, KEPT, progress=True)
     seconds = expected_seconds(ordinary, KEPT) / 2 + expected_seconds(large, KEPT)
     assert bar.seconds_left(now=bar.started) == pytest.approx(seconds, abs=1)
     bar.close()

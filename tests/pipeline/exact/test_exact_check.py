@@ -19,7 +19,8 @@ from sealing import edit_manifest
 
 import engine
 from pipeline.cli import main
-from pipeline.exact.check import FLAG_P, QUANTITIES, _sampled, binomial_p, exact_check, least_count_variance, z_score
+from pipeline.exact import check as checking
+from pipeline.exact.check import FLAG_P, QUANTITIES, binomial_p, exact_check, least_count_variance, z_score
 from pipeline.runs.records import parquet_bytes, read_study_manifest, scan_exact, scan_games
 from pipeline.study.report import ReportData, compose, compute
 from pipeline.study.report.words import short
@@ -297,10 +298,10 @@ def test_the_sampled_figures_do_not_depend_on_the_order_of_the_games():
             **{name: rng.integers(0, 60, n).astype(np.uint16) for name in engine.EVENTS},
         }
     )
-    sampled = _sampled(games.lazy())
+    sampled = checking._sampled(games.lazy())
     for seed in (1, 2):
         shuffled = games.sample(fraction=1.0, shuffle=True, seed=seed)
-        assert _sampled(shuffled.lazy()).equals(sampled)
+        assert checking._sampled(shuffled.lazy()).equals(sampled)
     for name in engine.EVENTS:
         assert sampled[f"sd_{name}"][0] == pytest.approx(float(np.std(games[name].to_numpy(), ddof=1)), rel=1e-12)
 

@@ -11,7 +11,8 @@ import pytest
 import engine
 from engine import ExactProgress, Rules
 from engine.exact.outcome import BUILDING, PROPAGATING
-from pipeline.exact.progress import ExactBar, ExactLine, Reporter, _Running
+from pipeline.exact import progress as exact_progress
+from pipeline.exact.progress import ExactBar, ExactLine, Reporter
 from pipeline.runs.progress import CachesBar, GamesBar, StepsBar, TasksBar, game_seconds
 from pipeline.study.config import parse_study
 from pipeline.study.run import plan
@@ -183,12 +184,12 @@ def test_the_time_left_follows_the_measured_rates():
     """Mass falling a decade every 10 plies at 0.1 s a ply, 1e-5 in play at ply 50: 100 plies
     to the tolerance of 1e-15, 10 s; a pairing not started takes its estimate at the pace of
     those done."""
-    running = _Running("a", started=0.0, ply=50, cap=400, in_play=1e-5, stage=PROPAGATING)
+    running = exact_progress._Running("a", started=0.0, ply=50, cap=400, in_play=1e-5, stage=PROPAGATING)
     running.history = [(0.1 * ply, ply, -ply / 10) for ply in range(30, 51)]
     assert running.seconds_left() == pytest.approx(10.0)
     running.cap = 80  # the cap comes first
     assert running.seconds_left() == pytest.approx(3.0)
-    assert _Running("b", started=0.0).seconds_left() is None  # no rate before two plies
+    assert exact_progress._Running("b", started=0.0).seconds_left() is None  # no rate before two plies
     bar = ExactBar([("a", 100.0), ("b", 100.0), ("c", 50.0)], jobs=2, progress=False)
     bar.done("a", 50.0)  # this machine takes half the estimates
     assert bar.seconds_left() == pytest.approx((50 + 25) / 2)
@@ -216,9 +217,9 @@ def test_a_progress_that_is_no_function_is_refused_in_one_line():
 def test_a_message_during_a_bar_has_a_line_of_its_own(capsys):
     # An atlas run says "the run's time (--hours) is up" and its refusals while its bar is drawn;
     # written straight to stderr they ran on after the bar's text, on the bar's line.
-    from pipeline.cli import _log_to_stderr
+    import pipeline.cli
 
-    added = _log_to_stderr()
+    added = pipeline.cli._log_to_stderr()
     try:
         bar = TasksBar("atlas", {"a": 100.0, "b": 100.0}, progress=True)
         bar.done("a", "a (100 s)")
