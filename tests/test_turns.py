@@ -8,11 +8,11 @@ import pytest
 
 import engine
 from engine.solver.solution import cached_solution
+from engine.tables import turned_ranks as _rotated
 from engine.tables.index import board_index, counts_to_codes
 from pipeline.analysis import agreement as agreement_module
 from pipeline.analysis import turns
 from pipeline.analysis.agreement import AGREEMENT_COLUMNS, agreement, first_games
-from pipeline.analysis.boards import rotated as _rotated
 from pipeline.analysis.stats import Z95, mean_interval, wilson
 from pipeline.analysis.turns import (
     END_EVENTS,

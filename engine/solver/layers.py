@@ -12,15 +12,14 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
-from math import comb
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
-from engine.game import PITS, ROW
+from engine.game import ROW
 from engine.store import per_rule_set, return_freed_memory
-from engine.tables import PositionTables
+from engine.tables import PositionTables, row_differences
 
 # An illegal move points at an extra position of this value: captured - 127 loses to any legal move.
 NO_MOVE = 127
@@ -38,23 +37,6 @@ _LOG_BLOCK_CHANGES = 1 << 22
 @lru_cache(maxsize=4)
 def cached_row_differences(total: int) -> np.ndarray:
     return row_differences(total)
-
-
-def row_differences(total: int) -> np.ndarray:
-    """V_0 of every board of at most ``total`` stones, in index order (int8): own row minus
-    opponent row, computed from the index's bars without unranking a single board.
-
-    In index order the bars p_0 < ... < p_5 of ``engine.tables.index`` run through the 6-subsets of
-    0 .. total + 5 in colex order: those of largest bar m follow all those of smaller largest
-    bar, ordered as their first five bars are, and so on down. Own row is p_2 - 2 stones, the
-    opponent's row p_5 - p_2 - 3, so V_0 = 2 p_2 - p_5 + 1.
-    """
-    top = total + PITS  # every bar is below this
-    third = np.concatenate([np.full(comb(m, 2), m, dtype=np.int16) for m in range(2, top)])  # p_2 of the 3-subsets
-    for size in range(ROW, PITS):
-        third = np.concatenate([third[: comb(m, size)] for m in range(size, top)])
-    last = np.repeat(np.arange(PITS - 1, top, dtype=np.int16), [comb(m, PITS - 1) for m in range(PITS - 1, top)])
-    return (2 * third - last + 1).astype(np.int8)
 
 
 def slice_indices(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

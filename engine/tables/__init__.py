@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine.tables.first_move import FirstMoves, checked_start, first_moves
-from engine.tables.index import BoardIndex, board_index, row_stones
+from engine.tables.index import BoardIndex, board_index, position_count, positions_of, row_differences, row_stones, turned_ranks
 from engine.tables.positions import (
     CONFIGURED,
     END_CODES,
@@ -35,7 +35,11 @@ __all__ = [
     "first_moves",
     "kept_tables",
     "load_tables",
+    "position_count",
+    "positions_of",
+    "row_differences",
     "row_stones",
     "table_rules",
     "tables_folder",
+    "turned_ranks",
 ]
