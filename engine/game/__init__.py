@@ -31,13 +31,16 @@ from engine.game.board import rotate as turned  # rotate unchecked, for the loop
 from engine.game.errors import IllegalMoveError
 from engine.game.events import (
     END_EVENTS,
+    EVENT_BY_NAME,
     EVENTS,
     FIELD_MASK,
+    GAME_EVENTS,
     MEANING,
     POSITION_FLAGS,
     SHIFT,
     TURN_EVENTS,
     TURN_FLAGS,
+    Event,
     possible_events,
     unpack_events,
 )
@@ -65,7 +68,9 @@ from engine.game.scoring import WINNERS, final_score, row_difference
 __all__ = [
     "END_EVENTS",
     "EVENTS",
+    "EVENT_BY_NAME",
     "FIELD_MASK",
+    "GAME_EVENTS",
     "GAMMA",
     "MASK32",
     "MASK64",
@@ -90,6 +95,7 @@ __all__ = [
     "TURN_FLAGS",
     "WINNERS",
     "Board",
+    "Event",
     "IllegalMoveError",
     "MoveResult",
     "Option",

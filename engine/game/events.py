@@ -15,6 +15,11 @@ Every other layout of the events is derived from EVENT_LIST, through the subsets
                     the plies' columns of pipeline.runs.records, pipeline.analysis.turns' events by ply
     POSITION_FLAGS  the turn flags decided by the position before the move: engine.tables.positions'
                     flags and engine.play.batch's flag counters
+    GAME_EVENTS     the events a game fires or not (the turn flags and the end events): the rule
+                    events proper of the reports' tables and figures, without the counters
+
+Each event's words are declared with it (Event: the engine's meaning, a report's sentence and
+short name), and the reports take them from EVENT_BY_NAME.
 
 possible_events(rules) leaves out the events a rule set rules out (feeding_forced without
 the feeding rule, say): such an event is never counted as 0, it is not there (RULES.md: Rule events).
@@ -40,26 +45,111 @@ KINDS = (POSITION_FLAG, MOVE_FLAG, COUNT, END)
 
 
 class Event(NamedTuple):
+    """One rule event and its words: ``meaning`` is the engine's one line (the games' columns),
+    ``words`` the sentence a report's glossary gives, ``short`` its name in a table or a figure.
+    ``brief`` (fewer words, beside others in a column's label) and ``clause`` (the event as a
+    clause, for how often it happens in a game) are given where a report uses them."""
+
     name: str
     kind: str  # one of KINDS
     meaning: str
+    words: str
+    short: str
+    brief: str = ""
+    clause: str = ""
 
 
 EVENT_LIST = (
-    Event("feeding_active", POSITION_FLAG, "a turn starts with the opponent's row empty (counted whatever the feeding rule)"),
-    Event("feeding_forced", POSITION_FLAG, "feeding removed a move that was legal after the grand-slam ban"),
-    Event("feeding_lapsed", POSITION_FLAG, "feeding was active, no remaining move could feed, a move was played"),
-    Event("grand_slam_blocked", POSITION_FLAG, "a playable pit was made illegal as a grand slam"),
-    Event("first_move_forfeit", MOVE_FLAG, "the first move's capture was forfeited"),
-    Event("first_move_forfeit_stones", COUNT, "... and this many stones stayed on the board"),
-    Event("capture", MOVE_FLAG, "a capture happened"),
-    Event("capture_stones", COUNT, "stones captured"),
-    Event("capture_pits", COUNT, "pits in the capture chains"),
-    Event("capture_own_row_stones", COUNT, "stones the mover took from its own row"),
-    Event("capture_opponent_row_stones", COUNT, "stones the mover took from the opponent's row"),
-    Event("singleton_end", END, "end: the mover's row holds stones, none in a playable pit"),
-    Event("grand_slam_end", END, "end: the mover has playable pits, every one a grand slam"),
-    Event("empty_row_end", END, "end: the mover's row is empty"),
+    Event(
+        "feeding_active",
+        POSITION_FLAG,
+        "a turn starts with the opponent's row empty (counted whatever the feeding rule)",
+        "a turn starts with the opponent's row empty (under the feeding rule, the mover must then feed it)",
+        "opponent's row empty",
+    ),
+    Event(
+        "feeding_forced",
+        POSITION_FLAG,
+        "feeding removed a move that was legal after the grand-slam ban",
+        "the feeding rule took away at least one move that was otherwise legal",
+        "feeding forced a move",
+        brief="feeding forced",
+        clause="a feed is forced",
+    ),
+    Event(
+        "feeding_lapsed",
+        POSITION_FLAG,
+        "feeding was active, no remaining move could feed, a move was played",
+        "feeding was due but no move could feed, so the duty lapsed and a move was played anyway",
+        "feeding lapsed",
+    ),
+    Event(
+        "grand_slam_blocked",
+        POSITION_FLAG,
+        "a playable pit was made illegal as a grand slam",
+        "a move was banned because it would have captured every stone left in the opponent's row",
+        "grand slam banned",
+        brief="grand slam banned",
+        clause="a grand slam is banned",
+    ),
+    Event(
+        "first_move_forfeit",
+        MOVE_FLAG,
+        "the first move's capture was forfeited",
+        "the game's first move would have captured, and the capture was given up",
+        "first capture given up",
+    ),
+    Event(
+        "first_move_forfeit_stones",
+        COUNT,
+        "... and this many stones stayed on the board",
+        "the stones that given-up first capture would have taken",
+        "stones of the first capture",
+    ),
+    Event("capture", MOVE_FLAG, "a capture happened", "a move captured stones", "captures"),
+    Event("capture_stones", COUNT, "stones captured", "stones captured", "stones captured"),
+    Event(
+        "capture_pits",
+        COUNT,
+        "pits in the capture chains",
+        "pits emptied by captures (the landing pit and the rest of its chain)",
+        "pits captured",
+    ),
+    Event(
+        "capture_own_row_stones",
+        COUNT,
+        "stones the mover took from its own row",
+        "captured stones taken from the mover's own row",
+        "stones from own row",
+    ),
+    Event(
+        "capture_opponent_row_stones",
+        COUNT,
+        "stones the mover took from the opponent's row",
+        "captured stones taken from the opponent's row",
+        "stones from opponent's row",
+    ),
+    Event(
+        "singleton_end",
+        END,
+        "end: the mover's row holds stones, none in a playable pit",
+        "the game ends because every stone left in the mover's row is a single stone, which may not be moved",
+        "ends: only single stones",
+    ),
+    Event(
+        "grand_slam_end",
+        END,
+        "end: the mover has playable pits, every one a grand slam",
+        "the game ends because every move left to the mover would be a grand slam",
+        "ends: only grand slams",
+    ),
+    Event(
+        "empty_row_end",
+        END,
+        "end: the mover's row is empty",
+        "the game ends because the mover's row is empty",
+        "ends: empty row",
+    ),
 )
 
 
@@ -72,6 +162,8 @@ END_EVENTS = _names(END)
 EVENTS = TURN_EVENTS + END_EVENTS
 TURN_FLAGS = _names(POSITION_FLAG, MOVE_FLAG)
 POSITION_FLAGS = _names(POSITION_FLAG)
+GAME_EVENTS = TURN_FLAGS + END_EVENTS  # the events a game fires or not: its flags and its end, no counts
+EVENT_BY_NAME = {event.name: event for event in EVENT_LIST}
 MEANING = {event.name: event.meaning for event in EVENT_LIST}
 
 

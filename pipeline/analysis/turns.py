@@ -33,8 +33,8 @@ import numpy as np
 import polars as pl
 
 from engine.game import END_EVENTS as ENGINE_END_EVENTS
+from engine.game import GAME_EVENTS, Rules
 from engine.game import TURN_FLAGS as ENGINE_TURN_FLAGS
-from engine.game import Rules
 from engine.play import FLAG_BITS, Replay, replay
 from engine.tables import END_CODES, board_index, kept_tables
 from pipeline.analysis.boards import as_it_lies, distinct_states
@@ -464,7 +464,7 @@ def _event_rows(
 ) -> pl.DataFrame:
     """One event's rows: those (group, ply) with trials."""
     kept = np.flatnonzero(trials > 0)
-    order = (TURN_FLAGS + END_EVENTS).index(name)
+    order = GAME_EVENTS.index(name)
     return pl.DataFrame(
         {
             "_group": (kept // width).astype(np.uint32),

@@ -22,9 +22,9 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from engine.game import GAME_EVENTS
 from engine.players import engine_strategy
 from pipeline.analysis.stats import points
-from pipeline.analysis.turns import END_EVENTS, TURN_FLAGS
 from pipeline.exact.cache import is_wide
 from pipeline.ladder.run import EXPLOITABILITY, OUTCOMES, checked_files, read_ladder_manifest
 from pipeline.report import figures as plot
@@ -32,8 +32,6 @@ from pipeline.report.document import Section, Table
 from pipeline.report.folder import check_out, publish_pages, staging
 from pipeline.runs.paths import MANIFEST, REPORTS
 from pipeline.runs.records import RecordError
-
-GAME_EVENTS = (*TURN_FLAGS, *END_EVENTS)
 
 
 def ladder_tables(directory: Path) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -12,12 +12,11 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
-from engine.game import Rules, start_board, unpack
+from engine.game import EVENT_BY_NAME, GAME_EVENTS, Rules, start_board, unpack
 from pipeline.analysis.turns import END_EVENTS, TURN_FLAGS
 from pipeline.report import figures as plot
 from pipeline.runs.records import IS_SELF_PLAY, PAIRING_COLUMNS
-from pipeline.study.report.data import GAME_EVENTS, ReportData
-from pipeline.study.report.words import SHORT
+from pipeline.study.report.data import ReportData
 
 # first_move_forfeit fires at ply 0 only, by its definition: nothing to see by ply.
 _TURN_NAMES = tuple(name for name in TURN_FLAGS if name != "first_move_forfeit")
@@ -306,8 +305,8 @@ def _spans_decades(values: pl.Series) -> bool:
 
 
 def _named(table: pl.DataFrame) -> pl.DataFrame:
-    """A table of events with each event under its short name in words (pipeline.study.report.words)."""
-    return table.with_columns(pl.col("event").replace(SHORT))
+    """A table of events with each event under its short name in words (engine.game.Event.short)."""
+    return table.with_columns(pl.col("event").replace({name: event.short for name, event in EVENT_BY_NAME.items()}))
 
 
 def _present(table: pl.DataFrame | None, name: str, why: str) -> pl.DataFrame:

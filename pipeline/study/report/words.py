@@ -1,13 +1,14 @@
 """The report's fixed words: the game in brief, each strategy and each rule event in plain words.
 
 The facts are RULES.md's (the repository's rules page); each strategy's words are its own
-(engine.players.base.EngineStrategy.words); a report names every event by what it means, never by
-its column name alone.
+(engine.players.base.EngineStrategy.words), each event's are declared with it (engine.game.Event);
+a report names every event by what it means, never by its column name alone.
 """
 
 from __future__ import annotations
 
 import engine
+from engine.game import EVENT_BY_NAME
 
 # The game, for a reader who has never seen it (RULES.md: The game and its sources, A turn,
 # Restrictions on the legal moves, End of the game).
@@ -28,42 +29,6 @@ GAME = (
     "going after 400 moves (plies) is stopped there and scored the same way.",
 )
 
-# Every rule event in words (RULES.md: Rule events), for the glossary and the tables.
-EVENTS = {
-    "feeding_active": "a turn starts with the opponent's row empty (under the feeding rule, the mover must then feed it)",
-    "feeding_forced": "the feeding rule took away at least one move that was otherwise legal",
-    "feeding_lapsed": "feeding was due but no move could feed, so the duty lapsed and a move was played anyway",
-    "grand_slam_blocked": "a move was banned because it would have captured every stone left in the opponent's row",
-    "first_move_forfeit": "the game's first move would have captured, and the capture was given up",
-    "first_move_forfeit_stones": "the stones that given-up first capture would have taken",
-    "capture": "a move captured stones",
-    "capture_stones": "stones captured",
-    "capture_pits": "pits emptied by captures (the landing pit and the rest of its chain)",
-    "capture_own_row_stones": "captured stones taken from the mover's own row",
-    "capture_opponent_row_stones": "captured stones taken from the opponent's row",
-    "singleton_end": "the game ends because every stone left in the mover's row is a single stone, which may not be moved",
-    "grand_slam_end": "the game ends because every move left to the mover would be a grand slam",
-    "empty_row_end": "the game ends because the mover's row is empty",
-}
-
-# Short names for tables and figures (the glossary gives the full meaning).
-SHORT = {
-    "feeding_active": "opponent's row empty",
-    "feeding_forced": "feeding forced a move",
-    "feeding_lapsed": "feeding lapsed",
-    "grand_slam_blocked": "grand slam banned",
-    "first_move_forfeit": "first capture given up",
-    "first_move_forfeit_stones": "stones of the first capture",
-    "capture": "captures",
-    "capture_stones": "stones captured",
-    "capture_pits": "pits captured",
-    "capture_own_row_stones": "stones from own row",
-    "capture_opponent_row_stones": "stones from opponent's row",
-    "singleton_end": "ends: only single stones",
-    "grand_slam_end": "ends: only grand slams",
-    "empty_row_end": "ends: empty row",
-}
-
 
 def describe(spec: str) -> str:
     """What the strategy of a spec string does, in words (engine.players.base.EngineStrategy.words;
@@ -75,10 +40,12 @@ def describe(spec: str) -> str:
 
 
 def event(name: str) -> str:
-    """An event's meaning in words; the engine's one-line meaning for an event we have none for."""
-    return EVENTS.get(name, engine.game.MEANING.get(name, name))
+    """An event's meaning in words, as its declaration gives it (engine.game.Event.words)."""
+    found = EVENT_BY_NAME.get(name)
+    return found.words if found is not None else name
 
 
 def short(name: str) -> str:
-    """An event's short name for a table or a figure."""
-    return SHORT.get(name, name.replace("_", " "))
+    """An event's short name for a table or a figure (engine.game.Event.short)."""
+    found = EVENT_BY_NAME.get(name)
+    return found.short if found is not None else name.replace("_", " ")
