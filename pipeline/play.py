@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import engine
 from engine.game import PLAYER_NAMES, illegal_reason, row_stones
+from pipeline.report.prose import listed
 
 HUMAN = "human"
 QUIT = ("q", "quit", "exit")
@@ -42,7 +43,7 @@ class Human:
         self.ask, self.say = ask, say
 
     def choose(self, position: engine.Position, rng: engine.Rng) -> int:
-        choices = _either(position.moves)
+        choices = listed(position.moves, "or")
         while True:
             text = self._answer(f"{PLAYER_NAMES[position.mover]}, your move: pit {choices} (q to quit): ", position.ply)
             pit = _pit_number(text)
@@ -151,7 +152,7 @@ class _Scorer:
 
 def _what_it_did(result: engine.MoveResult) -> str:
     if result.captured:
-        pits = _either(sorted(result.captured_pits), "and")
+        pits = listed(sorted(result.captured_pits))
         plural = "s" * (len(result.captured_pits) > 1)
         return f" and captures {result.captured} stones from pit{plural} {pits}"
     forfeited = result.events["first_move_forfeit_stones"]
@@ -176,9 +177,3 @@ def _shown(text: str) -> str:
 def _refusal(position: engine.Position, pit: int) -> str:
     reason = illegal_reason(position.board, position.mover, pit, position.ply, position.rules)
     return f"{PLAYER_NAMES[position.mover]} cannot play pit {pit}: {reason}"
-
-
-def _either(pits: tuple[int, ...] | list[int], joined_by: str = "or") -> str:
-    """``0, 1 or 2``."""
-    words = [str(pit) for pit in pits]
-    return f"{', '.join(words[:-1])} {joined_by} {words[-1]}" if len(words) > 1 else words[0]

@@ -15,7 +15,8 @@ from tqdm import tqdm
 
 import engine
 from engine.game import game_seeds
-from pipeline.analysis.stats import Estimate, first_player, game_rate, mean_interval, p_text, wilson
+from pipeline.analysis.stats import Estimate, first_player, game_rate, mean_interval, wilson
+from pipeline.report.prose import p_words
 
 CHUNK = 1000
 
@@ -82,7 +83,7 @@ def summary(sample: Sample) -> str:
     score = Estimate(float(first.score[0]), float(first.low[0]), float(first.high[0]))
     lines += [
         f"{'first-player score':<28}{score.plain():>34}   (South's, a draw counting 1/2; exact interval;"
-        f" sign test against 1/2 on decisive games: p {p_text(float(first.p[0]))})",
+        f" sign test against 1/2 on decisive games: p {p_words(float(first.p[0]))})",
         "",
         f"game length: mean {mean_interval(sample.plies).plain(2)} plies, median {np.median(sample.plies):.0f},"
         f" p90 {np.percentile(sample.plies, 90):.0f}, max {sample.plies.max()};"

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.analysis.stats import Z95, first_player, game_rate, holm, p_text, rate_interval
+from pipeline.analysis.stats import Z95, first_player, game_rate, holm, rate_interval
+from pipeline.report.prose import p_words as p_text
 
 
 def _one(first: int, draws: int, second: int) -> tuple[float, float, float, float]:

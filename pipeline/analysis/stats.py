@@ -202,11 +202,3 @@ def game_rate(counts: np.ndarray, exposures: np.ndarray | None = None, z: float 
     )
     value, low, high = rate_from_sums(n, total, time, squared, cross, time_squared, z)
     return Estimate(float(value[0]), float(low[0]), float(high[0]))
-
-
-def p_text(p: float) -> str:
-    """A p-value as a paper prints it: "< 0.001" below a thousandth, else two significant
-    digits ("= 0.063"); "n/a" for NaN."""
-    if p != p:
-        return "n/a"
-    return "< 0.001" if p < 0.001 else f"= {p:.2g}"

@@ -256,12 +256,6 @@ def slowest_part(costs: pl.DataFrame) -> tuple[str, float, float] | None:
     return (part, totals[part], totals[part] / whole) if whole > 0 else None
 
 
-def signed(value: float, form: str = "{:+.0f}") -> str:
-    """A value with its sign, but 0 without one: "+6", "0", "-8"."""
-    text = form.format(value)
-    return text.lstrip("+-") if float(text) == 0 else text
-
-
 def effects_table(value: object) -> dict[str, Any]:
     """A table of the manifest (an edited one may hold anything there), else an empty one: what
     is not well-formed is unknown, shown as n/a."""

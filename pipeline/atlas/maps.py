@@ -17,8 +17,10 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 import engine
-from pipeline.atlas.effects import CENTRES, FIELD_WORDS, LABEL_SIZE, MapLayout, map_grid, signed, value_label
+from engine.game import EVENT_BY_NAME
+from pipeline.atlas.effects import CENTRES, FIELD_WORDS, LABEL_SIZE, MapLayout, map_grid, value_label
 from pipeline.report import figures as plot
+from pipeline.report.prose import signed
 
 
 def map_figure(block: pl.DataFrame, layout: MapLayout, column: str, words: str, form: str) -> Figure:
@@ -116,15 +118,11 @@ def tradeoff_figure(frame: pl.DataFrame, reference: str | None) -> Figure:
         ("fair", pl.col("start_value") == 0, "o"),
         ("second player wins", pl.col("start_value") < 0, "v"),
     )
-    panels = (
-        ("random_feeding_forced_fires", "P(a feed is forced in a game)"),
-        ("random_grand_slam_blocked_fires", "P(a grand slam is banned in a game)"),
-    )
     with plot.style():
         figure = Figure(figsize=(plot.PAGE, 2.9), layout="constrained")
-        for axes, (column, words) in zip(figure.subplots(1, 2, sharey=True), panels, strict=True):
+        for axes, event in zip(figure.subplots(1, 2, sharey=True), ("feeding_forced", "grand_slam_blocked"), strict=True):
+            column, words = f"random_{event}_fires", f"P({EVENT_BY_NAME[event].clause} in a game)"
             norm = matplotlib.colors.Normalize(0.0, max(float(np.max(frame[column].to_numpy(), initial=0.0)), 1e-9))
-            event = column.removeprefix("random_").removesuffix("_fires")
             names = frame["rules"].to_list()
             possible = pl.Series([event in engine.possible_events(engine.Rules.from_name(name)) for name in names])
             for _, condition, marker in shapes:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,7 +46,6 @@ from pipeline.atlas.effects import (
     map_block,
     map_layout,
     reference_rules,
-    signed,
     slowest_part,
     stones_series,
     varying_fields,
@@ -57,6 +55,7 @@ from pipeline.atlas.run import gather_rows, read_atlas_manifest
 from pipeline.report import figures as plot
 from pipeline.report.document import Section, Table
 from pipeline.report.folder import check_out, publish_pages, staging
+from pipeline.report.prose import listed, plural, signed
 from pipeline.runs.paths import REPORTS
 from pipeline.runs.records import RecordError
 
@@ -163,7 +162,7 @@ def _abstract(frame: pl.DataFrame, manifest: dict[str, Any], spreads: pl.DataFra
     score = frame.sort("random_first_player_score")
     length = frame.sort("random_mean_plies")
     text = [
-        f"{_count(frame.height, 'rule set')} of Modiar, each solved and analysed exactly ({_done(frame, manifest)}). "
+        f"{plural(frame.height, 'rule set')} of Modiar, each solved and analysed exactly ({_done(frame, manifest)}). "
         f"Under perfect play {fair} {'is' if fair == 1 else 'are'} fair (the start is a draw), the first player "
         f"(South) wins in {first} and the second (North) in {second}.",
         f"Between two random players the first player's score runs from {score['random_first_player_score'][0]:.3f} "
@@ -210,13 +209,13 @@ def rule_that_matters(spreads: pl.DataFrame) -> str:
         f"(the first player's score differs by {by_score['effect_random_first_player_score']:.3f})"
     )
     if not moves_value:
-        fields = _listed([FIELD_WORDS[field] for field in spreads["field"].to_list()])
+        fields = listed([FIELD_WORDS[field] for field in spreads["field"].to_list()])
         rest = f"; {score}." if moves_score else ", nor the random first player's score."
         return f"**No rule field the grid varies ({fields}) changes the start value under perfect play**{rest}{caveat}"
     return (
         f"**The rule that matters most to the first player's advantage is {FIELD_WORDS[top['field']]}**: over the grid, "
         f"the mean start value of its values ({top['values']}) differs by {top['effect_start_value']:.2f} stones "
-        f"(from {_count(top['blocks'], 'group')} of rule sets alike in every other field)"
+        f"(from {plural(top['blocks'], 'group')} of rule sets alike in every other field)"
         + ("." if by_score["field"] == top["field"] or not moves_score else f"; {score}.")
         + caveat
     )
@@ -250,9 +249,9 @@ def _maps_section(block: pl.DataFrame, layout: MapLayout) -> Section:
     stones = block["stones_per_pit"].unique().to_list()
     fixed = f" at {stones[0]} stones per pit" if len(stones) == 1 else ""
     words = [
-        f"The grid{fixed}, {_count(block.height, 'rule set')}: rows are the combinations of "
-        f"{_listed([FIELD_WORDS[field] for field in layout.row_fields]) or 'nothing'}, columns those of "
-        f"{_listed([FIELD_WORDS[field] for field in layout.column_fields]) or 'nothing'}; other fields are RULES.md's. "
+        f"The grid{fixed}, {plural(block.height, 'rule set')}: rows are the combinations of "
+        f"{listed([FIELD_WORDS[field] for field in layout.row_fields]) or 'nothing'}, columns those of "
+        f"{listed([FIELD_WORDS[field] for field in layout.column_fields]) or 'nothing'}; other fields are RULES.md's. "
         "A grey cell is a rule set not (yet) in the atlas. The start value and the score are coloured about the fair "
         "value (0 stones, 1/2), the length from shortest to longest."
     ]
@@ -306,7 +305,7 @@ def _number(value: float | None, form: str) -> str:
 def _effects_section(block: pl.DataFrame, effects: pl.DataFrame, spreads: pl.DataFrame) -> Section:
     text = [
         f"For each rule field that varies, the mean of each figure over the rule sets with each of its values (over the "
-        f"{_count(block.height, 'rule set')} of the grid); a field's effect is the spread of those means, largest less "
+        f"{plural(block.height, 'rule set')} of the grid); a field's effect is the spread of those means, largest less "
         "smallest. These are exact averages over the grid, not sampled estimates, and not a model: where fields interact, "
         "a field's effect depends on the values of the others. Only the rule sets whose every value of the field is in "
         "the grid with the other fields alike count, so that an unfinished grid compares like with like (on the whole "
@@ -429,7 +428,7 @@ def _balance_section(balances: pl.DataFrame, front: pl.DataFrame, reference: str
         "minus that to South, never more than 0. Komi gives the first player stones at the end: komi shifts every final "
         "margin alike, so minus the start value draws under perfect play, and half a stone more or less decides every "
         f"game. Both follow from the values of the first moves the atlas keeps. The pie rule draws {drawn} of the "
-        f"{_count(balances.height, 'rule set')} (a first move worth 0 exists); tables/balance.csv has every value.",
+        f"{plural(balances.height, 'rule set')} (a first move worth 0 exists); tables/balance.csv has every value.",
     ]
     rows = [
         [
@@ -449,7 +448,7 @@ def _balance_section(balances: pl.DataFrame, front: pl.DataFrame, reference: str
         columns = [column for column in front.columns if column not in ("rules", "pareto")]
         text.append(
             "Among the fair rule sets, those on the Pareto front of closeness to "
-            f"{reference}: no other fair rule set is at least as close on each of {_listed(columns)} and closer on one."
+            f"{reference}: no other fair rule set is at least as close on each of {listed(columns)} and closer on one."
         )
         rows = [
             [row["rules"], *(f"{row[column]:.4g}" for column in columns), "yes" if row["pareto"] else ""]
@@ -490,11 +489,3 @@ def _key_rows(table: pl.DataFrame) -> list[list[str]]:
 
 def _seconds(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1f}"
-
-
-def _count(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
-
-
-def _listed(words: Sequence[str]) -> str:
-    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}" if words else ""

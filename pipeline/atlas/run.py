@@ -51,6 +51,7 @@ from pipeline.atlas.rows import (
     row_path,
     write_row,
 )
+from pipeline.report.prose import plural
 from pipeline.runs.lock import FolderBusyError, folder_lock
 from pipeline.runs.paths import DATA
 from pipeline.runs.progress import TasksBar
@@ -161,7 +162,7 @@ def _run_plans(
                 return
             if until is not None and time.time() >= until:
                 left = sum(len(phase.rule_sets) for phase in planned.phases)
-                log.warning("the run's time (--hours) is up with %s left; run it again to go on", _count(left))
+                log.warning("the run's time (--hours) is up with %s left; run it again to go on", plural(left, "rule set"))
                 return
             phase = planned.phases[0]
             batch = list(phase.rule_sets if phase.workers == max(rooms) else phase.rule_sets[: phase.workers])
@@ -178,7 +179,7 @@ def _say_fewer_workers(planned: Plan, rooms: dict[int, int]) -> None:
         if phase.workers < most:
             log.warning(
                 "%s need%s more than the %.1f GB a worker has with %d workers: run after the others, %d at a time (%.1f GB each)",
-                _count(len(phase.rule_sets)),
+                plural(len(phase.rule_sets), "rule set"),
                 "" if len(phase.rule_sets) > 1 else "s",
                 rooms[most] / 2**30,
                 most,
@@ -187,15 +188,11 @@ def _say_fewer_workers(planned: Plan, rooms: dict[int, int]) -> None:
             )
 
 
-def _count(number: int) -> str:
-    return f"{number} rule set{'' if number == 1 else 's'}"
-
-
 def _bar(name: str, planned: Plan, kept: dict[str, Cost], progress: bool) -> TasksBar:
     """The run's progress bar: each rule set planned to take its expected seconds
     (expected_seconds) over the workers of its phase."""
     wall = {rules.name: expected_seconds(rules, kept) / phase.workers for phase in planned.phases for rules in phase.rule_sets}
-    return TasksBar(f"atlas {name}: {_count(len(wall))} to analyse", wall, progress=progress)
+    return TasksBar(f"atlas {name}: {plural(len(wall), 'rule set')} to analyse", wall, progress=progress)
 
 
 def _compute(

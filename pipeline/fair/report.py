@@ -21,18 +21,20 @@ from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
 
 import engine
-from pipeline.analysis.fairness import EXACT_COLUMNS, PARETO_COLUMNS, no_first_move
+from engine.game import EVENT_BY_NAME
+from pipeline.analysis.fairness import EXACT_COLUMNS, EXACT_EVENTS, PARETO_COLUMNS, no_first_move
 from pipeline.fair.run import FairSearch
 from pipeline.report import figures as plot
 from pipeline.report.document import Section, Table
 from pipeline.report.folder import check_report_out, publish_pages, staging, write_error
+from pipeline.report.prose import plural, signed
 from pipeline.runs.paths import REPORTS
 
+# Each figure of EXACT_COLUMNS in words; an event's are its declaration's (engine.game.Event.brief).
 WORDS = {
     "random_first_player_score": "random: first player's score",
     "random_mean_plies": "random: mean plies",
-    "random_feeding_forced_fires": "random: feeding forced",
-    "random_grand_slam_blocked_fires": "random: grand slam banned",
+    **{f"random_{name}_fires": f"random: {EVENT_BY_NAME[name].brief}" for name in EXACT_EVENTS},
     "perfect_mean_plies": "perfect: mean plies",
 }
 SHOWN_FAIR = 20  # fair starts listed in the page (every one is in tables/starts.csv)
@@ -98,7 +100,7 @@ def _abstract(search: FairSearch) -> list[str]:
     fair = starts.filter(pl.col("value") == 0)
     by_moved = {moved: fair.filter(pl.col("moved") == moved).height for moved in range(1, search.moved + 1)}
     of_moved = {moved: starts.filter(pl.col("moved") == moved).height for moved in range(1, search.moved + 1)}
-    counted = "; ".join(f"{by_moved[m]} of the {of_moved[m]} starts with {_stones(m)} moved" for m in by_moved)
+    counted = "; ".join(f"{by_moved[m]} of the {of_moved[m]} starts with {plural(m, 'stone')} moved" for m in by_moved)
     natural = fair.sort("natural_rank").head(3)["start"].to_list()
     pie = (
         f"The pie rule changes nothing: {no_first_move(search.rules)}"
@@ -273,7 +275,7 @@ def _values_figure(search: FairSearch) -> Figure:
             found = counts.filter(pl.col("moved") == moved)
             x = found["value"].to_numpy() + (place - (search.moved - 1) / 2) * width
             colour = plot.OKABE_ITO[place] if colours is None else colours(place)
-            axes.bar(x, found["starts"].to_numpy(), width, label=f"{_stones(moved)} moved", color=colour)
+            axes.bar(x, found["starts"].to_numpy(), width, label=f"{plural(moved, 'stone')} moved", color=colour)
         axes.set_xticks(ticks, [_signed(tick) for tick in ticks])
         axes.set_xlabel("value to South under perfect play")
         axes.set_ylabel("starts")
@@ -318,8 +320,4 @@ def _figure(column: str, value: float | None) -> str:
 
 
 def _signed(value: int | None) -> str:
-    return "-" if value is None else f"{value:+d}" if value else "0"
-
-
-def _stones(count: int) -> str:
-    return f"{count} stone" if count == 1 else f"{count} stones"
+    return "-" if value is None else signed(value, "{:+d}")

@@ -24,6 +24,7 @@ from pipeline.exact.cache import read_cached
 from pipeline.report import figures as plot
 from pipeline.report.document import Section, Table
 from pipeline.report.folder import check_out, publish_pages, staging
+from pipeline.report.prose import interval
 from pipeline.runs.config import parse_rules
 from pipeline.runs.paths import REPORTS
 from pipeline.runs.runfolder import SEARCH_LADDER
@@ -232,4 +233,4 @@ def _sections(rungs: pl.DataFrame, opponents: list[str], references: dict[str, t
 
 def _interval(row: dict[str, Any], column: str) -> str:
     score = row["first_player_score"] if column == "first_player" else row[column]
-    return f"{score:.3f} [{row[f'{column}_low']:.3f}, {row[f'{column}_high']:.3f}]"
+    return interval(score, row[f"{column}_low"], row[f"{column}_high"])

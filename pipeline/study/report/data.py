@@ -18,7 +18,6 @@ from engine.game import Rules
 from pipeline.analysis.ludii import comparable
 from pipeline.analysis.metrics import events, first_player_columns, ludii, outcomes
 from pipeline.analysis.stats import Z95, holm, points
-from pipeline.analysis.turns import END_EVENTS, TURN_FLAGS
 from pipeline.exact.check import exact_check
 from pipeline.runs.records import IS_SELF_PLAY, PAIRING_COLUMNS, Manifest
 from pipeline.study.config import parse_study
@@ -37,8 +36,6 @@ EXACT_COLUMNS = (
     "unresolved",
     *(f"{kind}_{name}" for name in engine.EVENTS for kind in ("fires", "mean")),
 )
-# The rules' events proper (fired or not in a game), without the counters of stones and pits.
-GAME_EVENTS = (*TURN_FLAGS, *END_EVENTS)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False, repr=False)

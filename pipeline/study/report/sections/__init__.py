@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pipeline.report.document import Section
+from pipeline.report.prose import plural
 from pipeline.runs.records import Manifest
 from pipeline.study.report.data import ReportData
 from pipeline.study.report.figures import figure_names
-from pipeline.study.report.sections.cells import per_ply_words, plural
+from pipeline.study.report.sections.cells import per_ply_words
 from pipeline.study.report.sections.exact import exact_alarm, exact_section
 from pipeline.study.report.sections.games import (
     event_words,

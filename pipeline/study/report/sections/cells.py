@@ -1,5 +1,6 @@
 """The cells and phrases every section of the study report shares: rule sets and pairings as table
-cells, shares, p-values, exact values beside sampled ones, plurals and lists.
+cells, shares, exact values beside sampled ones (the numbers in words of every report are
+pipeline.report.prose's).
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import polars as pl
 
 import engine
 from engine.game import Rules
-from pipeline.analysis.stats import p_text
 from pipeline.exact.check import FLAG_Z
+from pipeline.report.prose import interval, listed
 from pipeline.runs.records import PAIRING_COLUMNS
 from pipeline.study.report.data import ReportData
 from pipeline.study.report.words import short
@@ -31,7 +32,7 @@ def ruled_out(data: ReportData) -> str:
     for rules in data.rule_sets["rules"].to_list():
         absent = [short(name) for name in engine.EVENTS if name not in engine.possible_events(Rules.from_name(rules))]
         if absent:
-            parts.append(f"{listed_words(absent)} under {rules}" if data.several_rules else listed_words(absent))
+            parts.append(f"{listed(absent)} under {rules}" if data.several_rules else listed(absent))
     if not parts:
         return ""
     return (
@@ -65,11 +66,6 @@ def stones_words(value: int) -> str:
     return "draws" if value == 0 else f"{'wins' if value > 0 else 'loses'} by {abs(value)}"
 
 
-def listed_words(values: Sequence[object]) -> str:
-    words = [str(value) for value in values]
-    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
-
-
 def table_row(table: pl.DataFrame, keys: dict[str, Any]) -> dict[str, Any]:
     return table.filter(*(pl.col(key) == value for key, value in keys.items())).row(0, named=True)
 
@@ -93,12 +89,12 @@ def pairing_cells(row: dict[str, Any], data: ReportData) -> list[str]:
 
 def share_cell(row: dict[str, Any], name: str, digits: int = 1) -> str:
     share, low, high = (100 * row[f"{name}{part}"] for part in ("_share", "_low", "_high"))
-    return f"{share:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+    return interval(share, low, high, f".{digits}f")
 
 
 def plain(row: dict[str, Any], name: str, digits: int) -> str:
     value = row[f"{name}_share"] if f"{name}_share" in row else row[f"{name}_score"]
-    return f"{value:.{digits}f} [{row[f'{name}_low']:.{digits}f}, {row[f'{name}_high']:.{digits}f}]"
+    return interval(value, row[f"{name}_low"], row[f"{name}_high"], f".{digits}f")
 
 
 def ludii_cell(name: str, value: float | None) -> str:
@@ -113,17 +109,7 @@ def ludii_cell(name: str, value: float | None) -> str:
 def rate_cell(row: dict[str, Any]) -> str:
     if row["per_100_turns"] is None:
         return "n/a"
-    return f"{row['per_100_turns']:.3f} [{row['per_100_turns_low']:.3f}, {row['per_100_turns_high']:.3f}]"
-
-
-def p_value(p: float | None) -> str:
-    """A p-value in a table cell: "< 0.001" below a thousandth, else two significant digits."""
-    return "n/a" if p is None else p_text(p).removeprefix("= ")
-
-
-def p_words(p: float | None) -> str:
-    """A p-value in a sentence, after "p": "= 0.062" or "< 0.001"."""
-    return "n/a" if p is None else p_text(p)
+    return interval(row["per_100_turns"], row["per_100_turns_low"], row["per_100_turns_high"])
 
 
 def start_values(table: pl.DataFrame) -> list[tuple[str, int]]:
@@ -152,10 +138,6 @@ def anchor_text(first_move: pl.DataFrame) -> str:
     if anchors == [None]:
         return "Ratings are centred on their mean."
     return f"{' and '.join(str(anchor) for anchor in anchors if anchor)} is rated 0; the others relative to it."
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 def exact_row(data: ReportData, keys: dict[str, Any]) -> dict[str, Any] | None:

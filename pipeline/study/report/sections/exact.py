@@ -8,9 +8,10 @@ import polars as pl
 
 from pipeline.exact.check import FLAG_P, FLAG_Z, MIN_EXPECTED, MIN_GAMES, label
 from pipeline.report.document import Section, Table
+from pipeline.report.prose import plural
 from pipeline.runs.records import PAIRING_COLUMNS
 from pipeline.study.report.data import ReportData
-from pipeline.study.report.sections.cells import flag_count, pairing_cells, pairing_header, plural, z_score
+from pipeline.study.report.sections.cells import flag_count, pairing_cells, pairing_header, z_score
 
 
 def exact_section(check: pl.DataFrame, data: ReportData) -> Section:

@@ -7,10 +7,11 @@ from __future__ import annotations
 import polars as pl
 
 import engine
-from engine.game import Rules
+from engine.game import GAME_EVENTS, Rules
 from pipeline.report.document import Section, Table
+from pipeline.report.prose import interval, listed, plural
 from pipeline.runs.records import IS_SELF_PLAY, PAIRING_COLUMNS
-from pipeline.study.report.data import GAME_EVENTS, ReportData
+from pipeline.study.report.data import ReportData
 from pipeline.study.report.sections.cells import (
     RULES_MD,
     described,
@@ -18,10 +19,8 @@ from pipeline.study.report.sections.cells import (
     exact_note,
     exact_row,
     exact_tagged,
-    listed_words,
     pairing_cells,
     pairing_header,
-    plural,
     put_beside,
     rate_cell,
     ruled_out,
@@ -38,7 +37,7 @@ def length_section(data: ReportData) -> Section:
         [
             *pairing_cells(row, data),
             *put_beside(
-                [f"{row['Duration']:.2f} [{row['Duration_low']:.2f}, {row['Duration_high']:.2f}]"],
+                [interval(row["Duration"], row["Duration_low"], row["Duration_high"], ".2f")],
                 [exact_cell(data, row, "mean_plies", "{:.4f}")],
                 data,
             ),
@@ -72,7 +71,7 @@ def events_section(data: ReportData) -> Section:
             f"{row['fired']:,}",
             f"{row['total']:,}",
             *put_beside(
-                [share_cell(row, "fired", 2), f"{row['mean']:.4f} [{row['mean_low']:.4f}, {row['mean_high']:.4f}]"],
+                [share_cell(row, "fired", 2), interval(row["mean"], row["mean_low"], row["mean_high"], ".4f")],
                 [
                     exact_cell(data, row, f"fires_{row['event']}", "{:.4f}", 100),
                     exact_cell(data, row, f"mean_{row['event']}", "{:.6f}"),
@@ -137,7 +136,7 @@ def length_words(data: ReportData, rules: str) -> list[str]:
         if exact is not None:
             parts.append((f"{row['south']} {exact['mean_plies']:.1f}", True))
         else:
-            parts.append((f"{row['south']} {row['Duration']:.1f} [{row['Duration_low']:.1f}, {row['Duration_high']:.1f}]", False))
+            parts.append((f"{row['south']} {interval(row['Duration'], row['Duration_low'], row['Duration_high'], '.1f')}", False))
     capped = round((pairings["Timeouts"] * pairings["games"]).sum())
     longest = int(pairings["Duration_max"].max())  # type: ignore[arg-type]
     cap = Rules.from_name(rules).ply_cap
@@ -223,6 +222,6 @@ def _rule_set_words(data: ReportData) -> str:
     if names == [Rules().name]:
         return ""
     return (
-        f" This study plays {plural(len(names), 'rule set')}: {listed_words(names)}; a rule set's name spells out every "
+        f" This study plays {plural(len(names), 'rule set')}: {listed(names)}; a rule set's name spells out every "
         "field that differs from RULES.md (RULES.md: Rule-set names). The board below is that of the first."
     )

@@ -8,6 +8,7 @@ import polars as pl
 
 from pipeline.exact.check import FLAG_P, FLAG_Z
 from pipeline.report.document import Section, Table
+from pipeline.report.prose import interval
 from pipeline.runs.records import PAIRING_COLUMNS
 from pipeline.study.report.data import ReportData
 from pipeline.study.report.sections.cells import (
@@ -126,7 +127,7 @@ def _coverage_table(coverage: pl.DataFrame) -> Table:
     rows = []
     for (figure,), part in coverage.group_by("figure", maintain_order=True):
         cells = {
-            row["interval"]: f"{100 * row['coverage']:.1f} [{100 * row['coverage_low']:.1f}, {100 * row['coverage_high']:.1f}]"
+            row["interval"]: interval(100 * row["coverage"], 100 * row["coverage_low"], 100 * row["coverage_high"], ".1f")
             for row in part.iter_rows(named=True)
         }
         exact = part["exact"][0]

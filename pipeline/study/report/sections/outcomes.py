@@ -8,21 +8,19 @@ from typing import Any
 
 import polars as pl
 
+from engine.game import GAME_EVENTS
 from pipeline.report.document import Section, Table
-from pipeline.study.report.data import GAME_EVENTS, ReportData
+from pipeline.report.prose import interval, listed, p_value, p_words, plural
+from pipeline.study.report.data import ReportData
 from pipeline.study.report.sections.cells import (
     EXACT_SCORE_DIGITS,
     exact_note,
     exact_outcome_cells,
     exact_row,
     exact_tagged,
-    listed_words,
-    p_value,
-    p_words,
     pairing_cells,
     pairing_header,
     plain,
-    plural,
     put_beside,
     rules_cells,
     rules_header,
@@ -72,7 +70,7 @@ def _sampled_headline(data: ReportData, keys: dict[str, Any]) -> str:
         f"First-player score {plain(outcome, 'first_player', 3)} "
         f"(two-sided sign test against 1/2: p {p_words(outcome['first_player_p'])}); "
         f"South wins {share_cell(outcome, 'south')}%, draws {share_cell(outcome, 'draw')}%. "
-        f"Mean length {length['Duration']:.2f} [{length['Duration_low']:.2f}, {length['Duration_high']:.2f}] plies. "
+        f"Mean length {interval(length['Duration'], length['Duration_low'], length['Duration_high'], '.2f')} plies. "
         f"Games in which each rule fires (%): {rates}."
     )
 
@@ -153,7 +151,7 @@ def solved_words(data: ReportData, rules: str) -> list[str]:
     only = (
         f"South's only best first move is pit {best[0]}"
         if len(best) == 1
-        else f"South's best first moves are pits {listed_words(best)}"
+        else f"South's best first moves are pits {listed(best)}"
     )
     return [
         f"**The game is solved.** With perfect play on both sides, {result}. {only}; "
@@ -199,15 +197,15 @@ def _seat_verdict(data: ReportData, rules: str) -> str:
         else:
             kind = "unclear"
         found[kind].append(row["strategy_a"])
-    fair = f"exactly fair for {listed_words(found['fair'])} (an exact score of 1/2)" if found["fair"] else ""
-    unclear = f"for {listed_words(found['unclear'])} the games show no clear seat effect" if found["unclear"] else ""
+    fair = f"exactly fair for {listed(found['fair'])} (an exact score of 1/2)" if found["fair"] else ""
+    unclear = f"for {listed(found['unclear'])} the games show no clear seat effect" if found["unclear"] else ""
     if not found["worse"] and not found["better"]:
         if fair and not unclear:
             return f"Moving first is {fair}."
         return "Moving first is neither a clear advantage nor a clear disadvantage" + (f"; it is {fair}." if fair else ".")
     unanimous = not (found["fair"] or found["unclear"]) and not (found["worse"] and found["better"]) and self_play.height > 1
     signed = [
-        f"{words} for {'every strategy' if unanimous else listed_words(found[kind])}"
+        f"{words} for {'every strategy' if unanimous else listed(found[kind])}"
         for kind, words in (("worse", "a disadvantage"), ("better", "an advantage"))
         if found[kind]
     ]
@@ -237,7 +235,7 @@ def first_player_section(data: ReportData, exact_pending: str | None = None) -> 
             f"{row['games']:,}",
             f"{row['first_player_wins']:,} / {row['draws']:,} / {row['second_player_wins']:,}",
             *put_beside(
-                [f"{row['seat_effect']:+.3f} [{row['seat_effect_low']:+.3f}, {row['seat_effect_high']:+.3f}]"],
+                [interval(row["seat_effect"], row["seat_effect_low"], row["seat_effect_high"], "+.3f")],
                 ["n/a" if row["seat_effect_exact"] is None else f"{row['seat_effect_exact']:+.6f}"],
                 data,
             ),
@@ -302,7 +300,7 @@ def _unequal_orders(table: pl.DataFrame) -> str:
     unequal = table.filter(pl.col("seat_effect_test") != "sign test")
     if not unequal.height:
         return ""
-    pairs = listed_words([f"{row['strategy_a']} and {row['strategy_b']}" for row in unequal.iter_rows(named=True)])
+    pairs = listed([f"{row['strategy_a']} and {row['strategy_b']}" for row in unequal.iter_rows(named=True)])
     return (
         f"The two seat orders of {pairs} played different numbers of games: pooled, the larger would weigh more and let "
         "strength back in, so their seat effect is the mean of the two orders' scores less 1/2, with a normal interval "

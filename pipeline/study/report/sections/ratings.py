@@ -9,17 +9,10 @@ import polars as pl
 from pipeline.analysis.agreement import MAX_GAMES_PER_PAIRING
 from pipeline.analysis.ratings import fits_poorly
 from pipeline.report.document import Section, Table
+from pipeline.report.prose import interval, listed, p_value
 from pipeline.study.report.data import ReportData
 from pipeline.study.report.figures import ladder_axis
-from pipeline.study.report.sections.cells import (
-    anchor_text,
-    listed_words,
-    p_value,
-    rules_cells,
-    rules_header,
-    share_cell,
-    start_values,
-)
+from pipeline.study.report.sections.cells import anchor_text, rules_cells, rules_header, share_cell, start_values
 
 
 def ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, fit: pl.DataFrame, data: ReportData) -> Section:
@@ -27,7 +20,7 @@ def ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, fit: pl.Data
         [
             *rules_cells(row, data),
             row["strategy"],
-            f"{row['rating']:.0f} [{row['low']:.0f}, {row['high']:.0f}]" if row["bounded"] else "not bounded by the games",
+            interval(row["rating"], row["low"], row["high"], ".0f") if row["bounded"] else "not bounded by the games",
             f"{row['games']:,}",
             "n/a" if row["score"] is None else f"{row['score']:.3f}",
         ]
@@ -37,10 +30,10 @@ def ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, fit: pl.Data
         [
             *rules_cells(row, data),
             row["strategy"],
-            "n/a" if row["elo"] is None else f"{row['elo']:.0f} [{row['low']:.0f}, {row['high']:.0f}]",
+            "n/a" if row["elo"] is None else interval(row["elo"], row["low"], row["high"], ".0f"),
             "n/a"
             if row["elo"] is None
-            else f"{row['expected_score']:.3f} [{row['expected_score_low']:.3f}, {row['expected_score_high']:.3f}]",
+            else interval(row["expected_score"], row["expected_score_low"], row["expected_score_high"]),
         ]
         for row in first_move.iter_rows(named=True)
     ]
@@ -74,7 +67,7 @@ def ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, fit: pl.Data
     ]
     if unbounded:
         text.append(
-            f"**Not bounded by the games: {listed_words(unbounded)}.** The strategies split into groups one of which never "
+            f"**Not bounded by the games: {listed(unbounded)}.** The strategies split into groups one of which never "
             "scored a point (no win, no draw) against another, so the maximum-likelihood ratings between them are "
             "infinite (Ford 1957, American Mathematical Monthly 64:28): such a rating is the prior's number, not the "
             "games'. The table says so, the figure draws an arrow for it, and tables/ratings.csv keeps the number with "
@@ -116,10 +109,10 @@ def _ladder_caption(cut: list[str], unbounded: list[str]) -> str:
     if cut:
         one = len(cut) == 1
         noun, runs, be, whose = ("interval", "runs", "is", "its") if one else ("intervals", "run", "are", "their")
-        caption += f" The {noun} of {listed_words(cut)} {runs} past the axis and {be} cut at its edge (arrowheads); "
+        caption += f" The {noun} of {listed(cut)} {runs} past the axis and {be} cut at its edge (arrowheads); "
         caption += f"the table gives {whose} ends."
     if unbounded:
-        caption += f" The games do not bound the rating of {listed_words(unbounded)}: an arrow at the edge, no point."
+        caption += f" The games do not bound the rating of {listed(unbounded)}: an arrow at the edge, no point."
     return caption
 
 
@@ -130,7 +123,7 @@ def agreement_section(agreement: pl.DataFrame, data: ReportData) -> Section:
             row["strategy"],
             f"{row['moves']:,}",
             share_cell(row, "kept", 2),
-            f"{row['loss']:.3f} [{row['loss_low']:.3f}, {row['loss_high']:.3f}]",
+            interval(row["loss"], row["loss_low"], row["loss_high"]),
         ]
         for row in agreement.iter_rows(named=True)
     ]

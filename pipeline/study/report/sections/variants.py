@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from engine.game import GAME_EVENTS
 from pipeline.report.document import Section, Table
+from pipeline.report.prose import interval
 from pipeline.runs.records import IS_SELF_PLAY, PAIRING_COLUMNS
-from pipeline.study.report.data import GAME_EVENTS, ReportData
+from pipeline.study.report.data import ReportData
 from pipeline.study.report.sections.cells import RULES_MD, exact_cell, exact_note, plain, put_beside, ruled_out, share_cell
 from pipeline.study.report.words import short
 
@@ -28,7 +30,7 @@ def variant_sections(data: ReportData) -> list[Section]:
                 [
                     plain(row, "first_player", 3),
                     share_cell(row, "draw"),
-                    f"{row['Duration']:.2f} [{row['Duration_low']:.2f}, {row['Duration_high']:.2f}]",
+                    interval(row["Duration"], row["Duration_low"], row["Duration_high"], ".2f"),
                 ],
                 [
                     exact_cell(data, row, "first_player_score", "{:.6f}"),
