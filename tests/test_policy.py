@@ -35,7 +35,7 @@ from engine.players.choice import NO_MOVE, SCALE, pack_keys, pit_of
 from engine.players.near_cap import NearCap
 from engine.players.policy import NotATableStrategyError, PolicyTable, is_table_strategy, policy_path, policy_table
 from engine.players.search import _heuristic_score, alphabeta_scores, solution
-from engine.solver.solution import sweep_values
+from engine.solver import sweep_values
 from engine.tables.first_move import first_moves
 from engine.tables.positions import PositionTables, load_tables, table_rules
 
@@ -704,7 +704,6 @@ def test_each_strategy_says_what_the_pipeline_asks_of_it(spec, solution, searche
     strategy = engine.players.registry.engine_strategy(spec)
     assert (strategy.needs_solution, strategy.searches, strategy.wide, strategy.family) == (solution, searches, wide, family)
     assert is_table_strategy(spec) is strategy.has_policy_table is not searches
-    assert strategy.scalar_seconds >= 0 and (strategy.batched_seconds > 0) is searches
 
 
 def test_a_strategy_without_values_has_no_policy_table_rather_than_perfects():
@@ -721,14 +720,14 @@ def test_a_strategy_without_values_has_no_policy_table_rather_than_perfects():
 
 @pytest.mark.parametrize("count", [0, 1, 3000, 50_000])
 def test_a_policy_tables_keys_are_found_by_their_hashed_slots_as_a_binary_search_finds_them(count: int) -> None:
-    """engine.players.policy._KeySlots finds a key's place among the keys met so far by a hashed slot, and
+    """engine.players.numbering.KeySlots finds a key's place among the keys met so far by a hashed slot, and
     the keys whose slot another took by a binary search: with thousands of keys some share one."""
-    from engine.players.policy import _KeySlots
+    from engine.players.numbering import KeySlots
 
     rng = np.random.default_rng(count)
     known = np.unique(rng.integers(0, 1 << 27, count)).astype(np.int64)
     asked = np.concatenate([known, rng.integers(0, 1 << 27, 20_000), known[::-1]]).astype(np.int64)
-    slots = _KeySlots(known)
+    slots = KeySlots(known)
     place = np.minimum(np.searchsorted(known, asked), max(len(known) - 1, 0))
     expected = np.where(known[place] == asked, place, -1) if len(known) else np.full(len(asked), -1)
     np.testing.assert_array_equal(slots.find(asked), expected)

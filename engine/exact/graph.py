@@ -354,3 +354,39 @@ def move_counts(tables: PositionTables, at: np.ndarray, pit: np.ndarray | int) -
 
 def _join(parts: list[np.ndarray], dtype: type) -> np.ndarray:
     return np.concatenate(parts).astype(dtype) if parts else np.empty(0, dtype=dtype)
+
+
+class Merger:
+    """Merges states with the same position and margin by adding their masses, without a sort.
+
+    The stones captured so far, C, are fixed by the position (the stones missing from the
+    board), so a state's margin m = 2 s - C is fixed by South's captures s in 0 .. C: each
+    position in play gets C + 1 consecutive slots, and the masses are summed into them by
+    np.bincount. The positions in play are numbered through a mark per position, made and
+    cleared each ply.
+    """
+
+    def __init__(self, captured: np.ndarray) -> None:
+        self.captured = captured  # (positions,) uint8: stones captured so far at each position
+        self.mark = np.zeros(len(captured), dtype=bool)
+        self.number = np.zeros(len(captured), dtype=np.int64)
+
+    def __call__(self, position: np.ndarray, margin: np.ndarray, total: np.ndarray, untouched: np.ndarray) -> States:
+        self.mark[position] = True
+        alive = np.flatnonzero(self.mark)
+        self.mark[alive] = False
+        self.number[alive] = np.arange(len(alive))
+        width = self.captured[alive].astype(np.int64) + 1
+        base = np.cumsum(width) - width
+        number = self.number[position]
+        slot = base[number] + (margin + self.captured[position]) // 2
+        size = int(width.sum())
+        merged = np.bincount(slot, weights=total, minlength=size)
+        kept = np.flatnonzero(merged)
+        owner = np.repeat(np.arange(len(alive)), width)[kept]
+        columns = np.empty((len(kept), untouched.shape[1]))
+        for k in range(untouched.shape[1]):
+            columns[:, k] = np.bincount(slot, weights=untouched[:, k], minlength=size)[kept]
+        merged_position = alive[owner]
+        merged_margin = 2 * (kept - base[owner]) - self.captured[merged_position]
+        return States(merged_position, merged_margin, merged[kept], columns)

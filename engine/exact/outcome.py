@@ -32,7 +32,7 @@ the unsettled positions, if mass is left at far_from (most games have ended by t
 both players already give each of those moves a chance (perfect's dials), the first graph
 holds them all and is made deep from the start instead (_plays_every_unsettled_move). The
 last plies of the other strategies (at most a few: alphabeta's depth) merge the children of
-the states in play (engine.exact.outcome._Merger).
+the states in play (engine.exact.graph.Merger).
 Random play reaches 8.25 million (position, margin) states and 2.08 million positions at each
 parity from ply 30 on, and takes about 125 plies to bring the mass in play below 1e-15; games
 of perfect's dials cycle, so theirs run to 370 plies or to the cap.
@@ -56,7 +56,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from engine.exact.graph import CAPTURE_COUNTS, Graph, States, move_counts, select
+from engine.exact.graph import CAPTURE_COUNTS, Graph, Merger, States, move_counts, select
 from engine.exact.tail import MARGIN, POSITION, Tail
 from engine.game import END_EVENTS, EVENTS, POSITION_FLAGS, ROW, Board, Rules, check_rules, unpack_events
 from engine.players import SCALE, NearCap, PolicyTable, Strategy, policy_table
@@ -269,8 +269,8 @@ class _Run:
         self.tracked = () if lengths_only else TRACKED
         self.own_row, self.other_row = row_stones(tables.index)
         self.captured = rules.total_stones - self.own_row - self.other_row  # stones off the board
-        self.merge = _Merger(self.captured)  # by position and margin
-        self.merge_positions = _Merger(np.zeros_like(self.captured))  # by position
+        self.merge = Merger(self.captured)  # by position and margin
+        self.merge_positions = Merger(np.zeros_like(self.captured))  # by position
         # The first ply whose mover has fewer plies left than its policy's far_from: from there on
         # its choices may change from ply to ply; before it every ply's chain is the same but for
         # the positions marked VARIES, whose chances are taken ply by ply (varying).
@@ -448,42 +448,6 @@ def _plays_every_unsettled_move(player: PolicyTable, tables: PositionTables) -> 
     at = np.flatnonzero(player.unsettled(floor) & (player.far != player.varies))
     legal = tables.child[at] >= 0
     return bool((player.chances(player.far[at].astype(np.int64)) > 0)[legal].all())
-
-
-class _Merger:
-    """Merges states with the same position and margin by adding their masses, without a sort.
-
-    The stones captured so far, C, are fixed by the position (the stones missing from the
-    board), so a state's margin m = 2 s - C is fixed by South's captures s in 0 .. C: each
-    position in play gets C + 1 consecutive slots, and the masses are summed into them by
-    np.bincount. The positions in play are numbered through a mark per position, made and
-    cleared each ply.
-    """
-
-    def __init__(self, captured: np.ndarray) -> None:
-        self.captured = captured  # (positions,) uint8: stones captured so far at each position
-        self.mark = np.zeros(len(captured), dtype=bool)
-        self.number = np.zeros(len(captured), dtype=np.int64)
-
-    def __call__(self, position: np.ndarray, margin: np.ndarray, total: np.ndarray, untouched: np.ndarray) -> States:
-        self.mark[position] = True
-        alive = np.flatnonzero(self.mark)
-        self.mark[alive] = False
-        self.number[alive] = np.arange(len(alive))
-        width = self.captured[alive].astype(np.int64) + 1
-        base = np.cumsum(width) - width
-        number = self.number[position]
-        slot = base[number] + (margin + self.captured[position]) // 2
-        size = int(width.sum())
-        merged = np.bincount(slot, weights=total, minlength=size)
-        kept = np.flatnonzero(merged)
-        owner = np.repeat(np.arange(len(alive)), width)[kept]
-        columns = np.empty((len(kept), untouched.shape[1]))
-        for k in range(untouched.shape[1]):
-            columns[:, k] = np.bincount(slot, weights=untouched[:, k], minlength=size)[kept]
-        merged_position = alive[owner]
-        merged_margin = 2 * (kept - base[owner]) - self.captured[merged_position]
-        return States(merged_position, merged_margin, merged[kept], columns)
 
 
 class _Steady:

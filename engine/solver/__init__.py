@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from engine.solver.layers import distinct, slice_indices
-from engine.solver.solution import Solution, ValueLog, per_position, solution_path, solutions_folder, solve, sweep_values
+from engine.solver.solution import Solution, solution_path, solutions_folder, solve
+from engine.solver.value_log import ValueLog, per_position, sweep_values
 
 __all__ = [
     "Solution",

@@ -25,6 +25,7 @@ from engine.tables.positions import build_tables
 from pipeline.cli import main
 
 solve_module = importlib.import_module("engine.solver.solution")
+value_log = importlib.import_module("engine.solver.value_log")
 layers_module = importlib.import_module("engine.solver.layers")  # the retrograde analysis the solver runs
 
 SMALL_VARIANTS = [
@@ -154,7 +155,7 @@ def test_walking_the_log_gives_each_ks_values_in_turn(monkeypatch, first, scan):
     # Singletons playable at 3 stones: values change at every k, up to the cap (> 16 plies: the
     # walk's windows), so the walk applies changes at each step; the buffer's last entry stays 0.
     # With a scan of 1,000 changes, each window's changes are found in many pieces of the log.
-    monkeypatch.setattr(solve_module, "_SCAN_ENTRIES", scan)
+    monkeypatch.setattr(value_log, "_SCAN_ENTRIES", scan)
     solution = solved(Rules(stones_per_pit=3, min_stones_to_play=1), 60)
     assert np.all(solution.changes_per_ply()[1:] > 0)
     walked = [values.copy() for values in solution.walk_values(first, 60)]
@@ -178,7 +179,7 @@ def test_positions_that_never_settle_keep_changing():
 def test_reductions_over_each_positions_changes_take_the_log_in_blocks(monkeypatch, scan):
     # A block of the log holds whole slices, so a position whose slice straddles a block's
     # nominal end (or, with a scan of 1 change, every position) is reduced whole, once.
-    monkeypatch.setattr(solve_module, "_SCAN_ENTRIES", scan)
+    monkeypatch.setattr(value_log, "_SCAN_ENTRIES", scan)
     solution = solved(Rules(stones_per_pit=2, min_stones_to_play=1), 60)
     offsets, plies = solution.offsets, solution.change_plies
     slices = [plies[offsets[i] : offsets[i + 1]] for i in range(solution.size)]
