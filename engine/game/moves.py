@@ -16,6 +16,7 @@ from typing import NamedTuple
 from engine.game.board import BOARD_MASK, ROW_BITS, ROW_MASK, Board
 from engine.game.events import UNIT
 from engine.game.rules import PIT_BITS, PIT_LIMIT, PITS, ROW, Rules
+from engine.store import per_rule_set
 
 Sown = tuple[int, int, int, int, int, bool]
 OWN_ROW = range(ROW)
@@ -62,6 +63,7 @@ def start_board(rules: Rules) -> Board:
     return sum(rules.stones_per_pit << (PIT_BITS * pit) for pit in range(PITS))
 
 
+@per_rule_set
 @lru_cache(maxsize=64)
 def move_lookups(rules: Rules) -> MoveLookups:
     sowing = tuple(tuple(_make_sowing(rules, pit, hand) for hand in range(PIT_LIMIT + 1)) for pit in OWN_ROW)

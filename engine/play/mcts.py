@@ -36,6 +36,7 @@ import numpy as np
 
 from engine.game import GAMMA, MASK32, ROW, SEED_SALT, Rules, mix64_words
 from engine.players import NO_MOVE, UCT_EXPLORATION, MctsStrategy, PolicyTable
+from engine.store import forget_with
 from engine.tables import PositionTables, first_moves, row_stones
 
 TREE_BYTES = 1 << 29  # the trees of one chunk's searches: the chunk is cut to fit
@@ -385,7 +386,9 @@ def search_games(tables: PositionTables, rules: Rules, players: tuple[Searcher, 
     return pits
 
 
+# The Board of the tables and rules last searched, kept for the next call (one rule set at a time).
 _BOARDS: dict[tuple[int, Rules], Board] = {}
+forget_with(_BOARDS.clear)
 
 
 def _board(tables: PositionTables, rules: Rules) -> Board:

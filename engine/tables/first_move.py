@@ -17,6 +17,7 @@ from functools import lru_cache
 import numpy as np
 
 from engine.game import PIT_BITS, PITS, ROW, Board, Option, Rules, positions, row_difference, unpack
+from engine.store import per_rule_set
 from engine.tables.index import board_index
 
 
@@ -41,6 +42,7 @@ class FirstMoves:
         return child, captured
 
 
+@per_rule_set
 @lru_cache(maxsize=64)
 def first_moves(rules: Rules, board: Board | None = None) -> FirstMoves:
     """The first moves of ``rules`` from ``board`` (the mover's view; the rule set's start when
