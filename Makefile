@@ -77,8 +77,8 @@ notebooks: $(STAMP) ## run the notebooks on data/default and data/variants into 
 sample: $(STAMP) ## a quick look: 20,000 seeded random games summarised, no files written
 	$(BIN)/modiar sample --games 20000 --seed $(SEED)
 
-bench: $(STAMP) ## print the speed of the scalar and batched engines, the table build and the solver
-	$(BIN)/modiar bench
+bench: $(STAMP) ## print the speed of the engines, the caches, the exact outcomes and the studies; COSTS=write rewrites what it measured in pipeline/costs.toml
+	$(BIN)/modiar bench $(if $(filter write,$(COSTS)),--write-costs)
 
 solve: $(STAMP) ## solve Modiar: the value and best first move under perfect play
 	$(BIN)/modiar solve

@@ -2,6 +2,11 @@
 
 Speed targets are checked here, never by timed unit tests. Figures from one run are
 compared with each other (ratios), since the machine is shared and noisy.
+
+Most lines measure a rate or a size of the cost model (pipeline/costs.toml, whose comments name
+the line): ``main(write_costs=True)`` (``modiar bench --write-costs``, ``make bench COSTS=write``)
+rewrites those entries (pipeline.runs.calibration.WRITTEN) with what this run measured, and keeps
+the others.
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ import engine
 from engine.game import game_seeds, positions
 from engine.players import PerfectStrategy, policy_table, solution
 from engine.tables import build_tables, load_tables, tables_folder
+from pipeline.estimates import BENCH_RUNS
+from pipeline.runs.calibration import Measured, exact_costs, mcts_costs, policy_costs, report_costs, solve_growths
+from pipeline.runs.costs import COSTS
 from pipeline.runs.paths import DATA, MANIFEST, ROOT
 from pipeline.study.config import Study, parse_study
 from pipeline.study.report import build_report
@@ -106,33 +114,39 @@ def perft_time(depth: int) -> tuple[int, float]:
     return count, time.perf_counter() - start
 
 
-def main(seconds: float = 10.0) -> None:
-    """Run every benchmark, each in a fresh process so that its peak memory is its own."""
+def main(seconds: float = 10.0, *, write_costs: bool = False) -> None:
+    """Run every benchmark, each in a fresh process so that its peak memory is its own; with
+    ``write_costs``, rewrite the entries of the cost file this run measured."""
+    started = time.perf_counter()
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"engine {engine.ENGINE_VERSION}, rules {engine.Rules().name}; targets in brackets")
-    scalar = _in_child(scalar_games, seconds)
-    _in_child(table_build)
+    measured = _in_child(scalar_games, seconds)
+    measured |= _in_child(table_build)
     batched = _in_child(batched_games, seconds)
-    print(f"  batched / scalar (cold): {batched / scalar:,.0f}x")
-    _in_child(full_solve)
-    solver_scales(large=os.environ.get("MODIAR_BENCH_STONES10") == "1")
+    print(f"  batched / scalar (cold): {batched * measured['scalar_game_seconds']:,.0f}x")
+    measured |= _in_child(full_solve)
+    measured |= solver_scales(large=os.environ.get("MODIAR_BENCH_STONES10") == "1")
     print("\npolicy tables of the default rules, each built in a fresh process from the cached tables and solution")
-    for spec, target_seconds, target_gib in POLICY_TARGETS:
-        _in_child(policy_build, spec, target_seconds, target_gib)
+    policies = {
+        spec: _in_child(policy_build, spec, target_seconds, target_gib) for spec, target_seconds, target_gib in POLICY_TARGETS
+    }
+    measured |= policy_costs(policies)
     _in_child(batched_strategies, seconds)
     print("\nmcts self-play, searches in lockstep (engine.play.mcts), one process, tables loaded")
-    for playouts, games, target in MCTS_TARGETS:
-        _in_child(mcts_batches, playouts, games, target)
+    measured |= mcts_costs(
+        {playouts: _in_child(mcts_batches, playouts, games, target) for playouts, games, target in MCTS_TARGETS}
+    )
     print("\nexact outcomes of the default rules, each in a fresh process once the tables are loaded")
-    for spec, target, gib in EXACT_TARGETS:
-        _in_child(exact_self_play, spec, target, gib)
+    measured |= exact_costs({spec: _in_child(exact_self_play, spec, target, gib) for spec, target, gib in EXACT_TARGETS})
     _in_child(study_runs)
     notebook_runs()
-    _in_child(atlas_rule_set)
+    measured |= _in_child(atlas_rule_set)
+    measured["bench_seconds"] = time.perf_counter() - started - BENCH_RUNS * seconds
+    report_costs(measured, write=write_costs)
 
 
-def scalar_games(seconds: float) -> float:
-    """engine.play_game, cold then warm; returns the cold games/s."""
+def scalar_games(seconds: float) -> Measured:
+    """engine.play_game, cold then warm: a random game's seconds, from the cold run."""
     print(f"\nrandom games through engine.play_game, one process, {seconds:.0f} s runs [>= 20,000 games/s]")
     cold = random_games(seconds)
     _print_throughput("cold", cold)
@@ -144,22 +158,25 @@ def scalar_games(seconds: float) -> float:
     print(f"  cold run: {_verdict(cold.games_per_second >= 20_000)}; positions memoised: {memoised:,}")
     count, took = perft_time(PERFT_DEPTH)
     print(f"  perft({PERFT_DEPTH}) = {count:,} in {took:.2f} s; {_peak()}")
-    return cold.games_per_second
+    return {"scalar_game_seconds": 1 / cold.games_per_second}
 
 
-def table_build() -> None:
-    """Build the default rules' position tables from nothing, then read the cached copy."""
+def table_build() -> Measured:
+    """Build the default rules' position tables from nothing, then read the cached copy: their
+    seconds and bytes a position."""
     print("\nposition tables of the default rules [built in <= 60 s]")
     start = time.perf_counter()
     built = build_tables(engine.Rules())
     took = time.perf_counter() - start
     size = f"{built.nbytes() / 2**20:,.0f} MiB of tables"
     print(f"  built {built.size:,} positions in {took:.1f} s ({_verdict(took <= 60)}); {size}")
+    measured = {"table_seconds_per_position": took / built.size, "table_bytes_per_position": built.nbytes() / built.size}
     del built
     load_tables(engine.Rules(), progress=False)  # writes the cache if it is missing
     start = time.perf_counter()
     load_tables(engine.Rules(), progress=False)
     print(f"  read back from {tables_folder()} in {time.perf_counter() - start:.1f} s (checksum verified); {_peak()}")
+    return measured
 
 
 def batched_games(seconds: float) -> float:
@@ -180,9 +197,10 @@ def batched_games(seconds: float) -> float:
     return result.games_per_second
 
 
-def policy_build(spec: str, target_seconds: float | None, target_gib: float | None) -> None:
+def policy_build(spec: str, target_seconds: float | None, target_gib: float | None) -> tuple[float, float]:
     """Build one policy table in memory (the cache untouched) once the position tables (and, for
-    perfect, the solution) are loaded; memory is what NumPy allocates beyond them (tracemalloc)."""
+    perfect, the solution) are loaded: its seconds and the bytes NumPy allocates beyond them
+    (tracemalloc)."""
     rules = engine.Rules()
     tables = load_tables(rules, progress=False)
     if isinstance(engine.make_strategy(spec), PerfectStrategy):
@@ -197,6 +215,7 @@ def policy_build(spec: str, target_seconds: float | None, target_gib: float | No
         f"  {spec:<22} {took:5.1f} s, {peak:.2f} GiB beyond the tables, {len(table.keys):,} classes, "
         f"{len(table.varying):,} positions whose class varies; {_peak()}" + _targets(took, target_seconds, peak, target_gib)
     )
+    return took, peak * 2**30
 
 
 def batched_strategies(seconds: float) -> None:
@@ -220,9 +239,10 @@ def batched_strategies(seconds: float) -> None:
     print(f"  {_peak()}")
 
 
-def mcts_batches(playouts: int, games: int, target: float) -> None:
+def mcts_batches(playouts: int, games: int, target: float) -> tuple[float, float]:
     """``games`` games of mcts(playouts) self-play in one engine.play_batch call, and a few
-    through engine.play_game for the ratio; memory is the process's peak."""
+    through engine.play_game for the ratio; memory is the process's peak. Returns the games a
+    second of each."""
     rules = engine.Rules()
     tables = load_tables(rules, progress=False)
     spec = f"mcts(playouts={playouts})"
@@ -241,11 +261,28 @@ def mcts_batches(playouts: int, games: int, target: float) -> None:
         f"engine.play_game {scalar:,.1f} games/s ({speed / scalar:.0f}x); {_peak()} "
         f"[>= {target:,.0f} games/s: {_verdict(speed >= target)}; <= 2 GiB: {_verdict(_peak_gib() <= 2)}]"
     )
+    return _against_random(spec, games // 2, tables)
 
 
-def exact_self_play(spec: str, target_seconds: float, target_gib: float) -> None:
+def _against_random(spec: str, games: int, tables: engine.tables.PositionTables) -> tuple[float, float]:
+    """Games of ``spec`` against random a second, batched and through engine.play_game: the
+    cost model's unit, one side searching (pipeline.runs.calibration.mcts_costs)."""
+    start = time.perf_counter()
+    engine.play_batch(games, spec, "random", tables=tables, seed=2)
+    batched = games / (time.perf_counter() - start)
+    scalar_games = max(4, games // 200)
+    start = time.perf_counter()
+    for seed in game_seeds(2, scalar_games):
+        engine.play_game(spec, "random", rules=tables.rules, seed=int(seed))
+    scalar = scalar_games / (time.perf_counter() - start)
+    print(f"  {'':<20} against random, {games:,} games: {batched:,.0f} games/s; engine.play_game {scalar:,.1f} games/s")
+    return batched, scalar
+
+
+def exact_self_play(spec: str, target_seconds: float, target_gib: float) -> tuple[float, float]:
     """engine.exact_outcome of ``spec`` against itself once the tables (and policy tables) are
-    loaded; memory is what NumPy allocates beyond them (tracemalloc) and the process's peak."""
+    loaded; memory is what NumPy allocates beyond them (tracemalloc) and the process's peak.
+    Returns its seconds and that peak in bytes."""
     rules = engine.Rules()
     tables = load_tables(rules, progress=False)
     policy_table(spec, rules, tables=tables)
@@ -263,10 +300,12 @@ def exact_self_play(spec: str, target_seconds: float, target_gib: float) -> None
         f"{outcome.mean_plies:.3f} plies, unresolved {outcome.unresolved:.1e}; {beyond:.2f} GiB beyond the tables, "
         f"{_peak()}{verdict}"
     )
+    return took, peak * 2**30
 
 
-def full_solve() -> None:
-    """Solve the default rules with cap 400 once the tables exist, without the solution cache."""
+def full_solve() -> Measured:
+    """Solve the default rules with cap 400 once the tables exist, without the solution cache:
+    its seconds a position, and its process's peak a position beyond a process's base."""
     print("\nstrong solution of the default rules, cap 400 [<= 60 s after the tables, peak <= 4 GiB]")
     tables = load_tables(engine.Rules(), progress=False)
     solution = engine.solve(engine.Rules(), 400, tables=tables, cache=None, progress=False)
@@ -276,14 +315,21 @@ def full_solve() -> None:
     print(f"  best first move(s) {best}, {solution.never_settled:,} positions never settle")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     print(f"  {_peak()} ({_verdict(peak <= 4)})")
+    return {
+        "solve_seconds_per_position": took / solution.size,
+        "solve_bytes_per_position": max(1.0, (peak * 2**30 - COSTS.base_bytes) / solution.size),
+    }
 
 
-def solver_scales(large: bool = False) -> None:
-    """The strong solution of each rule set of SOLVER_TARGETS (and, if ``large``, 10 stones a pit)."""
+def solver_scales(large: bool = False) -> Measured:
+    """The strong solution of each rule set of SOLVER_TARGETS (and, if ``large``, 10 stones a pit:
+    how its seconds and bytes a position grow beyond RULES.md's, as exponents of the positions' ratio)."""
     print("\nstrong solution at scale, cap 400, each in a fresh process once its tables are cached")
+    solved: dict[engine.Rules, tuple[float, float]] = {}
     for rules, target_seconds, target_gib in (*SOLVER_TARGETS, *([LARGE_SOLVER_TARGET] if large else [])):
         _in_child(_cache_tables, rules)
-        _in_child(solver_scale, rules, target_seconds, target_gib)
+        solved[rules] = _in_child(solver_scale, rules, target_seconds, target_gib)
+    return solve_growths(solved[engine.Rules()], LARGE_SOLVER_TARGET[0], solved[LARGE_SOLVER_TARGET[0]]) if large else {}
 
 
 def large_solve() -> None:
@@ -293,9 +339,10 @@ def large_solve() -> None:
     _in_child(solver_scale, rules, target_seconds, target_gib)
 
 
-def solver_scale(rules: engine.Rules, target_seconds: float | None, target_gib: float | None) -> None:
+def solver_scale(rules: engine.Rules, target_seconds: float | None, target_gib: float | None) -> tuple[float, float]:
     """Solve ``rules`` without the solution cache: seconds to read the tables and to solve, and
-    the process's peak memory (ru_maxrss, tables included) in all and per position."""
+    the process's peak memory (ru_maxrss, tables included) in all and per position. Returns the
+    seconds and the bytes beyond a process's base, a position."""
     start = time.perf_counter()
     tables = load_tables(rules, progress=False)
     read = time.perf_counter() - start
@@ -307,6 +354,7 @@ def solver_scale(rules: engine.Rules, target_seconds: float | None, target_gib: 
         f"{len(solution.change_plies) / solution.size:.1f} changes a position; peak {peak / 2**30:.2f} GiB = "
         f"{peak / solution.size:.0f} bytes a position" + _targets(took, target_seconds, peak / 2**30, target_gib)
     )
+    return took / solution.size, max(1.0, peak - COSTS.base_bytes) / solution.size
 
 
 def _cache_tables(rules: engine.Rules) -> None:
@@ -412,10 +460,11 @@ def _print_throughput(label: str, result: Throughput, note: str = "") -> None:
     )
 
 
-def atlas_rule_set() -> None:
+def atlas_rule_set() -> Measured:
     """One task of the atlas (pipeline.atlas.analyse) on the default rules, from nothing: what a rule set
-    costs, part by part, and its peak memory per position (the atlas's memory estimate)."""
-    from pipeline.atlas.analyse import BASE_BYTES, BYTES_PER_POSITION, analyse, estimated_bytes
+    costs, part by part, and its peak memory per position (the atlas's memory estimate). Returns
+    its seconds a position."""
+    from pipeline.atlas.analyse import analyse, estimated_bytes
 
     rules = engine.Rules()
     estimated = estimated_bytes(rules)
@@ -425,11 +474,12 @@ def atlas_rule_set() -> None:
     parts = ", ".join(f"{part} {seconds:.1f}" for part, seconds in analysis.seconds.items() if part != "total")
     print(f"  {analysis.seconds['total']:.0f} s in all; seconds per part: {parts}")
     peak = analysis.peak_bytes or 0
-    per_position = (peak - BASE_BYTES) / analysis.row["positions"]
+    per_position = (peak - COSTS.base_bytes) / analysis.row["positions"]
     print(
-        f"  peak {peak / 2**30:.2f} GiB, {per_position:.0f} bytes a position beyond the {BASE_BYTES >> 20} MB base "
-        f"(the estimate takes {BYTES_PER_POSITION}: {estimated / 2**30:.2f} GiB; {_verdict(peak <= estimated)})"
+        f"  peak {peak / 2**30:.2f} GiB, {per_position:.0f} bytes a position beyond the {COSTS.base_bytes >> 20} MB base "
+        f"(the estimate takes {COSTS.atlas_bytes_per_position}: {estimated / 2**30:.2f} GiB; {_verdict(peak <= estimated)})"
     )
+    return {"atlas_seconds_per_position": analysis.seconds["total"] / analysis.row["positions"]}
 
 
 if __name__ == "__main__":

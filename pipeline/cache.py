@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.store import KINDS, SCRATCH, TEMPORARY_PREFIX, CacheKind, process_running, sealed_identity
-from pipeline.estimates import size
+from pipeline.runs.estimate import size
 from pipeline.runs.paths import scratch_owner
 
 _BY_FOLDER = {kind.folder: kind for kind in KINDS}

@@ -128,6 +128,9 @@ def _parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser("bench", help="measure the engine's speed")
     bench.add_argument("--seconds", type=float, default=10.0, help="length of each timed run (default 10)")
+    bench.add_argument(
+        "--write-costs", action="store_true", help="rewrite the rates and sizes it measures in pipeline/costs.toml"
+    )
     _add_yes_option(bench)
     _add_cache_option(bench)
     bench.set_defaults(run=do.bench)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import engine
 from pipeline.runs.paths import (
     DATA,
+    ROOT,
     cache_folder,
     cache_source,
     study_config,
@@ -22,7 +23,7 @@ from pipeline.runs.paths import (
 )
 
 if TYPE_CHECKING:
-    from pipeline.estimates import Estimate
+    from pipeline.runs.estimate import Estimate
 
 
 class UsageError(Exception):
@@ -71,11 +72,14 @@ def sample(arguments: argparse.Namespace) -> None:
 def bench(arguments: argparse.Namespace) -> None:
     from pipeline import estimates
     from pipeline.bench import main as bench
+    from pipeline.runs.costs import COSTS_FILE
 
     if not math.isfinite(arguments.seconds) or arguments.seconds <= 0:
         raise UsageError(f"--seconds is the length of each timed run, a number of seconds above 0, not {arguments.seconds}")
+    if arguments.write_costs and not (ROOT / ".git").exists():
+        raise UsageError(f"--write-costs rewrites the cost file of a clone, and {COSTS_FILE} is an installed copy's")
     _afford(lambda: estimates.bench(arguments.seconds), arguments)
-    bench(seconds=arguments.seconds)
+    bench(seconds=arguments.seconds, write_costs=arguments.write_costs)
 
 
 def show(arguments: argparse.Namespace) -> None:

@@ -7,39 +7,26 @@ say --yes. A study, a ladder and an atlas print ``Estimate.line()`` before they 
 already computed is free: the cache folder's position tables, solutions, policy tables and exact
 outcomes, a study's chunks in its folder, an atlas's rows in its.
 
-The rates below are the figures of docs/speed.md (``make bench`` on the 2-core development
-machine, 23 GB) or, for a sample's games and mcts's tree, measured for this module with
-tracemalloc on a 2-core, 23 GB machine, each cited by its comment; pipeline.runs.progress (games),
-pipeline.exact.cache (exact outcomes), pipeline.atlas.analyse (an atlas's rule set) and engine.players.search
-(mcts's playouts a second) give the rest. An estimate is good to a factor of a few: enough to
-tell minutes from days, and a machine's memory from a petabyte. Where the rule set is known, a
-search deeper than its ply cap is refused here too (engine.players.search bounds a spec by
-engine.game.MAX_PLY_CAP alone, having no rule set at hand).
+Every rate and size is pipeline/costs.toml's (pipeline.runs.costs.COSTS), each measured as its
+comment there says; pipeline.runs.estimate prices a rule set's caches, pipeline.runs.progress a
+game, pipeline.exact.cache an exact outcome and pipeline.atlas.plan an atlas's rule set. An
+estimate is good to a factor of a few: enough to tell minutes from days, and a machine's memory
+from a petabyte. Where the rule set is known, a search deeper than its ply cap is refused here
+too (engine.players.search bounds a spec by engine.game.MAX_PLY_CAP alone, having no rule set at
+hand).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 import engine
 from engine.play import TREE_BYTES
-from engine.players import (
-    MCTS_PLAYOUT_BYTES,
-    AlphaBetaStrategy,
-    MctsStrategy,
-    PerfectStrategy,
-    engine_strategy,
-    is_table_strategy,
-    policies_folder,
-    policy_path,
-)
-from engine.solver import solution_path, solutions_folder
-from engine.tables import cache_path, table_rules, tables_folder
+from engine.players import AlphaBetaStrategy, MctsStrategy, engine_strategy
+from engine.tables import positions_of
 from pipeline.atlas import plan as atlas_plan
-from pipeline.atlas.analyse import BASE_BYTES, estimated_bytes, positions_of
+from pipeline.atlas.analyse import estimated_bytes
 from pipeline.atlas.config import Atlas
 from pipeline.atlas.rows import kept_costs, killed_marks, row_path
 from pipeline.atlas.run import worker_rooms
@@ -55,10 +42,12 @@ from pipeline.exact.cache import (
 )
 from pipeline.ladder.run import Ladder
 from pipeline.play import HUMAN
+from pipeline.runs.costs import COSTS
+from pipeline.runs.estimate import FREE, Cost, Estimate, about, caches_cost, size, solution_cost, solution_if_perfect
 from pipeline.runs.paths import MANIFEST
 from pipeline.runs.progress import game_seconds, scalar_game_seconds
 from pipeline.runs.records import RecordError, read_study_manifest
-from pipeline.runs.workers import WORKER_BYTES, check_jobs, memory_bytes
+from pipeline.runs.workers import check_jobs, memory_bytes
 from pipeline.search_ladder.run import SearchLadder, is_cached
 from pipeline.study.caches import missing_caches
 from pipeline.study.config import Pairing, Study
@@ -66,60 +55,11 @@ from pipeline.study.run import Chunk, chunk_listed, plan
 
 LONG_SECONDS = 3600.0  # a run estimated longer than this needs --yes
 RULES_MD = engine.Rules()
-# Position tables, built in blocks: 246 s and 1.96 GiB for the 90.8 M positions of 10 stones a
-# pit (docs/speed.md; 15 s for RULES.md's 12.3 M): the larger rate a position.
-TABLE_SECONDS_PER_POSITION = 2.7e-6
-TABLE_BYTES_PER_POSITION = 23
-# The strong solution, tables loaded: 743 s and 13.3 GiB for 90.8 M positions (docs/speed.md; 13.6 to
-# 54.5 s and 85 to 300 bytes a position for the 7-stone rule sets measured).
-SOLVE_SECONDS_PER_POSITION = 8.2e-6
-SOLVE_BYTES_PER_POSITION = 157
-SOLUTION_BYTES_PER_POSITION = 32  # a solution loaded to play: its file, 390 MB for RULES.md
-# A policy table: 1.9 to 5.0 s and 25 to 100 MB for RULES.md (docs/speed.md); alphabeta(depth=d) adds
-# d - 1 sweeps of every position (depth 40: 27.0 s; depth 12: 0.90 GiB of change log beyond
-# the tables, ~7 bytes a position a sweep, at most what the solver's own log takes).
-POLICY_SECONDS_PER_POSITION = 4e-7
-POLICY_BYTES_PER_POSITION = 8
-SWEEP_SECONDS_PER_POSITION = 5.5e-8
-SWEEP_BYTES_PER_POSITION = 7
-# A game modiar sample holds until its summary: tracemalloc's peak over 50,000 random games, 2,917 bytes a game.
-SAMPLE_GAME_BYTES = 3_000
-# mcts's tree: tracemalloc's peak of MctsStrategy.choose, 20,000 playouts from the start with its
-# positions memoised, 295 bytes a playout (engine.players.MCTS_PLAYOUT_BYTES); the memoised
-# positions stay near 1 GiB (engine.game.options).
-# mcts in engine.play_batch: the trees of a chunk (engine.play.TREE_BYTES at most) and the
-# search's step tables, 29 bytes a position (a packed step a move, captures, legal pits, rows).
-MCTS_BOARD_BYTES_PER_POSITION = 30
-POSITIONS_BYTES = 1 << 30
-# modiar bench: the parts docs/speed.md times (tables 60 s, solves 150 s, policy tables 50 s, exact
-# outcomes 120 s, study runs 450 s, an atlas rule set 185 s, each in a fresh process) summed and
-# rounded up, plus its timed runs: 2.5 times --seconds of scalar games, 1 of batched, 1 of strategies.
-BENCH_SECONDS = 1200.0
-BENCH_RUNS = 4.5
+BENCH_RUNS = 4.5  # modiar bench's timed runs, in --seconds: 2.5 of scalar games, 1 of batched, 1 of strategies
 
 
 class EstimateError(ValueError):
     """Work this machine cannot hold, or a long run the user did not confirm: one line."""
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """``work`` (what will be computed, in words) takes about ``seconds`` and ``bytes`` at its
-    peak here; ``smaller`` says how to ask for less. ``remote``: the work runs on a dask
-    scheduler's workers, whose memory is theirs."""
-
-    work: str
-    seconds: float
-    bytes: int
-    smaller: str = ""
-    remote: bool = False
-
-    def line(self) -> str:
-        """The line a long run prints before it starts."""
-        where = (
-            "on the scheduler's workers" if self.remote else f"and {size(max(self.bytes, BASE_BYTES))} of memory on this machine"
-        )
-        return f"{self.work}: {about(self.seconds)} {where}"
 
 
 def check(estimate: Estimate, *, yes: bool) -> None:
@@ -145,9 +85,9 @@ def sample(south: str, north: str, games: int, rules: engine.Rules) -> Estimate:
     """``modiar sample``: games through engine.play_game, every record held until the summary."""
     specs = (south, north)
     _check_depths(specs, rules)
-    ready = _solution_if_perfect(specs, rules)
+    ready = solution_if_perfect(specs, rules)
     seconds = ready.seconds + games * scalar_game_seconds(south, north)
-    held = _playing_bytes(specs, rules) + games * SAMPLE_GAME_BYTES
+    held = _playing_bytes(specs, rules) + games * COSTS.sample_game_bytes
     work = f"{games:,} games of {south} against {north} under {rules.name}"
     return Estimate(work, seconds, max(held, ready.bytes), "play fewer --games")
 
@@ -157,7 +97,7 @@ def one_game(south: str, north: str, rules: engine.Rules) -> Estimate:
     moves take no time here."""
     played = tuple("random" if spec == HUMAN else spec for spec in (south, north))
     _check_depths(played, rules)
-    ready = _solution_if_perfect(played, rules)
+    ready = solution_if_perfect(played, rules)
     seconds = ready.seconds + scalar_game_seconds(*played)
     work = f"a game of {south} against {north} under {rules.name}"
     return Estimate(work, seconds, max(_playing_bytes(played, rules), ready.bytes), "choose a smaller search")
@@ -166,7 +106,7 @@ def one_game(south: str, north: str, rules: engine.Rules) -> Estimate:
 def exact(south: str, north: str, rules: engine.Rules) -> Estimate:
     """``modiar exact``: the tables and policy tables the pairing needs, then its exact outcome."""
     _check_depths((south, north), rules)
-    ready = _table_caches(rules, (south, north))
+    ready = caches_cost(rules, (south, north))
     computed = _exact(south, north, rules)
     work = f"the exact outcome of {south} against {north} under {rules.name}"
     return Estimate(work, ready.seconds + computed.seconds, max(ready.bytes, computed.bytes), "choose fewer stones a pit")
@@ -174,7 +114,7 @@ def exact(south: str, north: str, rules: engine.Rules) -> Estimate:
 
 def solve(rules: engine.Rules, cap: int) -> Estimate:
     """``modiar solve``: the strong solution at ``cap`` plies, free when the cache holds it."""
-    ready = _solution(rules.replace(ply_cap=cap))
+    ready = solution_cost(rules.replace(ply_cap=cap))
     work = f"the strong solution of {rules.name} at a cap of {cap} plies"
     return Estimate(work, ready.seconds, ready.bytes, "choose fewer stones a pit")
 
@@ -182,7 +122,7 @@ def solve(rules: engine.Rules, cap: int) -> Estimate:
 def bench(seconds: float) -> Estimate:
     """``modiar bench``: its fixed parts and its timed runs."""
     work = f"the benchmarks with runs of {seconds:g} s"
-    return Estimate(work, BENCH_SECONDS + BENCH_RUNS * seconds, estimated_bytes(RULES_MD), "give a smaller --seconds")
+    return Estimate(work, COSTS.bench_seconds + BENCH_RUNS * seconds, estimated_bytes(RULES_MD), "give a smaller --seconds")
 
 
 def study(planned: Study, directory: Path, *, jobs: int, remote: bool) -> Estimate:
@@ -195,10 +135,11 @@ def study(planned: Study, directory: Path, *, jobs: int, remote: bool) -> Estima
     chunks = _chunks_to_play(planned, directory)
     games = sum(len(chunk) for chunk in chunks)
     play = sum(len(chunk) * game_seconds(chunk.pairing.south, chunk.pairing.north, chunk.pairing.rules) for chunk in chunks)
-    builds = [_table_caches(rules, specs) for rules, specs in missing_caches(chunk.pairing for chunk in chunks).items()]
+    builds = [caches_cost(rules, specs) for rules, specs in missing_caches(chunk.pairing for chunk in chunks).items()]
     exacts = [_exact(pairing.south, pairing.north, pairing.rules) for pairing in _exact_to_compute(planned)]
     workers = jobs if remote else exact_jobs(jobs, {pairing.rules for pairing in _exact_to_compute(planned)})
-    seconds = (play + _seconds(builds)) / jobs + _seconds(exacts) / workers
+    # a rule set's caches are built by one worker: the workers share the rule sets, not one's steps
+    seconds = play / jobs + _seconds(builds) / max(1, min(jobs, len(builds))) + _seconds(exacts) / workers
     worker = max(_worker_bytes(rule_set.strategies, rule_set.rules) for rule_set in planned.rule_sets())
     held = max(jobs * worker, min(jobs, len(builds)) * _bytes(builds), min(workers, len(exacts)) * _bytes(exacts))
     total = planned.total_games()
@@ -213,7 +154,7 @@ def search_ladder(planned: SearchLadder, *, jobs: int) -> Estimate:
     budget's or the cap's; the stopping rule often ends them sooner), shared by ``jobs`` workers."""
     specs = tuple({spec for pairing in planned.pairings() for spec in pairing})
     _check_depths(specs, planned.rules)
-    ready = _table_caches(planned.rules, specs)
+    ready = caches_cost(planned.rules, specs)
     pairings = [pairing for pairing in planned.pairings() if not is_cached(planned, *pairing)]
     play = sum(planned.most_games(*pairing) * game_seconds(*pairing, planned.rules) for pairing in pairings)
     rungs = f"mcts from {min(planned.playouts):,} to {max(planned.playouts):,} playouts"
@@ -230,7 +171,7 @@ def ladder(planned: Ladder, *, jobs: int) -> Estimate:
     pairings = [pairing for pairing in planned.pairings() if not _exact_cached(*pairing, rules)]
     exploits = [spec for spec in planned.rungs if not _exploit_cached(spec, rules)]
     needed = {spec: None for pairing in pairings for spec in pairing} | dict.fromkeys(exploits)
-    ready = _table_caches(rules, tuple(needed)) if needed else _Cost(0.0, 0)
+    ready = caches_cost(rules, needed) if needed else FREE
     tasks = [_exact(south, north, rules) for south, north in pairings] + [_exploit(spec, rules) for spec in exploits]
     workers = exact_jobs(jobs, [rules])
     seconds = ready.seconds + _seconds(tasks) / workers
@@ -260,40 +201,7 @@ def atlas(planned: Atlas, directory: Path, *, part: str | None, jobs: int, remot
 
 
 # ---------------------------------------------------------------------------------------------
-# Words
-
-
-def about(seconds: float) -> str:
-    """``about 12 min``, ``more than a century``."""
-    said = duration(seconds)
-    return said if said.startswith("more") else f"about {said}"
-
-
-def duration(seconds: float) -> str:
-    """``40 s``, ``12 min``, ``3.5 h``, ``9 days``, ``more than a century``."""
-    for unit, length in (("years", 365.25 * 86400), ("days", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= 2 * length or (unit == "h" and seconds >= length):
-            if unit == "years" and seconds >= 100 * length:
-                return "more than a century"
-            return f"{seconds / length:.1f} {unit}" if seconds < 10 * length else f"{seconds / length:,.0f} {unit}"
-    return f"{max(seconds, 1):.0f} s"
-
-
-def size(n_bytes: float) -> str:
-    """``700 MiB``, ``4.4 GiB``, ``2.7 PiB``."""
-    value, units = float(n_bytes), ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"]
-    while value >= 1024 and len(units) > 1:
-        value, units = value / 1024, units[1:]
-    return f"{value:,.1f} {units[0]}" if value < 100 else f"{value:,.0f} {units[0]}"
-
-
-# ---------------------------------------------------------------------------------------------
 # The parts
-
-
-class _Cost(NamedTuple):
-    seconds: float
-    bytes: int
 
 
 def _check_depths(specs: Iterable[str], rules: engine.Rules) -> None:
@@ -309,87 +217,37 @@ def _check_depths(specs: Iterable[str], rules: engine.Rules) -> None:
             )
 
 
-def _solution_if_perfect(specs: Iterable[str], rules: engine.Rules) -> _Cost:
-    """What perfect needs before its first move: the solution (engine.players.solution), when not cached."""
-    if not any(isinstance(engine.make_strategy(spec), PerfectStrategy) for spec in specs):
-        return _Cost(0.0, 0)
-    return _solution(rules)
-
-
-def _solution(rules: engine.Rules) -> _Cost:
-    """The strong solution at the rule set's cap: free when cached; the tables first when they are not."""
-    folder = solutions_folder()
-    if folder is not None and solution_path(rules, folder).exists():
-        return _Cost(0.0, 0)
-    positions = positions_of(rules)
-    seconds = SOLVE_SECONDS_PER_POSITION * positions + _tables(rules).seconds
-    return _Cost(seconds, BASE_BYTES + SOLVE_BYTES_PER_POSITION * positions)
-
-
-def _tables(rules: engine.Rules) -> _Cost:
-    folder = tables_folder()
-    if folder is not None and cache_path(table_rules(rules), folder).exists():
-        return _Cost(0.0, 0)
-    positions = positions_of(rules)
-    return _Cost(TABLE_SECONDS_PER_POSITION * positions, BASE_BYTES + TABLE_BYTES_PER_POSITION * positions)
-
-
-def caches_seconds(rules: engine.Rules, specs: tuple[str, ...]) -> float:
-    """About how long building what the cache folder lacks of the caches of ``rules`` and the
-    strategies ``specs`` takes on one core (the caches bar's estimate)."""
-    return _table_caches(rules, specs).seconds
-
-
-def _table_caches(rules: engine.Rules, specs: tuple[str, ...]) -> _Cost:
-    """The tables, the solution (for perfect) and the policy tables of the table strategies among ``specs``."""
-    steps = [_tables(rules), _solution_if_perfect(specs, rules)]
-    steps += [_policy(spec, rules) for spec in dict.fromkeys(specs) if is_table_strategy(spec)]
-    return _Cost(sum(step.seconds for step in steps), max(step.bytes for step in steps))
-
-
-def _policy(spec: str, rules: engine.Rules) -> _Cost:
-    folder = policies_folder()
-    if folder is not None and policy_path(spec, rules, folder).exists():
-        return _Cost(0.0, 0)
-    positions = positions_of(rules)
-    strategy = engine.make_strategy(spec)
-    sweeps = strategy.depth - 1 if isinstance(strategy, AlphaBetaStrategy) else 0
-    seconds = (POLICY_SECONDS_PER_POSITION + sweeps * SWEEP_SECONDS_PER_POSITION) * positions
-    log = min(sweeps * SWEEP_BYTES_PER_POSITION, SOLVE_BYTES_PER_POSITION)
-    return _Cost(seconds, BASE_BYTES + (TABLE_BYTES_PER_POSITION + POLICY_BYTES_PER_POSITION + log) * positions)
-
-
-def _exact(south: str, north: str, rules: engine.Rules) -> _Cost:
+def _exact(south: str, north: str, rules: engine.Rules) -> Cost:
     """An exact outcome (pipeline.exact.cache's rates, scaled from RULES.md by the positions): a
     wide pairing holds up to worker_bytes, a narrow one little beyond its tables."""
     scale = positions_of(rules) / positions_of(RULES_MD)
     seconds = exact_seconds(south, north) * scale
     wide = is_wide(south) or is_wide(north)
-    held = worker_bytes(rules) if wide else BASE_BYTES + 2 * _policy_bytes(rules)
-    return _Cost(seconds, held)
+    held = worker_bytes(rules) if wide else COSTS.base_bytes + 2 * _policy_bytes(rules)
+    return Cost(seconds, held)
 
 
-def _exploit(spec: str, rules: engine.Rules) -> _Cost:
+def _exploit(spec: str, rules: engine.Rules) -> Cost:
     """An exploitability: a best response over every position reachable against ``spec``."""
     scale = positions_of(rules) / positions_of(RULES_MD)
-    return _Cost(exploit_seconds(spec) * scale, worker_bytes(rules))
+    return Cost(exploit_seconds(spec) * scale, worker_bytes(rules))
 
 
 def _policy_bytes(rules: engine.Rules) -> int:
-    return (TABLE_BYTES_PER_POSITION + POLICY_BYTES_PER_POSITION) * positions_of(rules)
+    return (COSTS.table_bytes_per_position + COSTS.policy_bytes_per_position) * positions_of(rules)
 
 
 def _playing_bytes(specs: Iterable[str], rules: engine.Rules) -> int:
     """A process playing games through engine.play_game: the interpreter, the memoised positions
     and what its strategies search."""
-    return BASE_BYTES + POSITIONS_BYTES + _search_bytes(specs, rules)
+    return COSTS.base_bytes + COSTS.positions_bytes + _search_bytes(specs, rules)
 
 
 def _worker_bytes(specs: Iterable[str], rules: engine.Rules) -> int:
-    """A worker of a study (pipeline.runs.workers.WORKER_BYTES, measured under RULES.md), with the
-    tables of a larger rule set and what its strategies search."""
-    larger = max(0, positions_of(rules) - positions_of(RULES_MD)) * TABLE_BYTES_PER_POSITION
-    return WORKER_BYTES + larger + _search_bytes(specs, rules, batched=True)
+    """A worker of a study (COSTS.study_worker_bytes, measured under RULES.md), with the tables of
+    a larger rule set and what its strategies search."""
+    larger = max(0, positions_of(rules) - positions_of(RULES_MD)) * COSTS.table_bytes_per_position
+    return COSTS.study_worker_bytes + larger + _search_bytes(specs, rules, batched=True)
 
 
 def _search_bytes(specs: Iterable[str], rules: engine.Rules, *, batched: bool = False) -> int:
@@ -399,10 +257,10 @@ def _search_bytes(specs: Iterable[str], rules: engine.Rules, *, batched: bool = 
     solution = any(strategy.needs_solution for strategy in strategies)
     playouts = max((strategy.playouts for strategy in strategies if isinstance(strategy, MctsStrategy)), default=0)
     if batched and playouts:
-        search = TREE_BYTES + MCTS_BOARD_BYTES_PER_POSITION * positions_of(rules)
+        search = TREE_BYTES + COSTS.mcts_board_bytes_per_position * positions_of(rules)
     else:
-        search = playouts * MCTS_PLAYOUT_BYTES
-    return solution * SOLUTION_BYTES_PER_POSITION * positions_of(rules) + search
+        search = playouts * COSTS.mcts_playout_bytes
+    return solution * COSTS.solution_bytes_per_position * positions_of(rules) + search
 
 
 def _chunks_to_play(planned: Study, directory: Path) -> list[Chunk]:
@@ -432,11 +290,11 @@ def _exploit_cached(spec: str, rules: engine.Rules) -> bool:
     return folder is not None and exploit_path(spec, rules, folder).exists()
 
 
-def _seconds(costs: list[_Cost]) -> float:
+def _seconds(costs: list[Cost]) -> float:
     return sum(cost.seconds for cost in costs)
 
 
-def _bytes(costs: list[_Cost]) -> int:
+def _bytes(costs: list[Cost]) -> int:
     return max((cost.bytes for cost in costs), default=0)
 
 

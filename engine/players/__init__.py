@@ -15,11 +15,11 @@ from engine.players.policy import (
     values_spec,
 )
 from engine.players.registry import UnknownStrategyError, canonical_spec, engine_strategy, make_strategy
-from engine.players.search import MCTS_PLAYOUT_BYTES, UCT_EXPLORATION, AlphaBetaStrategy, MctsStrategy, PerfectStrategy, solution
+from engine.players.search import MCTS_MOVES_PER_GAME, UCT_EXPLORATION, AlphaBetaStrategy, MctsStrategy, PerfectStrategy, solution
 from engine.players.strategies import GreedyStrategy, RandomStrategy
 
 __all__ = [
-    "MCTS_PLAYOUT_BYTES",
+    "MCTS_MOVES_PER_GAME",
     "NO_MOVE",
     "SCALE",
     "UCT_EXPLORATION",

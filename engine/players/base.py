@@ -47,9 +47,9 @@ class EngineStrategy:
     engine.players.policy builds its table (its values for every position: the engine's strategies
     but mcts, which ``searches`` as it plays; a caller's subclass has none); ``wide``: it may
     play every legal move, so its pairings reach every position; ``family``: its group on the
-    ladder's figures (None: its own spec); ``scalar_seconds``: about what it adds to a game of
-    engine.play_game on one core; ``batched_seconds``: the same in engine.play_batch (a table
-    lookup: nothing); ``words``: what it does, in plain words, for the reports.
+    ladder's figures (None: its own spec); ``words``: what it does, in plain words, for the
+    reports. What it costs, it says in its own units of work (mcts its playouts, alphabeta its
+    depth), which the pipeline prices (pipeline/costs.toml).
 
     A strategy with a policy table gives its values (``policy_values``: engine.players.values) and the
     name of their family (``values_spec``: the dials of perfect share perfect's). A subclass
@@ -62,8 +62,6 @@ class EngineStrategy:
     searches = False
     wide = False
     family: str | None = None
-    scalar_seconds = 0.0
-    batched_seconds = 0.0
     words = ""
     rule: Any = None  # how it chooses among its values (engine.players.choice.Rule); None: a best one, ties at random
 

@@ -39,25 +39,12 @@ from engine.tables import PositionTables
 
 INFINITY = 1_000  # beyond any score: a board holds at most 63 stones
 UCT_EXPLORATION = math.sqrt(2)  # the c of UCB1 (Kocsis and Szepesvari 2006) for rewards in [0, 1]
-# mcts's speed, measured on this project's 2-core machine under load: MctsStrategy.choose from
-# the start of RULES.md, 20,000 playouts, three runs: 3,260-3,580 playouts a second. Against
-# random, mcts searched 45 moves in 6 games (a move with one legal pit is not searched): about
-# 8 a game. MAX_PLAYOUTS is what such a game takes in a day; a larger spec would run for days.
-MCTS_PLAYOUTS_PER_SECOND = 3_500
+# What a game of mcts costs, in playouts: it searches about 8 moves a game against random (45 in
+# 6 games: a move with one legal pit is not searched), each with its playouts; pipeline/costs.toml
+# gives the rate of a playout on a machine. MAX_PLAYOUTS bounds a spec, a design limit: a game of
+# it runs some 300 million playouts, a day or more of one core.
 MCTS_MOVES_PER_GAME = 8
-MAX_PLAYOUTS = MCTS_PLAYOUTS_PER_SECOND * 86_400 // MCTS_MOVES_PER_GAME
-MCTS_PLAYOUT_BYTES = 300  # a scalar search's tree, per playout (pipeline.estimates measured it)
-# Playouts a second of mcts's searches in engine.play_batch (engine.play.mcts), in the runner's
-# chunks of 5,000 games: the default study's 300,000 mcts(playouts=100) games (self-play and
-# against the table strategies) took about 4 min on 2 cores (2026-12-02), 500,000 a second in
-# this model of 8 searched moves a game. Larger searches go slower a playout (fewer games fit
-# together, deeper trees): mcts(1000) made 112,000 a second (first version), so the rate is
-# taken to fall as the square root of the playouts beyond 100.
-MCTS_BATCHED_PLAYOUTS_PER_SECOND = 500_000
-MCTS_BATCHED_PLAYOUTS = 100
-# alphabeta's cost a game grows 1.8-fold a ply where measured; beyond this depth the fit is no
-# longer a measure (and 1.8 ** 10_000 overflows a float): every deeper search counts as this deep.
-FITTED_DEPTH = 60
+MAX_PLAYOUTS = 37_800_000
 # A search never needs more plies than the longest game (engine.game.rules.MAX_PLY_CAP): deeper is
 # the same search. A spec is made without a rule set, so this is its bound; pipeline.estimates
 # refuses a depth beyond the ply cap of the rule set it plays under.
@@ -70,7 +57,6 @@ class HeuristicStrategy(EngineStrategy, name="heuristic"):
     for the mover at the end); remaining ties uniformly at random."""
 
     has_policy_table = True
-    scalar_seconds = 30e-6  # measured against random through engine.play_game
     words = "looks one reply ahead: its capture now minus the largest capture the opponent can answer with"
 
     def __init__(self) -> None:
@@ -102,8 +88,6 @@ class AlphaBetaStrategy(EngineStrategy, name="alphabeta"):
         self.spec = f"alphabeta(depth={self.depth})"
         self.family, self.has_policy_table = "alphabeta(depth=d)", True
         self.words = f"searches {self.depth} plies ahead (negamax with alpha-beta pruning) on the difference in stones"
-        # measured through engine.play_game against random: depth 2, 4, 6 ~60, 260, 680 us
-        self.scalar_seconds = 25e-6 * 1.8 ** min(self.depth, FITTED_DEPTH)
 
     def choose(self, position: Position, rng: Rng) -> int:
         scores = alphabeta_scores(position, self.depth)
@@ -125,19 +109,14 @@ class MctsStrategy(EngineStrategy, name="mcts"):
 
     def __init__(self, playouts: int = 400) -> None:
         if isinstance(playouts, int) and not isinstance(playouts, bool) and playouts > MAX_PLAYOUTS:
-            days = playouts * MCTS_MOVES_PER_GAME / MCTS_PLAYOUTS_PER_SECOND / 86_400
             raise ValueError(
-                f"playouts must be a whole number from 1 to {MAX_PLAYOUTS:,}, not {playouts!r}: a game of it would take "
-                f"about {days:,.0f} days on one core and its tree {playouts * MCTS_PLAYOUT_BYTES / 2**30:,.1f} GiB"
+                f"playouts must be a whole number from 1 to {MAX_PLAYOUTS:,}, not {playouts!r}: a game of it would run "
+                f"about {playouts * MCTS_MOVES_PER_GAME:,} playouts, and a move grow a tree of {playouts + 1:,} nodes"
             )
         self.playouts = _whole_number("playouts", playouts, MAX_PLAYOUTS)
         self.spec = f"mcts(playouts={self.playouts})"
         self.searches = True
         self.words = f"Monte Carlo tree search (UCT) with {self.playouts} random playouts a move"
-        self.scalar_seconds = self.playouts * MCTS_MOVES_PER_GAME / MCTS_PLAYOUTS_PER_SECOND
-        # engine.play.mcts's playouts a second fall as the square root of the playouts beyond 100
-        slower = math.sqrt(max(self.playouts, MCTS_BATCHED_PLAYOUTS) / MCTS_BATCHED_PLAYOUTS)
-        self.batched_seconds = self.playouts * MCTS_MOVES_PER_GAME * slower / MCTS_BATCHED_PLAYOUTS_PER_SECOND
 
     def choose(self, position: Position, rng: Rng) -> int:
         if len(position.options) == 1:
@@ -174,7 +153,6 @@ class PerfectStrategy(EngineStrategy, name="perfect"):
         self.spec = "perfect"
         self.needs_solution = self.has_policy_table = True
         self.words = "plays a best move of the strong solution (exact perfect play), ties broken at random"
-        self.scalar_seconds = 90e-6  # a lookup of the solution, the skill dials' too
         if self.epsilon is not None:
             self.rule, self.spec = Epsilon(self.epsilon), f"perfect(epsilon={self.epsilon!r})"
             self.wide, self.family = bool(self.epsilon), "perfect(epsilon=e)"

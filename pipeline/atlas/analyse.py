@@ -35,7 +35,6 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from math import comb
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +43,11 @@ import pyarrow as pa
 
 import engine
 from engine.exact import reachable_positions
-from engine.game import END_EVENTS, PITS, POSITION_FLAGS, SOUTH
+from engine.game import END_EVENTS, POSITION_FLAGS, SOUTH
 from engine.players import solution as solved
 from engine.store import SCRATCH, process_running
-from engine.tables import load_tables, table_rules
+from engine.tables import load_tables, positions_of, table_rules
+from pipeline.runs.costs import COSTS
 from pipeline.runs.paths import scratch_owner, scratch_prefix
 
 SELF_PLAY_SPECS = {"random": "random", "greedy": "greedy", "alphabeta4": "alphabeta(depth=4)"}
@@ -55,12 +55,6 @@ SELF_PLAY_SPECS = {"random": "random", "greedy": "greedy", "alphabeta4": "alphab
 # fire at most once a game, so they have a chance only.
 COUNTED_EVENTS = (*POSITION_FLAGS, "first_move_forfeit", "capture")
 FIRST_PITS = range(3)  # South's pits: the first move is one of them
-# The bytes a rule set's analysis needs at its peak, per position of its index (C(T + 6, 6) for T
-# stones in play), beyond BASE_BYTES: random self-play's exact outcome is the widest step (its
-# states: position and margin). Measured (make atlas; pipeline.bench's atlas line): 320 with 7
-# stones a pit (4.2 GB), 347 with 8 (9.3 GB); 360 leaves a margin.
-BYTES_PER_POSITION = 360
-BASE_BYTES = 300 << 20  # the interpreter, NumPy, SciPy and the engine's modules
 ROUNDING = 1e-12  # engine.exact_outcome's float sums stay far below this
 
 
@@ -74,14 +68,11 @@ class Analysis:
     peak_bytes: int | None = None
 
 
-def positions_of(rules: engine.Rules) -> int:
-    """The positions of the rule set's index: every board of at most its stones."""
-    return comb(rules.total_stones + PITS, PITS)
-
-
 def estimated_bytes(rules: engine.Rules) -> int:
-    """About the most memory ``analyse(rules)`` holds at once."""
-    return BASE_BYTES + BYTES_PER_POSITION * positions_of(rules)
+    """About the most memory ``analyse(rules)`` holds at once: a size a position of its index
+    beyond a process's base (pipeline/costs.toml); random self-play's exact outcome is the widest
+    step (its states: position and margin)."""
+    return COSTS.base_bytes + COSTS.atlas_bytes_per_position * positions_of(rules)
 
 
 def analyse(rules: engine.Rules, cache: Path | None = None) -> Analysis:

@@ -18,14 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import engine
-from pipeline.atlas.analyse import estimated_bytes, positions_of
+from engine.tables import positions_of
+from pipeline.atlas.analyse import estimated_bytes
 from pipeline.atlas.rows import STARTED, Cost, row_path
+from pipeline.runs.costs import COSTS
 
 KILLS_REFUSED = 2  # runs killed in a row on a rule set after which a worker with no more memory refuses it
-# Seconds a task takes per position of its index, for the estimates only, when no rule set
-# like it has been analysed yet (measured: ~170 s for a 7-stone rule set of 12.3 million
-# positions on this project's machine, with captures settling games early; expected_seconds).
-SECONDS_PER_POSITION = 1.4e-5
 # The fields whose values decide how long games run, and so what a rule set costs: singletons,
 # captures in one row only and sowing past the origin make games that cycle to the cap, which
 # the exact outcomes follow ply by ply (3 to 8 times RULES.md's cost at 7 stones a pit).
@@ -95,12 +93,12 @@ def run_order(
 
 def expected_seconds(rules: engine.Rules, kept: dict[str, Cost]) -> float:
     """What analysing ``rules`` should take: the median of the seconds ``kept`` (rule set name ->
-    Cost, kept_costs) records for the rule sets alike in every LENGTH_FIELDS field, else
-    SECONDS_PER_POSITION a position."""
+    Cost, kept_costs) records for the rule sets alike in every LENGTH_FIELDS field, else the
+    cost file's rate a position (COSTS.atlas_seconds_per_position: for the estimates only)."""
     alike = [cost.seconds for cost in _alike(rules, kept)]
     if alike:
         return statistics.median(alike)
-    return max(1.0, SECONDS_PER_POSITION * positions_of(rules))
+    return max(1.0, COSTS.atlas_seconds_per_position * positions_of(rules))
 
 
 def expected_bytes(rules: engine.Rules, kept: dict[str, Cost]) -> int:

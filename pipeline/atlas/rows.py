@@ -28,7 +28,8 @@ import pyarrow.parquet as pq
 
 import engine
 from engine.store import DamagedFileError, read_json, write_atomic, write_json
-from pipeline.atlas.analyse import SELF_PLAY_SPECS, Analysis, positions_of, schema
+from engine.tables import positions_of
+from pipeline.atlas.analyse import SELF_PLAY_SPECS, Analysis, schema
 from pipeline.runs.records import check_rows, file_sha256, parquet_bytes, sha256
 from pipeline.runs.sanity import InsaneRowError, check_atlas_row
 

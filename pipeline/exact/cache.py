@@ -26,7 +26,6 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
-from math import comb
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -36,24 +35,14 @@ import engine
 from engine.exact import ExactOutcome, Exploitability
 from engine.players import engine_strategy
 from engine.store import EXACT, DamagedFileError, read_json, write_json
+from engine.tables import positions_of
+from pipeline.runs.costs import COSTS
 from pipeline.runs.sanity import InsaneRowError, check_exact_outcome, check_exploitability
 from pipeline.runs.workers import memory_bytes
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 FOLDER = EXACT.folder
-# A worker's peak memory for a pairing of two wide strategies (random against random: 3.3 GB
-# measured under RULES.md; two of perfect's dials, whose sparse products go on to the cap with
-# every legal move of the positions not yet settled: up to 6.6 GB), and the seconds a task
-# takes there on one core (docs/speed.md; only their ratios matter to the bars, which measure
-# this machine's pace): perfect's dials against perfect or each other (209 s and 210 s for the
-# dials' self-play where random against random took 94 s), two wide strategies, one (a wide
-# strategy, one that may play every legal move, reaches every position), none.
-EXACT_WORKER_BYTES = 6800 << 20
-_CYCLING_PAIR, _WIDE_PAIR, _WIDE_ONE, _NARROW = 100.0, 45.0, 20.0, 1.0
-_WIDE_EXPLOIT, _EXPLOIT = 40.0, 12.0
-
-
 Start = Sequence[int] | None  # a start's pit counts, pit 0 first; None: the rule set's own
 
 
@@ -136,22 +125,25 @@ def read_cached_exploitability(strategy: str, rules: engine.Rules) -> Exploitabi
 
 def exact_seconds(south: str, north: str) -> float:
     """About how long the exact outcome of a pairing takes under RULES.md on one core (to hand
-    out the longest first, to estimate a run and the time left on its bar)."""
-    if all(engine_strategy(spec).needs_solution for spec in (south, north)) and (_is_dial(south) or _is_dial(north)):
-        return _CYCLING_PAIR
+    out the longest first, to estimate a run and the time left on its bar), by its kind, at the
+    cost file's rates: two of perfect's dials, whose games cycle; two wide strategies (that may
+    play every legal move, so reach every position); one (a dial against perfect among them, as
+    long as the others of its kind, not as two dials); none."""
+    if _is_dial(south) and _is_dial(north):
+        return COSTS.exact_cycling_seconds
     wide = is_wide(south) + is_wide(north)
-    return _WIDE_PAIR if wide == 2 else _WIDE_ONE if wide else _NARROW
+    return COSTS.exact_wide_pair_seconds if wide == 2 else COSTS.exact_wide_one_seconds if wide else COSTS.exact_narrow_seconds
 
 
 def _is_dial(spec: str) -> bool:
-    """One of perfect's skill dials: against perfect or another dial its games cycle for
-    hundreds of plies (perfect's never-settling positions, left only by the dial's errors)."""
+    """One of perfect's skill dials: against another its games cycle for hundreds of plies
+    (perfect's never-settling positions, left only by the dials' errors)."""
     return engine_strategy(spec).needs_solution and is_wide(spec)
 
 
 def exploit_seconds(strategy: str) -> float:
     """About how long the exploitability of a strategy takes under RULES.md (for ordering work)."""
-    return _WIDE_EXPLOIT if is_wide(strategy) else _EXPLOIT
+    return COSTS.exploit_wide_seconds if is_wide(strategy) else COSTS.exploit_seconds
 
 
 def is_wide(spec: str) -> bool:
@@ -168,10 +160,10 @@ def exact_jobs(jobs: int, rule_sets: Iterable[engine.Rules] = (engine.Rules(),))
 
 
 def worker_bytes(rules: engine.Rules) -> int:
-    """A worker's peak memory for the widest exact outcome of ``rules``: EXACT_WORKER_BYTES
-    scaled by the positions of its index (every board of at most its stones in the six pits)."""
-    scale = comb(rules.total_stones + 6, 6) / comb(engine.Rules().total_stones + 6, 6)
-    return max(1, round(EXACT_WORKER_BYTES * scale))
+    """A worker's peak memory for the widest exact outcome of ``rules``: COSTS.exact_worker_bytes
+    (under RULES.md) scaled by the positions of its index (every board of at most its stones)."""
+    scale = positions_of(rules) / positions_of(engine.Rules())
+    return max(1, round(COSTS.exact_worker_bytes * scale))
 
 
 def cached_result(

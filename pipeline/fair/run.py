@@ -25,7 +25,7 @@ import polars as pl
 from joblib import Parallel, delayed
 
 import engine
-from pipeline import estimates
+from engine.tables import positions_of
 from pipeline.analysis.fairness import (
     EXACT_SPECS,
     Balance,
@@ -37,20 +37,13 @@ from pipeline.analysis.fairness import (
     start_table,
     starts_within,
 )
-from pipeline.atlas.analyse import BASE_BYTES, positions_of
 from pipeline.exact.cache import Start, cached_exact_outcome, exact_folder, exact_jobs, exact_path, read_cached, worker_bytes
 from pipeline.exact.progress import ExactBar, Reporter
+from pipeline.runs.costs import COSTS
+from pipeline.runs.estimate import Estimate, solution_cost
 from pipeline.runs.workers import check_jobs, exit_with_parent, keep_caches_loaded, parallel_jobs
 
 log = logging.getLogger(__name__)
-# About one exact outcome from a start under RULES.md on one core, in seconds: the bar's
-# estimate. On the development machine the 30 outcomes of `make fair-exact` took 22 minutes on
-# two workers (about 90 s each; perfect's games from a fair start cycle to the cap more often).
-EXACT_START_SECONDS = {"random": 90.0, "perfect": 90.0}
-# A start's value, first moves' values, pie rule and komi (start_table): 99 us and 1.2 KB of its
-# table's rows on the development machine, over the 118,754 starts of 4 stones a pit.
-START_SECONDS = 1e-4
-START_BYTES = 1300
 # The estimate looks in the cache folder for the exact outcomes of this many starts at most; past
 # it, it counts every start as not cached.
 LOOKED_UP_STARTS = 10_000
@@ -120,23 +113,24 @@ def bounded_moved(rules: engine.Rules, moved: int, exact_within: int) -> tuple[i
     return min(moved, most), min(exact_within, most)
 
 
-def fair_estimate(rules: engine.Rules, *, moved: int, exact_within: int, jobs: int) -> estimates.Estimate:
-    """What ``run_fair`` costs, before any work: the strong solution when it is not cached, a
-    lookup a start, and the exact outcomes not cached. Which starts are fair is known only once
-    they are looked up, so every start within ``exact_within`` is counted: at most that many."""
-    solve = estimates.solve(rules, rules.ply_cap)
+def fair_estimate(rules: engine.Rules, *, moved: int, exact_within: int, jobs: int) -> Estimate:
+    """What ``run_fair`` costs, before any work (at pipeline/costs.toml's rates): the strong
+    solution when it is not cached, a lookup a start, and the exact outcomes not cached. Which
+    starts are fair is known only once they are looked up, so every start within ``exact_within``
+    is counted: at most that many."""
+    solve = solution_cost(rules)
     starts = count_starts(rules, moved)
     outcomes = _outcomes_to_compute(rules, exact_within)
     scale = positions_of(rules) / positions_of(engine.Rules())
     workers = exact_jobs(jobs, [rules])  # as many as this machine's memory holds, as run_fair takes
-    exact = sum(EXACT_START_SECONDS[spec] for spec in outcomes) * scale / workers
-    lookups = BASE_BYTES + estimates.SOLUTION_BYTES_PER_POSITION * positions_of(rules) + START_BYTES * starts
+    exact = len(outcomes) * COSTS.fair_exact_seconds * scale / workers
+    lookups = COSTS.base_bytes + COSTS.solution_bytes_per_position * positions_of(rules) + COSTS.fair_start_bytes * starts
     held = max(solve.bytes, lookups, min(workers, len(outcomes)) * worker_bytes(rules))
     built = ", the strong solution to build" if solve.seconds else ""
     computed = f"{'up to ' if exact_within else ''}{len(outcomes):,}" if outcomes else "no"
     work = f"fair {rules.name}: {starts:,} starts within {moved} moved stones{built}, {computed} exact outcomes to compute"
     smaller = "give a smaller --moved or --exact-within, or fewer --jobs"
-    return estimates.Estimate(work, solve.seconds + START_SECONDS * starts + exact, held, smaller)
+    return Estimate(work, solve.seconds + COSTS.fair_start_seconds * starts + exact, held, smaller)
 
 
 def _outcomes_to_compute(rules: engine.Rules, exact_within: int) -> list[str]:
@@ -175,7 +169,7 @@ def _exact_outcomes(
     if not tasks:
         return found
     bar = ExactBar(
-        [(_name(start, spec), EXACT_START_SECONDS[spec]) for start, spec in tasks],
+        [(_name(start, spec), COSTS.fair_exact_seconds) for start, spec in tasks],
         jobs,
         progress=progress,
         desc=f"fair {rules.name}: exact outcomes",

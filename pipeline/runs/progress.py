@@ -3,8 +3,9 @@
 A study's pairings differ in cost per game by five orders of magnitude: engine.play_batch plays
 a random game in well under a microsecond, an mcts game takes milliseconds. A bar
 counting games would promise seconds during the fast pairings and hours during the slow ones.
-The games bar therefore advances by each chunk's estimated seconds (``game_seconds``: rough
-figures measured on one core of the development machine, ignoring the rule set), measures its
+The games bar therefore advances by each chunk's estimated seconds (``game_seconds``: the rough
+rates of pipeline/costs.toml, measured on one core of the development machine, ignoring the
+rule set), measures its
 rate in those, and takes the time left to be the work left over the rate of work so far; as
 the rate is measured, only the ratios of the figures matter. It shows the games done beside.
 
@@ -25,25 +26,49 @@ from tqdm import tqdm
 
 import engine
 from engine.play import batchable
-from engine.players import engine_strategy
+from engine.players import MCTS_MOVES_PER_GAME, AlphaBetaStrategy, MctsStrategy, engine_strategy
+from pipeline.runs.costs import COSTS
 
-BATCHED_GAME = 1e-6  # seconds a game engine.play_batch plays takes (any table strategy), its records written
-SCALAR_GAME = 40e-6  # seconds a random game takes through engine.play_game
-# What each strategy adds to a game is its own figure (engine.players.base.EngineStrategy).
 TICK = 1.0  # seconds between redraws of a bar that has not moved
+# alphabeta's cost a game grows COSTS.alphabeta_growth-fold a ply where measured; beyond this depth
+# the fit is no longer a measure (and 1.8 ** 10_000 overflows a float): a deeper search counts as this deep.
+FITTED_DEPTH = 60
+MCTS_BATCHED_PLAYOUTS = 100  # the playouts of the search whose batched rate the cost file gives
 
 
 @cache  # a study has up to 100,000 chunks and a few dozen pairings
 def game_seconds(south: str, north: str, rules: engine.Rules) -> float:
     """Roughly how many seconds one game of the pairing takes on one core."""
     if batchable(south, north, rules):
-        return BATCHED_GAME + engine_strategy(south).batched_seconds + engine_strategy(north).batched_seconds
+        return COSTS.batched_game_seconds + strategy_seconds(south, batched=True) + strategy_seconds(north, batched=True)
     return scalar_game_seconds(south, north)
 
 
 def scalar_game_seconds(south: str, north: str) -> float:
     """Roughly how many seconds one game of the pairing takes through engine.play_game, on one core."""
-    return SCALAR_GAME + engine_strategy(south).scalar_seconds + engine_strategy(north).scalar_seconds
+    return COSTS.scalar_game_seconds + strategy_seconds(south) + strategy_seconds(north)
+
+
+def strategy_seconds(spec: str, *, batched: bool = False) -> float:
+    """What a strategy adds to a game on one core, through engine.play_game or (``batched``)
+    engine.play_batch: its work (the playouts of mcts's searched moves, alphabeta's depth, a
+    lookup of the solution) at the cost file's rates. In a batch a table strategy's move is a
+    lookup in its policy table, which the game's own cost covers."""
+    strategy = engine_strategy(spec)
+    if isinstance(strategy, MctsStrategy):
+        playouts = strategy.playouts * MCTS_MOVES_PER_GAME
+        if not batched:
+            return playouts / COSTS.mcts_playouts_per_second
+        # larger searches go slower a playout: fewer games fit together, and their trees are deeper
+        slower = (max(strategy.playouts, MCTS_BATCHED_PLAYOUTS) / MCTS_BATCHED_PLAYOUTS) ** COSTS.mcts_batched_slowdown
+        return playouts * slower / COSTS.mcts_batched_playouts_per_second
+    if batched:
+        return 0.0
+    if isinstance(strategy, AlphaBetaStrategy):
+        return COSTS.alphabeta_game_seconds * COSTS.alphabeta_growth ** min(strategy.depth, FITTED_DEPTH)
+    if strategy.needs_solution:
+        return COSTS.perfect_game_seconds
+    return COSTS.heuristic_game_seconds if strategy.spec == "heuristic" else 0.0
 
 
 class Pairing(Protocol):
@@ -181,7 +206,7 @@ BLEND_SHARE = 0.1  # the share of a run's work done from which its time left is 
 class CachesBar:
     """The bar of the rule sets whose caches (pipeline.study.caches.build_caches) are being built; it names the ones
     in progress, taken to be the first ``jobs`` not yet built, as the workers take them in order,
-    and, given each one's estimate in ``seconds`` (pipeline.estimates.caches_seconds), the time
+    and, given each one's estimate in ``seconds`` (pipeline.runs.estimate.caches_cost), the time
     left: the estimates of those not built, at this machine's pace once one is built (its
     seconds over its estimate), over the workers, less the time since the last one was built."""
 

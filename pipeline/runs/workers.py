@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from joblib import parallel_config
 
 from pipeline.runs.cluster import ClusterBackend, check_code, cluster_failures, cluster_jobs
+from pipeline.runs.costs import COSTS
 from pipeline.runs.extras import MissingExtraError, require
 from pipeline.runs.records import RecordError
 
@@ -32,9 +33,6 @@ if TYPE_CHECKING:
 BACKENDS = ("loky", "dask")
 CONNECT_SECONDS = 10.0  # how long a dask scheduler has to answer: connection and handshake together
 SCHEDULER_SCHEMES = ("tcp", "tls")  # tls:// takes its certificates from dask's configuration (distributed.comm.tls)
-# A worker's peak resident memory, measured (2 loky workers, psutil every 50 ms): 575-580 MB on the
-# smoke study, 685 MB on a 1,000,000-game random pairing; most of it is the position tables (260 MB).
-WORKER_BYTES = 700 << 20
 PARENT_POLL_SECONDS = 0.5  # how often a worker checks that its parent is alive
 
 # host:port, the host a name, an IPv4 address or a bracketed IPv6 address, as dask writes them
@@ -122,13 +120,15 @@ def connect(address: str) -> Client:
 
 
 def check_jobs(jobs: int) -> None:
-    """Refuse (RecordError) more workers than this machine's memory holds, at WORKER_BYTES a worker.
-    Only for workers on this machine (loky, or dask's local cluster), not for a scheduler's."""
-    needed, memory = jobs * WORKER_BYTES, memory_bytes()
+    """Refuse (RecordError) more workers than this machine's memory holds, at a study worker's
+    peak (COSTS.study_worker_bytes) each. Only for workers on this machine (loky, or dask's local
+    cluster), not for a scheduler's."""
+    worker = COSTS.study_worker_bytes
+    needed, memory = jobs * worker, memory_bytes()
     if needed > memory:
         raise RecordError(
-            f"--jobs {jobs} needs about {needed / 2**30:.0f} GB ({WORKER_BYTES >> 20} MB a worker) "
-            f"and this machine has {memory / 2**30:.0f} GB; use --jobs {max(1, memory // WORKER_BYTES)} or fewer"
+            f"--jobs {jobs} needs about {needed / 2**30:.0f} GB ({worker >> 20} MB a worker) "
+            f"and this machine has {memory / 2**30:.0f} GB; use --jobs {max(1, memory // worker)} or fewer"
         )
 
 

@@ -13,6 +13,7 @@ import engine
 from engine.players import engine_strategy, is_table_strategy, policies_folder, policy_path, policy_table
 from engine.solver import solution_path, solutions_folder
 from engine.tables import cache_path, load_tables, table_rules, tables_folder
+from pipeline.runs.estimate import caches_cost
 from pipeline.runs.progress import CachesBar
 from pipeline.runs.workers import exit_with_parent, parallel_jobs
 from pipeline.study.config import Pairing
@@ -61,9 +62,7 @@ def _needs_solution(spec: str) -> bool:
 def build_all(missing: dict[engine.Rules, tuple[str, ...]], jobs: int, progress: bool) -> None:
     if not missing:
         return
-    from pipeline.estimates import caches_seconds  # pipeline.estimates reads the runner's plan
-
-    seconds = {rules.name: caches_seconds(rules, strategies) for rules, strategies in missing.items()}
+    seconds = {rules.name: caches_cost(rules, strategies).seconds for rules, strategies in missing.items()}
     bar = CachesBar(missing, jobs, progress=progress, seconds=seconds)
     try:
         for name in Parallel(n_jobs=parallel_jobs(jobs), return_as="generator_unordered")(

@@ -52,6 +52,7 @@ from engine.store import temporary_files, write_atomic
 from pipeline.exact.cache import cached_exact_outcome, exact_jobs, exact_seconds, read_cached
 from pipeline.exact.progress import ExactBar, Reporter
 from pipeline.runs.config import ConfigError
+from pipeline.runs.costs import COSTS
 from pipeline.runs.lock import FolderBusyError, folder_lock
 from pipeline.runs.paths import EXACT, GAMES, JOURNAL, LOCK, MANIFEST, PLIES, study_dir
 from pipeline.runs.progress import GamesBar
@@ -90,7 +91,6 @@ MIN_CHUNKS = 8  # a pairing is cut into at least this many chunks (when it has t
 # mcts(100) self-play 190 games/s on one core with 2,500 games, 270 with 5,000, 285 with 10,000.
 SEARCH_CHUNK = 5000
 MAX_CHUNKS = 100_000  # chunks of a study: its manifest holds one entry each
-CHUNK_BYTES = 1200  # memory a planned chunk takes (plan and manifest): 4.6 GB were measured for 3.8 million
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ def _check_chunks(study: Study) -> None:
     count = sum(-(-pairing.games // _chunk_size(study, pairing)) for pairing in study.pairings())
     if count > MAX_CHUNKS:
         raise ConfigError(
-            f"the study plans {count:,} chunks (about {count * CHUNK_BYTES / 1e9:,.1f} GB to plan and record them); "
+            f"the study plans {count:,} chunks (about {count * COSTS.chunk_bytes / 1e9:,.1f} GB to plan and record them); "
             f"at most {MAX_CHUNKS:,}: lower games_per_seat or raise chunk_games"
         )
 

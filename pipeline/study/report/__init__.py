@@ -36,6 +36,7 @@ from pathlib import Path
 from engine.store import ENGINE_VERSION
 from pipeline.report.document import Section, Table
 from pipeline.report.folder import MARKER, check_out, staging
+from pipeline.runs.costs import COSTS
 from pipeline.runs.paths import REPORTS, ROOT
 from pipeline.runs.progress import StepsBar
 from pipeline.runs.records import PAIRING_COLUMNS, RecordError, read_study_manifest, scan_exact, scan_games
@@ -97,16 +98,17 @@ def build_report(directory: str | Path, out: str | Path | None = None, *, progre
     return out
 
 
-# A report's steps, and each one's seconds on the development machine: a fixed part and a part a
-# game played (the tables replay every game's plies), from the default study's report (8.5
-# million games, 2026-12-03: the tables 52.5 s, the sections 0.1 s, the figures and pages 10.6 s).
 COMPUTING, COMPOSING, PUBLISHING = "computing the tables", "composing the sections", "drawing the figures and writing the pages"
-STEP_SECONDS = {COMPUTING: (1.0, 6e-6), COMPOSING: (0.5, 0.0), PUBLISHING: (10.0, 0.0)}
 
 
 def report_steps(games: int) -> list[tuple[str, float]]:
-    """The steps of the report of a study of ``games`` games, each with its estimate in seconds."""
-    return [(step, fixed + per_game * games) for step, (fixed, per_game) in STEP_SECONDS.items()]
+    """The steps of the report of a study of ``games`` games, each with its estimate in seconds
+    (pipeline/costs.toml: the tables replay every game's plies, the rest does not grow with them)."""
+    return [
+        (COMPUTING, COSTS.report_tables_seconds + COSTS.report_tables_seconds_per_game * games),
+        (COMPOSING, COSTS.report_sections_seconds),
+        (PUBLISHING, COSTS.report_figures_seconds),
+    ]
 
 
 def footer(directory: Path, out: Path | None = None) -> list[str]:

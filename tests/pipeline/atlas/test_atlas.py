@@ -32,16 +32,18 @@ import reference
 from polling import wait_until
 
 import engine
+from engine.tables import positions_of
 from engine.tables.positions import load_tables
 from pipeline.atlas import config as atlas_config
 from pipeline.atlas import run as atlas_module
-from pipeline.atlas.analyse import SELF_PLAY_SPECS, estimated_bytes, positions_of
+from pipeline.atlas.analyse import SELF_PLAY_SPECS, estimated_bytes
 from pipeline.atlas.config import Atlas, load_atlas, parse_atlas
-from pipeline.atlas.plan import KILLS_REFUSED, SECONDS_PER_POSITION, expected_seconds, run_order
+from pipeline.atlas.plan import KILLS_REFUSED, expected_seconds, run_order
 from pipeline.atlas.rows import Cost, kept_costs
 from pipeline.atlas.run import read_atlas_manifest, run_atlas
 from pipeline.cli import main
 from pipeline.runs.config import ConfigError
+from pipeline.runs.costs import COSTS
 from pipeline.runs.lock import FolderBusyError, folder_lock
 
 CONFIG = """\
@@ -637,7 +639,7 @@ def test_a_rule_sets_estimate_is_what_the_kept_rows_alike_in_game_length_took(sm
     assert expected_seconds(engine.Rules(min_stones_to_play=1, grand_slam="no_capture"), recorded) == 1000.0
     assert expected_seconds(engine.Rules(feeding=False), recorded) == 300.0
     unlike = engine.Rules(capture_rows="own")  # nothing like it kept: the cost a position
-    expected = SECONDS_PER_POSITION * positions_of(unlike)
+    expected = COSTS.atlas_seconds_per_position * positions_of(unlike)
     assert expected_seconds(unlike, recorded) == pytest.approx(expected)
     copy = tmp_path / "copy"
     shutil.copytree(folder / "reference", copy)

@@ -21,6 +21,7 @@ from servers import speaking_first
 
 from pipeline.cli import main
 from pipeline.runs import cluster, workers
+from pipeline.runs.costs import COSTS
 from pipeline.runs.paths import ROOT, STUDIES
 from pipeline.runs.records import RecordError
 
@@ -264,7 +265,7 @@ def test_more_jobs_than_memory_are_refused_with_the_estimate(monkeypatch):
 
 
 def test_this_machine_takes_one_job_and_not_a_million():
-    assert workers.memory_bytes() > workers.WORKER_BYTES
+    assert workers.memory_bytes() > COSTS.study_worker_bytes
     workers.check_jobs(1)
     with pytest.raises(RecordError, match=r"^--jobs 1000000 needs about \d+ GB"):
         workers.check_jobs(1_000_000)
