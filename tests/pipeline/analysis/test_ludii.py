@@ -15,7 +15,7 @@ from pipeline.analysis.turns import ludii_plies
 
 KEYS = ["rules", "south", "north"]
 RULES = engine.Rules(stones_per_pit=3, capture_counts=(6,), ply_cap=30)
-# Four games of RULES (tests/test_turns.py draws the repeated boards of the first two):
+# Four games of RULES (tests/pipeline/analysis/test_turns.py draws the repeated boards of the first two):
 CYCLE = [1, 5, 1, 3, 2, 5, 1, 4, 0, 5, 0, 3, 2, 3, 1, 3, 2, 3]  # 18 plies, a draw 9 to 9; a state comes back
 CROSS = [0, 3, 2, 3, 1, 5, 2, 4, 0, 3, 0, 4, 1, 4, 2, 3]  # 16 plies, North wins 15 to 3; a board comes back
 PLAIN = [1, 4, 0, 5, 1]  # 5 plies, South wins 10 to 8; no board comes back
