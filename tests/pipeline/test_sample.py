@@ -1,4 +1,4 @@
-"""``modiar sample`` and ``modiar show``: the quick sample, its summary and the statistics it prints, and a user's mistakes."""
+"""``modiar sample`` and ``modiar show``: the quick sample and its summary, a game drawn move by move, and a user's mistakes."""
 
 from __future__ import annotations
 
@@ -7,32 +7,8 @@ import pytest
 
 import engine
 from engine.game.rng import game_seeds
-from pipeline.analysis.stats import mean_interval, p_value_against, wilson
 from pipeline.cli import main
 from pipeline.sample import play_sample, summary
-
-
-def test_wilson_interval_matches_published_values():
-    # Newcombe (1998), Statistics in Medicine 17:857, table I: 0/10 and 5/10 at 95%.
-    low, high = wilson(0, 10)[1:]
-    assert (round(low, 4), round(high, 4)) == (0.0, 0.2775)
-    low, high = wilson(5, 10)[1:]
-    assert (round(low, 4), round(high, 4)) == (0.2366, 0.7634)
-
-
-def test_wilson_interval_holds_its_estimate_and_narrows_with_more_games():
-    small, large = wilson(30, 100), wilson(3000, 10000)
-    assert small.low < small.value == 0.3 < small.high
-    assert large.high - large.low < (small.high - small.low) / 5
-
-
-def test_mean_interval_and_test_against_one_half():
-    values = np.array([0.0, 1.0] * 500)
-    estimate = mean_interval(values)
-    assert estimate.value == 0.5
-    assert estimate.low == pytest.approx(0.5 - 1.96 * 0.5 / np.sqrt(1000), rel=1e-3)
-    assert p_value_against(values, 0.5) == 1.0
-    assert p_value_against(np.array([1.0] * 60 + [0.0] * 40), 0.5) < 0.05
 
 
 def test_a_sample_is_reproducible_and_adds_up():

@@ -31,10 +31,11 @@ from engine.game.board import rotate
 from engine.game.options import positions
 from engine.game.rng import game_seeds
 from engine.play.columns import GAME_COLUMNS, GameBatch
+from engine.players import search as scalar_search
 from engine.players.choice import NO_MOVE, SCALE, pack_keys, pit_of
 from engine.players.near_cap import NearCap
 from engine.players.policy import NotATableStrategyError, PolicyTable, is_table_strategy, policy_path, policy_table
-from engine.players.search import _heuristic_score, alphabeta_scores, solution
+from engine.players.search import alphabeta_scores, solution
 from engine.solver import sweep_values
 from engine.tables.first_move import first_moves
 from engine.tables.positions import PositionTables, load_tables, table_rules
@@ -125,7 +126,7 @@ def scalar_best(spec: str, here: Position) -> set[int]:
         scores = [option.captured for option in options]
     elif spec == "heuristic":
         last = here.ply + 1 >= rules.ply_cap
-        scores = [_heuristic_score(option, positions(rules), last) for option in options]
+        scores = [scalar_search._heuristic_score(option, positions(rules), last) for option in options]
     else:
         scores = alphabeta_scores(here, make_strategy(spec).depth)
     best = max(scores)

@@ -1,5 +1,6 @@
-"""pipeline.analysis.stats: the exact first-player test and interval, the rate's score interval and Holm's
-adjustment, on hand-worked values and as properties."""
+"""pipeline.analysis.stats: the exact first-player test and interval, Wilson's interval of a share, a
+mean's interval and test, the rate's score interval and Holm's adjustment, on hand-worked values
+and as properties."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.analysis.stats import Z95, first_player, game_rate, holm, rate_interval
+from pipeline.analysis.stats import Z95, first_player, game_rate, holm, mean_interval, p_value_against, rate_interval, wilson
 from pipeline.report.prose import p_words as p_text
 
 
@@ -85,3 +86,26 @@ def test_rate_interval_is_the_poisson_score_interval_at_dispersion_one():
 
 def test_p_values_print_as_a_paper_prints_them():
     assert [p_text(p) for p in (0.0625, 0.0004, 1e-300, 0.0, float("nan"))] == ["= 0.062", "< 0.001", "< 0.001", "< 0.001", "n/a"]
+
+
+def test_wilson_interval_matches_published_values():
+    # Newcombe (1998), Statistics in Medicine 17:857, table I: 0/10 and 5/10 at 95%.
+    low, high = wilson(0, 10)[1:]
+    assert (round(low, 4), round(high, 4)) == (0.0, 0.2775)
+    low, high = wilson(5, 10)[1:]
+    assert (round(low, 4), round(high, 4)) == (0.2366, 0.7634)
+
+
+def test_wilson_interval_holds_its_estimate_and_narrows_with_more_games():
+    small, large = wilson(30, 100), wilson(3000, 10000)
+    assert small.low < small.value == 0.3 < small.high
+    assert large.high - large.low < (small.high - small.low) / 5
+
+
+def test_mean_interval_and_test_against_one_half():
+    values = np.array([0.0, 1.0] * 500)
+    estimate = mean_interval(values)
+    assert estimate.value == 0.5
+    assert estimate.low == pytest.approx(0.5 - 1.96 * 0.5 / np.sqrt(1000), rel=1e-3)
+    assert p_value_against(values, 0.5) == 1.0
+    assert p_value_against(np.array([1.0] * 60 + [0.0] * 40), 0.5) < 0.05

@@ -8,7 +8,7 @@ import pytest
 
 import engine
 from engine.solver.solution import cached_solution
-from engine.tables import turned_ranks as _rotated
+from engine.tables import turned_ranks
 from engine.tables.index import board_index, counts_to_codes
 from pipeline.analysis import agreement as agreement_module
 from pipeline.analysis import turns
@@ -222,7 +222,7 @@ def test_rotated_turns_the_boards_as_engine_rotate(stones):
     counts = np.random.default_rng(stones).multinomial(total, [1 / 7] * 7, size=2_000)[:, :6]  # the 7th: stones taken
     counts[:3] = [[0] * 6, [total, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, total]]
     turned = [engine.rotate(int(code)) for code in counts_to_codes(counts)]
-    found = _rotated(index, index.rank_counts(counts))
+    found = turned_ranks(index, index.rank_counts(counts))
     assert found.tolist() == index.rank_codes(np.array(turned, dtype=np.uint64)).tolist()
 
 
