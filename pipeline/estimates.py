@@ -42,6 +42,7 @@ from pipeline.exact.cache import (
 )
 from pipeline.ladder.run import Ladder
 from pipeline.play import HUMAN
+from pipeline.runs.config import RULES_MD
 from pipeline.runs.costs import COSTS
 from pipeline.runs.estimate import FREE, Cost, Estimate, about, caches_cost, size, solution_cost, solution_if_perfect
 from pipeline.runs.paths import MANIFEST
@@ -54,7 +55,6 @@ from pipeline.study.config import Pairing, Study
 from pipeline.study.run import Chunk, chunk_listed, plan
 
 LONG_SECONDS = 3600.0  # a run estimated longer than this needs --yes
-RULES_MD = engine.Rules()
 BENCH_RUNS = 4.5  # modiar bench's timed runs, in --seconds: 2.5 of scalar games, 1 of batched, 1 of strategies
 
 

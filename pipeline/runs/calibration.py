@@ -11,6 +11,7 @@ import math
 import engine
 from engine.players import MCTS_MOVES_PER_GAME
 from engine.tables import positions_of
+from pipeline.runs.config import RULES_MD
 from pipeline.runs.costs import COSTS, rewrite_costs
 
 # The entries of pipeline/costs.toml a run measures (those its comments mark "bench:"); the growths
@@ -37,7 +38,6 @@ WRITTEN = (
     "atlas_seconds_per_position",
     "bench_seconds",
 )
-RULES_MD = engine.Rules()
 Measured = dict[str, float]  # entries of the cost file and what a run measured for them
 
 

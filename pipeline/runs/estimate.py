@@ -26,9 +26,8 @@ from engine.players import (
 )
 from engine.solver import solution_path, solutions_folder
 from engine.tables import cache_path, positions_of, table_rules, tables_folder
+from pipeline.runs.config import RULES_MD
 from pipeline.runs.costs import COSTS
-
-RULES_MD = engine.Rules()
 
 
 class Cost(NamedTuple):
