@@ -42,7 +42,7 @@ from engine.players import (
     make_strategy,
     policy_table,
 )
-from engine.solver import Solution, solve
+from engine.solver import Remoteness, Solution, remoteness, solve
 from engine.store import ENGINE_VERSION, cache_folder, release_caches, set_cache_folder
 
 __all__ = [
@@ -62,6 +62,7 @@ __all__ = [
     "OneDrawStrategy",
     "PolicyTable",
     "Position",
+    "Remoteness",
     "Rng",
     "Rules",
     "Solution",
@@ -87,6 +88,7 @@ __all__ = [
     "position",
     "possible_events",
     "release_caches",
+    "remoteness",
     "render",
     "rotate",
     "set_cache_folder",

@@ -1,16 +1,21 @@
-"""The strong solution: every position's value under perfect play, by retrograde analysis, layer by layer."""
+"""The strong solution: every position's value under perfect play, by retrograde analysis, layer by layer, and its remoteness."""
 
 from __future__ import annotations
 
 from engine.solver.layers import distinct, slice_indices
+from engine.solver.remoteness import AT_CAP, Remoteness, remoteness, remoteness_path
 from engine.solver.solution import Solution, solution_path, solutions_folder, solve
 from engine.solver.value_log import ValueLog, per_position, sweep_values
 
 __all__ = [
+    "AT_CAP",
+    "Remoteness",
     "Solution",
     "ValueLog",
     "distinct",
     "per_position",
+    "remoteness",
+    "remoteness_path",
     "slice_indices",
     "solution_path",
     "solutions_folder",

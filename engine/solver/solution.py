@@ -264,7 +264,7 @@ def solve(
     without touching the disk, the tables included. A build is logged (INFO, or DEBUG without ``progress``).
     """
     check_rules(rules)
-    game = rules.replace(ply_cap=rules.ply_cap if cap is None else _checked_cap(cap))
+    game = rules.replace(ply_cap=rules.ply_cap if cap is None else checked_cap(cap))
     cache = solutions_folder() if cache is CONFIGURED else cache
     path = None if cache is None else solution_path(game, cache)
     found = None if path is None else _read(path, game)
@@ -341,7 +341,7 @@ def _write(path: Path, solution: Solution) -> None:
     write_arrays(path, {**arrays, "timings": np.array(json.dumps(solution.timings))}, identity(solution.rules))
 
 
-def _checked_cap(cap: object) -> int:
+def checked_cap(cap: object) -> int:
     """The cap solve() was given, refused (naming ``cap``, not the rule set's field) unless a whole number of plies."""
     if not isinstance(cap, int) or isinstance(cap, bool) or not 1 <= cap <= MAX_PLY_CAP:
         raise ValueError(f"cap is the ply cap to solve at, a whole number from 1 to {MAX_PLY_CAP}, not {cap!r}")

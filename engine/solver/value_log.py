@@ -181,4 +181,4 @@ def search_log(
         right = searching & (plies[middle] <= plies_left)
         low = np.where(right, middle + 1, low)
         high = np.where(searching & ~right, middle, high)
-    return np.where(low > first, values[np.maximum(low - 1, 0)], base).astype(np.int8)
+    return np.where(low > first, values[np.maximum(low - 1, 0)], base).astype(values.dtype)

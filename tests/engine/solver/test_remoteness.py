@@ -1,0 +1,170 @@
+"""Remoteness (engine.solver.remoteness) against a brute force written from its definition.
+
+The brute force shares nothing with the engine: it walks every game from the start breadth
+first, a ply at a time, with the plain reference implementation of RULES.md (tests/reference.py),
+then computes each state's value, remoteness and longest value-optimal line back from the cap,
+as docs/remoteness.md defines them. Every state of every game is compared, at every ply.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+import reference
+
+import engine
+from engine import Rules
+from engine.solver import AT_CAP, Remoteness, remoteness, solve
+from engine.tables.positions import build_tables
+
+# Two 3-stone rule sets (one where a singleton is a pass, so that every game can run to the cap;
+# with the default rules all 48 states of 3 stones a pit end within 7 plies) and one 4-stone
+# rule set, at caps where the brute force takes seconds.
+BRUTE_FORCE = [
+    (Rules(stones_per_pit=3, capture_counts=(2, 3)), 40),
+    (Rules(stones_per_pit=3, min_stones_to_play=1), 24),
+    (Rules(stones_per_pit=4), 26),
+]
+
+
+class BruteForce:
+    """Every state (board code, mover, ply) of every game from the start, capped at ``cap``,
+    with its value (margin still to come), remoteness R and longest value-optimal line L."""
+
+    def __init__(self, rules: Rules, cap: int) -> None:
+        self.rules, self.cap = rules, cap
+        uncapped = rules.replace(ply_cap=cap + 1)  # to ask whether a move exists at the cap
+        start = reference.board_code(reference.start_board(rules))
+        self.layers: list[set[tuple[int, int]]] = [{(start, 0)}]
+        self.moves: dict[tuple[int, int, int], list[tuple[int, int]]] = {}  # (captured, child code) a move
+        for ply in range(cap + 1):
+            found = set()
+            for board, mover in self.layers[ply]:
+                results = reference.move_results(reference.board_from_code(board), mover, ply, uncapped)
+                moves = [(result.captured, reference.board_code(result.board)) for result in results.values()]
+                self.moves[board, mover, ply] = moves
+                if ply < cap:
+                    found.update((child, 1 - mover) for _, child in self.moves[board, mover, ply])
+            if ply < cap:
+                self.layers.append(found)
+        self.value: dict[tuple[int, int, int], int] = {}
+        self.hurry: dict[tuple[int, int, int], int] = {}
+        self.longest: dict[tuple[int, int, int], int] = {}
+        for ply in range(cap, -1, -1):
+            for board, mover in self.layers[ply]:
+                self._solve(board, mover, ply)
+
+    def _solve(self, board: int, mover: int, ply: int) -> None:
+        state = (board, mover, ply)
+        cells = reference.board_from_code(board)
+        moves = self.moves[state]
+        if not moves or ply == self.cap:
+            self.value[state] = reference.row_stones(cells, mover) - reference.row_stones(cells, 1 - mover)
+            self.hurry[state] = self.longest[state] = AT_CAP if moves else 0
+            return
+        scores = [(captured - self.value[child, 1 - mover, ply + 1], (child, 1 - mover, ply + 1)) for captured, child in moves]
+        best = max(score for score, _ in scores)
+        optimal = [after for score, after in scores if score == best]
+        lines = [self.hurry[after] for after in optimal]
+        # The favoured side hurries, the other delays; at a value of 0 both hurry.
+        hurried = min(lines) if best >= 0 else max(lines)
+        self.value[state] = best
+        self.hurry[state] = min(hurried + 1, AT_CAP)
+        self.longest[state] = min(max(self.longest[after] for after in optimal) + 1, AT_CAP)
+
+
+@functools.cache
+def brute_force(rules: Rules, cap: int) -> BruteForce:
+    return BruteForce(rules, cap)
+
+
+@functools.cache
+def small_remoteness(rules: Rules, cap: int) -> Remoteness:
+    return remoteness(rules, cap, tables=build_tables(rules), cache=None, progress=False)
+
+
+@pytest.mark.parametrize(("rules", "cap"), BRUTE_FORCE, ids=lambda case: getattr(case, "name", str(case)))
+def test_every_state_of_every_game_has_the_brute_forces_remoteness(rules, cap):
+    truth, found = brute_force(rules, cap), small_remoteness(rules, cap)
+    solution = solve(rules, cap, tables=build_tables(rules), cache=None, progress=False)
+    for (board, mover, ply), value in truth.value.items():
+        hurry, longest = truth.hurry[board, mover, ply], truth.longest[board, mover, ply]
+        assert solution.value(board, mover, ply) == value, (engine.unpack(board), mover, ply)
+        assert found.at(board, mover, ply) == (None if hurry == AT_CAP else hurry), (engine.unpack(board), mover, ply)
+        assert found.longest_at(board, mover, ply) == (None if longest == AT_CAP else longest), (engine.unpack(board), mover, ply)
+    start = engine.start_board(rules)
+    assert found.start() == found.at(start, 0, 0)
+    assert found.start(longest=True) == found.longest_at(start, 0, 0)
+
+
+def test_the_brute_force_meets_both_kinds_of_verdict():
+    # The cases above are worth comparing only if they hold lines that end and lines the cap stops.
+    for rules, cap in BRUTE_FORCE[:1] + BRUTE_FORCE[2:]:
+        hurry = brute_force(rules, cap).hurry.values()
+        assert any(0 < lines < AT_CAP for lines in hurry) and AT_CAP in hurry, rules.name
+    singletons = brute_force(*BRUTE_FORCE[1])
+    start = next(iter(singletons.layers[0]))
+    assert singletons.longest[(*start, 0)] == AT_CAP  # a singleton is a pass: some best line runs to the cap
+
+
+@pytest.mark.parametrize(("rules", "cap"), BRUTE_FORCE[:1] + BRUTE_FORCE[2:], ids=lambda case: getattr(case, "name", str(case)))
+def test_the_start_under_every_smaller_cap_is_that_of_a_game_so_capped(rules, cap):
+    found = small_remoteness(rules, cap)
+    for smaller in (1, 2, 5, 11, cap - 1):
+        again = small_remoteness(rules, smaller)
+        assert found.start(smaller) == again.start(), smaller
+        assert found.start(smaller, longest=True) == again.start(longest=True), smaller
+
+
+def play_out(rules: Rules, solution: engine.Solution, lines: Remoteness) -> list[int]:
+    """A game from the start in which each side plays a value-optimal move of least remoteness
+    when the value favours it or is 0, of greatest otherwise: the remoteness's own line."""
+    board, mover, ply, margin, remoteness_left = engine.start_board(rules), 0, 0, 0, []
+    while True:
+        remoteness_left.append(lines.at(board, mover, ply))
+        moves = engine.legal_moves(board, mover, ply, rules)
+        if not moves:
+            break
+        value = solution.value(board, mover, ply)
+        best = solution.best_moves(board, mover, ply)
+        after = {pit: engine.apply_move(board, mover, pit, ply, rules) for pit in best}
+        remaining = {pit: lines.at(result.board, 1 - mover, ply + 1) for pit, result in after.items()}
+        pick = (min if value >= 0 else max)(best, key=lambda pit: AT_CAP if remaining[pit] is None else remaining[pit])
+        margin += after[pick].captured if mover == 0 else -after[pick].captured
+        board, mover, ply = after[pick].board, 1 - mover, ply + 1
+    south = sum(engine.unpack(board)[:3]) - sum(engine.unpack(board)[3:])
+    assert margin + south == solution.start_value()
+    return remoteness_left
+
+
+@pytest.mark.parametrize(("rules", "cap"), BRUTE_FORCE[:1] + BRUTE_FORCE[2:], ids=lambda case: getattr(case, "name", str(case)))
+def test_a_game_played_by_the_remoteness_ends_when_it_says(rules, cap):
+    game = rules.replace(ply_cap=cap)
+    solution = solve(rules, cap, tables=build_tables(rules), cache=None, progress=False)
+    left = play_out(game, solution, small_remoteness(rules, cap))
+    assert left[0] is not None
+    assert left == list(range(left[0], -1, -1))  # one ply closer each move, and 0 at the end
+
+
+def test_remoteness_is_never_shorter_than_a_line_can_be():
+    # R <= L, both at least 1 where a move is legal, and R at k is AT_CAP or at most k.
+    rules, cap = BRUTE_FORCE[0]
+    found = small_remoteness(rules, cap)
+    indices = np.arange(found.index.size)
+    for k in (0, 1, 3, 17, cap):
+        hurry, longest = found.of(indices, k), found.longest_of(indices, k)
+        assert np.all(hurry <= longest)
+        assert np.all((hurry == AT_CAP) | (hurry <= k))
+        assert np.all(hurry[found.no_move] == 0)
+        assert np.all(hurry[~found.no_move] >= 1)
+
+
+@pytest.mark.slow
+def test_the_default_start_is_played_out_in_its_remoteness():
+    rules = Rules()
+    lines = remoteness(rules, progress=False)
+    left = play_out(rules, solve(rules, progress=False), lines)
+    assert left[0] == lines.start()
+    assert left == list(range(left[0], -1, -1))
