@@ -65,9 +65,8 @@ from engine.players.base import EngineStrategy, PolicyValues, Strategy
 from engine.players.choice import ARGMAX, Rule, pack_keys
 from engine.players.numbering import Numbering
 from engine.players.registry import make_strategy
-from engine.players.search import solution
 from engine.players.values import Solved
-from engine.solver import ValueLog, per_position
+from engine.solver import ValueLog
 from engine.store import ENGINE_VERSION, POLICIES, DamagedFileError, cache_folder, forget_with, read_arrays, write_arrays
 from engine.tables import CONFIGURED, FirstMoves, PositionTables, first_moves, kept_tables, load_tables, table_rules
 
@@ -115,7 +114,7 @@ class PolicyTable(PolicyArrays):
     def follows_solution(self) -> bool:
         """Whether its values are perfect's, read from the solution (engine.players.near_cap follows its
         classes near the cap down the solution's log), rather than swept or heuristic."""
-        return isinstance(self.values, Solved) and not self.values.swept
+        return isinstance(self.values, Solved) and not self.values.swept and not self.values.hurries
 
     @property
     def varies(self) -> int:
@@ -126,8 +125,7 @@ class PolicyTable(PolicyArrays):
         """For ``perfect``'s values, each position's least plies left k (>= 1) such that its
         class with any k' plies left, k <= k' < far_from, is its far class (positions marked
         VARIES aside); None for the other values (made on first use, from the solution's log)."""
-        if self._settled is None and self.follows_solution:
-            assert isinstance(self.values, Solved)  # follows_solution
+        if self._settled is None and isinstance(self.values, Solved) and not self.values.swept:
             self._settled = self.values.settled_from()
         return self._settled
 
@@ -335,8 +333,7 @@ def _build(values: PolicyValues, rules: Rules, tables: PositionTables) -> Policy
     far_from = min(values.far_from, rules.ply_cap)
     plies_left = max(far_from, rules.ply_cap - 1)
     if isinstance(values, Solved):
-        j = min(plies_left - 1, values.top)
-        values.held = {j: np.append(values.values_of(np.arange(tables.size), j), np.int8(0))}
+        values.hold(min(plies_left - 1, values.top))
     numbering = Numbering()
     far = np.empty(tables.size, dtype=np.uint32)
     for start in range(0, tables.size, BLOCK):
@@ -344,7 +341,7 @@ def _build(values: PolicyValues, rules: Rules, tables: PositionTables) -> Policy
         child = tables.child[block]
         far[block] = numbering(pack_keys(child >= 0, values.q(tables.captured[block].astype(np.int64), child, plies_left)))
     if isinstance(values, Solved):
-        values.held = {}
+        values.release()
     varying = _varying(values, rules, tables, far_from)
     # In the narrowest class type from the start (a position and ply each: 1.4 GB in uint16 for the
     # 3.6 M varying positions of modiar-stones6-originoff-rowsown), widened only if the classes outgrow it.
@@ -383,13 +380,7 @@ def _varying(values: PolicyValues, rules: Rules, tables: PositionTables, far_fro
     cap - 2 plies left. Other strategies' classes do not change there."""
     if not isinstance(values, Solved) or values.top < rules.ply_cap or far_from >= rules.ply_cap - 1:
         return np.empty(0, dtype=np.int64)
-    solved = solution(rules)
-
-    def changing(plies: np.ndarray) -> np.ndarray:
-        return (plies > far_from - 1) & (plies <= rules.ply_cap - 2)
-
-    changes = per_position(np.logical_or, changing, solved.change_plies, solved.offsets, False)
-    changes = np.append(changes, False)  # child -1: no move
+    changes = values.changing(far_from - 1, rules.ply_cap - 2)  # a last entry, False, for child -1: no move
     varies = changes[tables.child[:, 0]] | changes[tables.child[:, 1]] | changes[tables.child[:, 2]]
     return np.flatnonzero(varies)
 

@@ -16,6 +16,8 @@ import math
 from collections.abc import Callable
 from functools import lru_cache
 
+import numpy as np
+
 from engine.game import (
     MAX_PLY_CAP,
     NORTH,
@@ -32,8 +34,8 @@ from engine.game import (
 )
 from engine.players.base import EngineStrategy
 from engine.players.choice import ARGMAX, Epsilon, Rule, Softmax, key_of, pit_of
-from engine.players.values import Heuristic, Solved
-from engine.solver import Solution, solve
+from engine.players.values import Heuristic, Hurried, Solved
+from engine.solver import Remoteness, Solution, remoteness, solve
 from engine.store import per_rule_set
 from engine.tables import PositionTables
 
@@ -144,9 +146,14 @@ class PerfectStrategy(EngineStrategy, name="perfect"):
     move: the games of these scalar players are those of their policy tables in batches.
     """
 
-    def __init__(self, epsilon: float | None = None, temperature: float | None = None) -> None:
+    def __init__(self, epsilon: float | None = None, temperature: float | None = None, ties: str = "random") -> None:
         if epsilon is not None and temperature is not None:
             raise ValueError("give epsilon or temperature, not both")
+        if ties not in TIES:
+            raise ValueError(f"ties is one of {', '.join(TIES)}, not {ties!r}")
+        if ties != "random" and (epsilon is not None or temperature is not None):
+            raise ValueError("ties=hurry plays a best move: give it without epsilon or temperature")
+        self.ties = ties
         self.epsilon = None if epsilon is None else _number("epsilon", epsilon, "from 0 to 1", lambda e: 0 <= e <= 1)
         self.temperature = None if temperature is None else _number("temperature", temperature, "above 0", lambda t: t > 0)
         self.rule: Rule = ARGMAX
@@ -165,20 +172,56 @@ class PerfectStrategy(EngineStrategy, name="perfect"):
                 "stones it is worth under perfect play: a move one stone worse than the best is "
                 f"{math.exp(1 / self.temperature):.2g} times less likely"
             )
+        elif self.ties == "hurry":
+            self.spec, self.family = "perfect(ties=hurry)", "perfect"
+            self.words = (
+                "plays a best move of the strong solution, of least remoteness when the value favours it or is 0 "
+                "and of greatest otherwise (the side ahead hurries to the end, the other delays), remaining ties at random"
+            )
 
     def choose(self, position: Position, rng: Rng) -> int:
         solved = solution(position.rules)
         if self.rule is ARGMAX:
-            return rng.choice(solved.best_moves(position.board, position.mover, position.ply))
+            best = solved.best_moves(position.board, position.mover, position.ply)
+            if self.ties == "hurry" and len(best) > 1:
+                best = _hurried(position, best, solved.value(position.board, position.mover, position.ply))
+            return rng.choice(best)
         values = solved.move_values(position.board, position.mover, position.ply)
         key = key_of({option.pit: value for option, value in zip(position.options, values, strict=True)})
         return pit_of(self.rule.cuts(key), rng.next_u32()) + ROW * position.mover
 
     def policy_values(self, tables: PositionTables, rules: Rules) -> Solved:
-        return Solved("perfect", max(1, rules.ply_cap // 2), rules.ply_cap, tables, rules, solution)
+        far_from = max(1, rules.ply_cap // 2)
+        if self.ties == "hurry":
+            return Hurried(self.spec, far_from, rules.ply_cap, tables, rules, solution, lines)
+        return Solved("perfect", far_from, rules.ply_cap, tables, rules, solution)
 
     def values_spec(self) -> str:
-        return "perfect"  # the dials choose among the same values by another rule
+        # The dials choose among the same values by another rule; ties=hurry's values are its own.
+        return self.spec if self.ties == "hurry" else "perfect"
+
+
+TIES = ("random", "hurry")  # how perfect chooses among its best moves
+
+
+def _hurried(position: Position, best: tuple[int, ...], value: int) -> tuple[int, ...]:
+    """The best moves of least remoteness (``value`` >= 0: the mover hurries) or greatest (it delays)."""
+    found = lines(position.rules)
+    after = []
+    for pit in best:
+        child = next(option.child for option in position.options if option.pit + ROW * position.mover == pit)
+        seen = found.of(np.array([found.index.rank(child)]), position.rules.ply_cap - position.ply - 1)
+        after.append(int(seen[0]))
+    target = min(after) if value >= 0 else max(after)
+    return tuple(pit for pit, plies in zip(best, after, strict=True) if plies == target)
+
+
+@per_rule_set
+@lru_cache(maxsize=2)
+def lines(rules: Rules) -> Remoteness:
+    """The remoteness of ``rules`` at its own cap (engine.remoteness), from the engine's cache
+    folder, where it is built the first time (74 s for the default rules)."""
+    return remoteness(rules, progress=False)
 
 
 @per_rule_set

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from engine.game import Rules
-from engine.solver import Solution, ValueLog, per_position, sweep_values
+from engine.solver import Remoteness, Solution, ValueLog, per_position, sweep_values
 from engine.tables import PositionTables, row_stones
 
 HEURISTIC_WEIGHT = 128  # above any row: a board holds at most 63 stones
@@ -74,9 +74,31 @@ class Solved:
         self.sweeps: ValueLog | None = None
         self.held: dict[int, np.ndarray] = {}  # V_j of every position, for a pass over all of them
 
+    hurries = False  # perfect(ties=hurry)'s values (Hurried) break ties by remoteness
+
     @property
     def swept(self) -> bool:
         return self.solution is None
+
+    def hold(self, j: int) -> None:
+        """Keep V_j of every position for the calls of ``q`` at j (a pass over every position)."""
+        self.held = {j: np.append(self.values_of(np.arange(self.tables.size), j), np.int8(0))}
+
+    def release(self) -> None:
+        self.held = {}
+
+    def changing(self, low: int, high: int) -> np.ndarray:
+        """Which positions (and a last entry, False, for child -1) change value at some j,
+        low < j <= high: one pass over the solution's log."""
+        assert self.solution is not None
+        solved = self.solution(self.rules)
+        return _changing(solved.change_plies, solved.offsets, low, high)
+
+    def _last_changes(self, far: int) -> np.ndarray:
+        """Each position's last change of value at j <= ``far`` (0 for none), int16."""
+        assert self.solution is not None
+        solved = self.solution(self.rules)
+        return _last_changes(solved.change_plies, solved.offsets, far)
 
     def q(self, captured: np.ndarray, child: np.ndarray, plies_left: int) -> np.ndarray:
         j = min(plies_left - 1, self.top)
@@ -88,14 +110,8 @@ class Solved:
         """For perfect's values (not swept): each position's least plies left k >= 1 such that no
         child's value changes between k - 1 plies left and the far class's (PolicyTable.settled);
         one pass over the solution's log, int16."""
-        assert self.solution is not None
-        solved = self.solution(self.rules)
         far = min(max(self.far_from, self.rules.ply_cap - 1) - 1, self.top)  # the j of the far class
-        # each position's last change up to there
-        last = per_position(
-            np.maximum, lambda plies: np.where(plies <= far, plies, 0).astype(np.int16), solved.change_plies, solved.offsets, 0
-        )
-        last = np.append(last, np.int16(0))  # child -1: no move
+        last = np.append(self._last_changes(far), np.int16(0))  # child -1: no move
         child = self.tables.child
         settled: np.ndarray = np.maximum(np.maximum(last[child[:, 0]], last[child[:, 1]]), last[child[:, 2]]) + 1
         return settled
@@ -125,3 +141,75 @@ class Solved:
         if self.sweeps is None:
             self.sweeps = sweep_values(self.tables, self.top)
         return self.sweeps.values_of(indices, j)
+
+
+# q of perfect(ties=hurry): the value of a move in units above any tie-break of remoteness.
+HURRY_WEIGHT = 1 << 16
+
+
+class Hurried(Solved):
+    """perfect's values with ties broken by remoteness (engine.solver.remoteness): among the
+    moves of best value, the least remoteness of the child where the position's value favours
+    the mover or is 0, the greatest where it favours the opponent (AT_CAP, a line the cap
+    stops, is the most remote):
+
+        q = HURRY_WEIGHT * (capture - V_j(child)) - R_j(child)   value of the best move >= 0
+        q = HURRY_WEIGHT * (capture - V_j(child)) + R_j(child)   value of the best move < 0
+
+    A position's class changes where a child's value or remoteness does, so the far class, the
+    positions that vary and those settled read both logs."""
+
+    hurries = True
+
+    def __init__(
+        self,
+        spec: str,
+        far_from: int,
+        top: int,
+        tables: PositionTables,
+        rules: Rules,
+        solution: Callable[[Rules], Solution],
+        lines: Callable[[Rules], Remoteness],
+    ) -> None:
+        super().__init__(spec, far_from, top, tables, rules, solution)
+        self.lines = lines
+        self.held_lines: dict[int, np.ndarray] = {}
+
+    def q(self, captured: np.ndarray, child: np.ndarray, plies_left: int) -> np.ndarray:
+        value = super().q(captured, child, plies_left)
+        j = min(plies_left - 1, self.top)
+        held = self.held_lines.get(j)
+        lines = held[child] if held is not None else self.lines(self.rules).of(np.maximum(child, 0), j)
+        best = np.where(child >= 0, value, np.iinfo(np.int64).min).max(axis=-1, keepdims=True)
+        tie = np.where(best >= 0, -lines.astype(np.int64), lines.astype(np.int64))
+        q: np.ndarray = HURRY_WEIGHT * value + tie
+        return q
+
+    def hold(self, j: int) -> None:
+        super().hold(j)
+        self.held_lines = {j: np.append(self.lines(self.rules).of(np.arange(self.tables.size), j), np.int16(0))}
+
+    def release(self) -> None:
+        super().release()
+        self.held_lines = {}
+
+    def changing(self, low: int, high: int) -> np.ndarray:
+        found = self.lines(self.rules)
+        changes: np.ndarray = super().changing(low, high) | _changing(found.change_plies, found.offsets, low, high)
+        return changes
+
+    def _last_changes(self, far: int) -> np.ndarray:
+        found = self.lines(self.rules)
+        last: np.ndarray = np.maximum(super()._last_changes(far), _last_changes(found.change_plies, found.offsets, far))
+        return last
+
+
+def _changing(plies: np.ndarray, offsets: np.ndarray, low: int, high: int) -> np.ndarray:
+    """Which positions of a position-major log change at some j, low < j <= high, and False for child -1."""
+    changes = per_position(np.logical_or, lambda at: (at > low) & (at <= high), plies, offsets, False)
+    return np.append(changes, False)
+
+
+def _last_changes(plies: np.ndarray, offsets: np.ndarray, far: int) -> np.ndarray:
+    """Each position's last change at j <= ``far`` in a position-major log (0 for none), int16."""
+    return per_position(np.maximum, lambda at: np.where(at <= far, at, 0).astype(np.int16), plies, offsets, 0)

@@ -2,7 +2,7 @@
 strategy (a subclass of engine.players.base.EngineStrategy made with a name) or declaring a
 rule field (engine.game.rules, with a variant in tests/variants.py) is all it takes to be tested here.
 
-For each strategy (its default parameters) against random, in both seats, on each small variant:
+For each strategy (its default parameters, and those that give it other values) against random, in both seats, on each small variant:
 the scalar game loop and the batched one play the same games, move for move and event for event;
 the batched replay (engine.play.replays) accepts every move, and at every ply the stones on the board
 and those captured so far make the rule set's total; and for a strategy with a policy table the
@@ -29,7 +29,8 @@ from engine.players.registry import REGISTRY, engine_strategy
 from engine.tables.index import row_stones
 from engine.tables.positions import load_tables
 
-STRATEGIES = sorted(REGISTRY)
+# Every registered strategy with its default parameters, and the parameters that change its values.
+STRATEGIES = [*sorted(REGISTRY), "perfect(ties=hurry)"]
 GAMES, SEARCHED_GAMES = 60, 4  # games a pairing and variant; a searching strategy's are costly
 SAMPLED = 6_000  # games sampled against the exact outcome
 

@@ -168,3 +168,15 @@ def test_the_default_start_is_played_out_in_its_remoteness():
     left = play_out(rules, solve(rules, progress=False), lines)
     assert left[0] == lines.start()
     assert left == list(range(left[0], -1, -1))
+
+
+@pytest.mark.parametrize(("rules", "cap"), BRUTE_FORCE[:1] + BRUTE_FORCE[2:], ids=lambda case: getattr(case, "name", str(case)))
+def test_perfect_hurrying_plays_every_game_in_the_starts_remoteness(rules, cap, cache):
+    # perfect(ties=hurry) against itself, batched from its policy table: every game keeps the
+    # start's value and lasts exactly its remoteness, as the brute force found it.
+    game = rules.replace(ply_cap=cap)
+    truth = brute_force(rules, cap)
+    start = next(iter(truth.layers[0]))
+    batch = engine.play_batch(200, "perfect(ties=hurry)", "perfect(ties=hurry)", rules=game, seed=3)
+    assert set(batch.plies.tolist()) == {truth.hurry[(*start, 0)]}
+    assert set((batch.score_south - batch.score_north).tolist()) == {truth.value[(*start, 0)]}
