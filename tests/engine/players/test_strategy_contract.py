@@ -2,8 +2,9 @@
 strategy (a subclass of engine.players.base.EngineStrategy made with a name) or declaring a
 rule field (engine.game.rules, with a variant in tests/variants.py) is all it takes to be tested here.
 
-For each strategy (its default parameters, and those that give it other values) against random, in both seats, on each small variant:
-the scalar game loop and the batched one play the same games, move for move and event for event;
+For each strategy (its default parameters, and those that give it other values) against random,
+in both seats, on each small variant: the scalar game loop and the batched one play the same
+games, move for move and event for event;
 the batched replay (engine.play.replays) accepts every move, and at every ply the stones on the board
 and those captured so far make the rule set's total; and for a strategy with a policy table the
 exact outcome (engine.exact_outcome) agrees with the first player's score of sampled games.
