@@ -42,7 +42,7 @@ from engine.players import (
     make_strategy,
     policy_table,
 )
-from engine.solver import Remoteness, Solution, remoteness, solve
+from engine.solver import Remoteness, Solution, analyse, remoteness, solve
 from engine.store import ENGINE_VERSION, cache_folder, release_caches, set_cache_folder
 
 __all__ = [
@@ -68,6 +68,7 @@ __all__ = [
     "Solution",
     "Strategy",
     "UnknownStrategyError",
+    "analyse",
     "apply_move",
     "cache_folder",
     "canonical_spec",

@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 import engine
 from pipeline import commands as do
+from pipeline.analyse import BOARD_HELP
 from pipeline.commands import UsageError
 from pipeline.runs.paths import (
     bundled_atlases,
@@ -119,12 +120,34 @@ def _parser() -> argparse.ArgumentParser:
     _add_cache_option(sample)
     sample.set_defaults(run=do.sample)
 
-    show = commands.add_parser("show", help="play one seeded game and draw the board after every move")
+    show = commands.add_parser(
+        "show",
+        help="play one seeded game and draw the board after every move",
+        description="Play one seeded game and draw the board after every move, with the value each move loses "
+        "against a best move under perfect play.",
+    )
     _add_game_options(show)
     show.add_argument("--seed", type=int, default=0, help="the game's seed (default 0)")
     _add_yes_option(show)
     _add_cache_option(show)
     show.set_defaults(run=do.show)
+
+    analyse = commands.add_parser(
+        "analyse",
+        help="every legal move of a position: its value, the value it loses, its remoteness and what decides it",
+        description="Every legal move of a position under perfect play (engine.analyse): its value to the mover "
+        "(the margin still to come), the value it loses against a best move, its remoteness (the plies until play "
+        "ends, the side ahead hurrying) and whether play or the ply cap decides it (docs/remoteness.md).",
+    )
+    analyse.add_argument("board", metavar="BOARD", help=f"the position: {BOARD_HELP}")
+    analyse.add_argument("--mover", choices=("south", "north"), default="south", help="who moves (default south)")
+    analyse.add_argument(
+        "--ply", type=int, default=0, help="moves already played (default 0: the first move, whose capture is given up)"
+    )
+    _add_rule_options(analyse)
+    _add_yes_option(analyse)
+    _add_cache_option(analyse)
+    analyse.set_defaults(run=do.analyse)
 
     bench = commands.add_parser("bench", help="measure the engine's speed")
     bench.add_argument("--seconds", type=float, default=10.0, help="length of each timed run (default 10)")
@@ -163,10 +186,15 @@ def _parser() -> argparse.ArgumentParser:
     _add_atlas_commands(commands)
     _add_fair_command(commands)
     _add_cache_commands(commands)
-    play = commands.add_parser("play", help="play a game in the terminal: a person (human) against any strategy")
+    play = commands.add_parser(
+        "play",
+        help="play a game in the terminal: a person (human) against any strategy",
+        description="Play a game in the terminal: a person (human) against any strategy, or two people.",
+    )
     play.add_argument("--south", default="human", help="South's strategy, or human (default human)")
     play.add_argument("--north", default="greedy", help="North's strategy, or human (default greedy)")
     play.add_argument("--seed", type=int, default=0, help="the seed of the strategies' random choices (default 0)")
+    play.add_argument("--hints", action="store_true", help="after each move, every legal move's value, value lost and remoteness")
     _add_rule_options(play)
     _add_yes_option(play)
     _add_cache_option(play)

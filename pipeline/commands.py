@@ -84,19 +84,43 @@ def bench(arguments: argparse.Namespace) -> None:
 
 def show(arguments: argparse.Namespace) -> None:
     from pipeline import estimates
+    from pipeline.analyse import value_lost
     from pipeline.play import ending
 
     rules = rules_from(arguments)
     _check_seed(arguments.seed)
     _afford(lambda: estimates.one_game(arguments.south, arguments.north, rules), arguments)
+    _afford(lambda: estimates.solve(rules, rules.ply_cap), arguments)
     record = engine.play_game(arguments.south, arguments.north, rules=rules, seed=arguments.seed)
+    solution = engine.solve(rules, progress=False)
     board = engine.start_board(rules)
     print(engine.render(board))
+    lost = [0, 0]
     for ply, pit in enumerate(record.moves):
         mover = ply % 2
+        given_up = value_lost(solution, board, mover, ply, pit)
+        lost[mover] += given_up
         board = engine.apply_move(board, mover, pit, ply, rules).board
-        print(f"\nply {ply}: {('South', 'North')[mover]} plays pit {pit}\n{engine.render(board)}")
+        verdict = "a best move" if not given_up else f"loses {given_up} of value against a best move"
+        print(f"\nply {ply}: {('South', 'North')[mover]} plays pit {pit} ({verdict})\n{engine.render(board)}")
     print(f"\n{ending(record, rules)}")
+    print(f"Value lost under perfect play: South {lost[0]}, North {lost[1]} (start value {solution.start_value():+d}).")
+
+
+def analyse(arguments: argparse.Namespace) -> None:
+    from pipeline import estimates
+    from pipeline.analyse import analysis_lines, parse_counts
+
+    rules = rules_from(arguments)
+    try:
+        board = parse_counts(arguments.board, rules)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if arguments.ply < 0:
+        raise UsageError(f"--ply is the number of moves already played, 0 or more, not {arguments.ply}")
+    _afford(lambda: estimates.analyse(rules), arguments)
+    mover = 0 if arguments.mover == "south" else 1
+    print("\n".join(analysis_lines(board, mover, arguments.ply, rules)))
 
 
 def solve(arguments: argparse.Namespace) -> None:
@@ -401,7 +425,9 @@ def play(arguments: argparse.Namespace) -> int:
         if spec != HUMAN:
             engine.make_strategy(spec)
     _afford(lambda: estimates.one_game(arguments.south, arguments.north, rules), arguments)
-    play_terminal(arguments.south, arguments.north, rules=rules, seed=arguments.seed)
+    if arguments.hints:
+        _afford(lambda: estimates.analyse(rules), arguments)
+    play_terminal(arguments.south, arguments.north, rules=rules, seed=arguments.seed, hints=arguments.hints)
     return 0  # a finished game or one the person left: neither is an error
 
 

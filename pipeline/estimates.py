@@ -44,7 +44,17 @@ from pipeline.ladder.run import Ladder
 from pipeline.play import HUMAN
 from pipeline.runs.config import RULES_MD
 from pipeline.runs.costs import COSTS
-from pipeline.runs.estimate import FREE, Cost, Estimate, about, caches_cost, size, solution_cost, solution_if_perfect
+from pipeline.runs.estimate import (
+    FREE,
+    Cost,
+    Estimate,
+    about,
+    caches_cost,
+    remoteness_cost,
+    size,
+    solution_cost,
+    solution_if_perfect,
+)
 from pipeline.runs.paths import MANIFEST
 from pipeline.runs.progress import game_seconds, scalar_game_seconds
 from pipeline.runs.records import RecordError, read_study_manifest
@@ -116,6 +126,13 @@ def solve(rules: engine.Rules, cap: int) -> Estimate:
     """``modiar solve``: the strong solution at ``cap`` plies, free when the cache holds it."""
     ready = solution_cost(rules.replace(ply_cap=cap))
     work = f"the strong solution of {rules.name} at a cap of {cap} plies"
+    return Estimate(work, ready.seconds, ready.bytes, "choose fewer stones a pit")
+
+
+def analyse(rules: engine.Rules) -> Estimate:
+    """``modiar analyse`` and the hints of ``modiar play``: the solution and the remoteness, free when cached."""
+    ready = remoteness_cost(rules)
+    work = f"the strong solution and the remoteness of {rules.name}"
     return Estimate(work, ready.seconds, ready.bytes, "choose fewer stones a pit")
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import engine
 from engine.game import PLAYER_NAMES, illegal_reason, row_stones
+from pipeline.analyse import analysis_lines
 from pipeline.report.prose import listed
 
 HUMAN = "human"
@@ -72,14 +73,18 @@ def play_terminal(
     seed: int = 0,
     ask: Ask = input,
     say: Say = print,
+    hints: bool = False,
 ) -> engine.GameRecord | None:
     """Play one game through engine.play_game, asking ``ask`` for each human's moves and telling
-    ``say`` what happens; the game's record, or None when the game is abandoned."""
+    ``say`` what happens (with ``hints``, every legal move's value, value lost and remoteness
+    before each move: pipeline.analyse); the game's record, or None when the game is abandoned."""
     players = [Human(ask, say) if spec == HUMAN else engine.make_strategy(spec) for spec in (south, north)]
     for line in opening(south, north, rules):
         say(line)
     say(f"\n{engine.render(engine.start_board(rules))}")
-    scorer = _Scorer(say)
+    if hints:
+        say("\n".join(analysis_lines(engine.start_board(rules), 0, 0, rules, picture=False)))
+    scorer = _Scorer(say, hints)
     try:
         record = engine.play_game(players[0], players[1], rules=rules, seed=seed, on_move=scorer.show)
     except Abandoned as left:
@@ -134,8 +139,8 @@ def ending(record: engine.GameRecord, rules: engine.Rules) -> str:
 class _Scorer:
     """Tells ``say`` each move as play_game reports it, and keeps the stones each side captured."""
 
-    def __init__(self, say: Say) -> None:
-        self.say = say
+    def __init__(self, say: Say, hints: bool = False) -> None:
+        self.say, self.hints = say, hints
         self.captured = [0, 0]
 
     def show(self, position: engine.Position, pit: int) -> None:
@@ -148,6 +153,8 @@ class _Scorer:
             f"Captured: South {self.captured[0]}, North {self.captured[1]}. "
             f"If the game ended now: South {totals[0]}, North {totals[1]}."
         )
+        if self.hints and engine.legal_moves(result.board, 1 - position.mover, position.ply + 1, position.rules):
+            self.say("\n".join(analysis_lines(result.board, 1 - position.mover, position.ply + 1, position.rules, picture=False)))
 
 
 def _what_it_did(result: engine.MoveResult) -> str:

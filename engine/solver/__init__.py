@@ -6,12 +6,18 @@ from engine.solver.layers import distinct, slice_indices
 from engine.solver.remoteness import AT_CAP, Remoteness, remoteness, remoteness_path
 from engine.solver.solution import Solution, solution_path, solutions_folder, solve
 from engine.solver.value_log import ValueLog, per_position, sweep_values
+from engine.solver.verdict import CAP, MOVE_COLUMNS, PLAY, Verdict, analyse, start_values, verdict
 
 __all__ = [
     "AT_CAP",
+    "CAP",
+    "MOVE_COLUMNS",
+    "PLAY",
     "Remoteness",
     "Solution",
     "ValueLog",
+    "Verdict",
+    "analyse",
     "distinct",
     "per_position",
     "remoteness",
@@ -20,5 +26,7 @@ __all__ = [
     "solution_path",
     "solutions_folder",
     "solve",
+    "start_values",
     "sweep_values",
+    "verdict",
 ]

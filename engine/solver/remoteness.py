@@ -42,7 +42,7 @@ import numpy as np
 
 from engine.game import NORTH, SOUTH, Board, Rules, check_board, check_rules, turned, unpack
 from engine.solver.layers import NO_MOVE, LayerChanges, cached_row_differences, distinct, slice_indices
-from engine.solver.solution import checked_cap, solutions_folder, solve
+from engine.solver.solution import Solution, checked_cap, solutions_folder, solve
 from engine.solver.value_log import search_log
 from engine.store import ENGINE_VERSION, DamagedFileError, read_arrays, write_arrays
 from engine.tables import (
@@ -106,16 +106,17 @@ class Remoteness:
         """L_k of the positions at ``indices`` with k = ``plies_left``, int16 (AT_CAP: some line reaches the cap)."""
         return self._search(indices, plies_left, self.longest_offsets, self.longest_plies, self.longest_values)
 
-    def at(self, board: Board, mover: int, ply: int) -> int | None:
+    def at(self, board: Board, mover: int, ply: int, solution: Solution | None = None) -> int | None:
         """The remoteness of ``mover`` (0 South, 1 North) to move on ``board`` after ``ply``
         plies: the plies to the end of play, None when the favoured side cannot force it
-        before the cap (at a value of 0: when no value-optimal line ends before it)."""
-        return _plies(self._of_board(board, mover, ply, longest=False))
+        before the cap (at a value of 0: when no value-optimal line ends before it). At ply 0 it
+        reads the children's values from ``solution`` (the same rule set's; else engine.solve's)."""
+        return _plies(self._of_board(board, mover, ply, False, solution))
 
-    def longest_at(self, board: Board, mover: int, ply: int) -> int | None:
+    def longest_at(self, board: Board, mover: int, ply: int, solution: Solution | None = None) -> int | None:
         """The length of the longest value-optimal line from the position (every side delaying),
         None when one reaches the cap."""
-        return _plies(self._of_board(board, mover, ply, longest=True))
+        return _plies(self._of_board(board, mover, ply, True, solution))
 
     def start(self, cap: int | None = None, *, longest: bool = False) -> int | None:
         """R (or L) of the rule set's start at ply 0 in the game capped at ``cap`` (default the
@@ -136,7 +137,7 @@ class Remoteness:
         base = np.where(self.no_move[indices], np.int16(0), np.int16(AT_CAP))
         return search_log(offsets, plies, values, indices, k, base)
 
-    def _of_board(self, board: Board, mover: int, ply: int, longest: bool) -> int:
+    def _of_board(self, board: Board, mover: int, ply: int, longest: bool, solution: Solution | None) -> int:
         check_board(board)
         if mover not in (SOUTH, NORTH) or isinstance(mover, bool):
             raise ValueError(f"mover is 0 (South) or 1 (North), not {mover!r}")
@@ -147,18 +148,19 @@ class Remoteness:
         seen = board if mover == SOUTH else turned(board)
         plies_left = max(self.cap - ply, 0)
         if ply == 0 and plies_left:
-            return self._first_move(seen, plies_left, longest)
+            return self._first_move(seen, plies_left, longest, solution)
         search = self.longest_of if longest else self.of
         return int(search(np.array([self.index.rank(seen)]), plies_left)[0])
 
-    def _first_move(self, seen: Board, plies_left: int, longest: bool) -> int:
+    def _first_move(self, seen: Board, plies_left: int, longest: bool, solution: Solution | None) -> int:
         """R (or L) at ply 0, whose moves (forfeit applied) are not the tables'."""
         first = first_moves(self.rules, seen)
         if not len(first.pits):
             return 0
         if plies_left == 0:
             return AT_CAP
-        values = solve(self.rules, progress=False).values_of(first.children, plies_left - 1).astype(np.int64)
+        solution = solve(self.rules, progress=False) if solution is None else solution
+        values = solution.values_of(first.children, plies_left - 1).astype(np.int64)
         q = first.captured - values
         best = int(q.max())
         search = self.longest_of if longest else self.of

@@ -39,6 +39,7 @@ import polars as pl
 
 import engine
 from engine.game import PIT_LIMIT, PITS, ROW, SOUTH, pack
+from engine.solver import PLAY, verdict
 
 
 @dataclass(frozen=True)
@@ -123,10 +124,16 @@ START_SCHEMA = {
     **{f"first_move_{pit}_value": pl.Int64 for pit in range(ROW)},
     "pie_value": pl.Int64,
     "komi": pl.Int64,
+    "remoteness": pl.Int64,
+    "longest_line": pl.Int64,
+    "decided_by": pl.String,
+    "stable_from_cap": pl.Int64,
+    "value_cap_one_less": pl.Int64,
+    "value_cap_one_more": pl.Int64,
 }
 
 
-def start_table(rules: engine.Rules, solution: engine.Solution, moved: int = 2) -> pl.DataFrame:
+def start_table(rules: engine.Rules, solution: engine.Solution, lines: engine.Remoteness, moved: int = 2) -> pl.DataFrame:
     """Every start within ``moved`` stones of the rule set's (``starts_within``), one row each:
 
     start            the pit counts, "6 8 7 / 6 8 7" (``start_name``)
@@ -137,15 +144,23 @@ def start_table(rules: engine.Rules, solution: engine.Solution, moved: int = 2) 
     value            the start's value; fair = value 0
     first_move_<p>_value   each first move's value to South (null: not legal)
     pie_value, komi  ``balance``
-    natural_rank     the order of the fair starts by how natural they are: fewest stones moved,
-                     then rows that keep their stones, then mirrored rows, then the most pits
-                     equal to the pit facing them in play (i and i + 3); null for unfair starts
+    remoteness       plies to the end of play, the favoured side hurrying (null: the cap stops
+                     it; engine.solver.verdict, from ``lines``, the remoteness of ``rules``)
+    longest_line     the longest value-optimal game (null: one reaches the cap)
+    decided_by       "play" or "cap": what decides the start's verdict
+    stable_from_cap  the least cap from which the start's value stays the same up to the rule set's
+    value_cap_one_less, value_cap_one_more   the value under a cap one ply shorter, one longer
+    natural_rank     the order of the fair starts decided by play by how natural they are: fewest
+                     stones moved, then rows that keep their stones, then mirrored rows, then the
+                     most pits equal to the pit facing them in play (i and i + 3); null for the
+                     unfair starts and those fair only at the cap
     """
     rows = []
     for counts in starts_within(rules, moved):
         board = pack(list(counts))
         values = dict(zip(engine.legal_moves(board, SOUTH, 0, rules), solution.move_values(board, SOUTH, 0), strict=True))
-        value = solution.value(board, SOUTH, 0)
+        found = verdict(solution, lines, board)
+        value = found.value
         balanced = balance(value, list(values.values()))
         rows.append(
             {
@@ -159,10 +174,16 @@ def start_table(rules: engine.Rules, solution: engine.Solution, moved: int = 2) 
                 **{f"first_move_{pit}_value": values.get(pit) for pit in range(ROW)},
                 "pie_value": balanced.pie_value,
                 "komi": balanced.komi,
+                "remoteness": found.remoteness,
+                "longest_line": found.longest,
+                "decided_by": found.decided_by,
+                "stable_from_cap": found.stable_from,
+                "value_cap_one_less": found.value_one_less,
+                "value_cap_one_more": found.value_one_more,
             }
         )
     frame = pl.DataFrame(rows, schema=START_SCHEMA)
-    fair = frame.filter(pl.col("value") == 0).sort(
+    fair = frame.filter((pl.col("value") == 0) & (pl.col("decided_by") == PLAY)).sort(
         "moved", ~pl.col("rows_equal"), ~pl.col("mirrored"), -pl.col("alike_pits"), *(f"pit_{pit}" for pit in range(PITS))
     )
     rank = {start: place for place, start in enumerate(fair["start"].to_list(), start=1)}

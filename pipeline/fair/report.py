@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 
 import engine
 from engine.game import EVENT_BY_NAME
+from engine.solver import PLAY
 from pipeline.analysis.fairness import EXACT_COLUMNS, EXACT_EVENTS, PARETO_COLUMNS, no_first_move
 from pipeline.fair.run import FairSearch
 from pipeline.report import figures as plot
@@ -98,10 +99,19 @@ def _tables(search: FairSearch) -> dict[str, pl.DataFrame]:
 def _abstract(search: FairSearch) -> list[str]:
     starts, balance = search.starts, search.balance
     fair = starts.filter(pl.col("value") == 0)
-    by_moved = {moved: fair.filter(pl.col("moved") == moved).height for moved in range(1, search.moved + 1)}
+    by_moved = {moved: fair.filter(pl.col("moved") == moved) for moved in range(1, search.moved + 1)}
     of_moved = {moved: starts.filter(pl.col("moved") == moved).height for moved in range(1, search.moved + 1)}
-    counted = "; ".join(f"{by_moved[m]} of the {of_moved[m]} starts with {plural(m, 'stone')} moved" for m in by_moved)
-    natural = fair.sort("natural_rank").head(3)["start"].to_list()
+    counted = "; ".join(
+        f"{by_moved[m].height} of the {of_moved[m]} starts with {plural(m, 'stone')} moved"
+        + _split(by_moved[m], search.rules.ply_cap)
+        for m in by_moved
+    )
+    natural = fair.filter(pl.col("natural_rank").is_not_null()).sort("natural_rank").head(3)["start"].to_list()
+    most_natural = (
+        "The most natural: " + ", ".join(natural) + " (South's pits 0 1 2 / North's 3 4 5, in the order of sowing)."
+        if natural
+        else f"None of them is fair by play: the {search.rules.ply_cap}-ply cap decides every one."
+    )
     pie = (
         f"The pie rule changes nothing: {no_first_move(search.rules)}"
         if balance.pie_value is None
@@ -110,11 +120,32 @@ def _abstract(search: FairSearch) -> list[str]:
     return [
         f"Under perfect play the start of {search.rules.name} is worth {balance.value:+d} to the first player (South). "
         f"{pie}; a komi of {balance.komi:+d} stones to South makes it a draw, and "
-        f"{balance.komi + 0.5:+.1f} or {balance.komi - 0.5:+.1f} decide every game.",
-        f"Moving stones between pits gives fair starts (perfect play draws): {counted}. The most natural: "
-        + ", ".join(natural)
-        + " (South's pits 0 1 2 / North's 3 4 5, in the order of sowing).",
+        f"{balance.komi + 0.5:+.1f} or {balance.komi - 0.5:+.1f} decide every game. {_decided(search)}",
+        f"Moving stones between pits gives starts that are fair under perfect play (it draws; fair for players "
+        f"who err is another matter, which the exact play below measures): {counted}. {most_natural}",
     ]
+
+
+def _split(fair: pl.DataFrame, cap: int) -> str:
+    """ ", of which N by play and M only at the cap" for fair starts some of which the cap decides."""
+    at_cap = fair.filter(pl.col("decided_by") != PLAY).height
+    if not at_cap:
+        return " (every one decided by play)" if fair.height else ""
+    return f" ({fair.height - at_cap} fair by play, {at_cap} only at the {cap}-ply cap)"
+
+
+def _decided(search: FairSearch) -> str:
+    """Whether play or the cap decides the own start's verdict, in words (docs/remoteness.md)."""
+    found, cap = search.verdict, search.rules.ply_cap
+    if found.decided_by != PLAY:
+        return f"The {cap}-ply cap decides this verdict, not play: " + (
+            "some value-keeping game runs to the cap." if found.value == 0 else "the side ahead cannot make play end before it."
+        )
+    side = "North" if found.value < 0 else "South" if found.value > 0 else "either side"
+    return (
+        f"Play decides it: {side} can make the game end by ply {found.remoteness} (its remoteness, the side "
+        f"ahead hurrying and the other delaying; the longest value-keeping game lasts {found.longest} plies)."
+    )
 
 
 def _text(search: FairSearch) -> list[str]:
@@ -127,7 +158,7 @@ def _text(search: FairSearch) -> list[str]:
 
 def _sections(search: FairSearch) -> tuple[list[Section], dict[str, Figure]]:
     figures = {"fair_one_stone": _one_stone_figure(search), "fair_values": _values_figure(search)}
-    fair = search.starts.filter(pl.col("value") == 0).sort("natural_rank")
+    fair = search.starts.filter(pl.col("value") == 0).sort("natural_rank", nulls_last=True)
     sections = [_balance_section(search), _starts_section(search, fair)]
     if fair.height:
         figures["fair_natural_start"] = plot.board(
@@ -149,6 +180,14 @@ def _balance_section(search: FairSearch) -> Section:
         ["value with the pie rule", "none: South has no first move" if balance.pie_value is None else f"{balance.pie_value:+d}"],
         ["komi for a draw (stones to South)", f"{balance.komi:+d}"],
         ["half-stone komi (no draws)", f"{balance.komi - 0.5:+.1f} (North wins) or {balance.komi + 0.5:+.1f} (South wins)"],
+        ["decided by", "play" if search.verdict.decided_by == PLAY else f"the {search.rules.ply_cap}-ply cap"],
+        ["remoteness (plies, the side ahead hurrying)", _plies(search.verdict.remoteness)],
+        ["longest value-keeping game (plies)", _plies(search.verdict.longest)],
+        ["the value is the same under every cap from", f"{search.verdict.stable_from} plies"],
+        [
+            f"value under a cap of {search.rules.ply_cap - 1} and {search.rules.ply_cap + 1} plies",
+            f"{search.verdict.value_one_less:+d} and {search.verdict.value_one_more:+d}",
+        ],
     ]
     rows += [[WORDS[column], _figure(column, search.own[column])] for column in EXACT_COLUMNS]
     text = [
@@ -162,17 +201,22 @@ def _balance_section(search: FairSearch) -> Section:
     return Section("The rule set's own start", text, [table])
 
 
+def _plies(plies: int | None) -> str:
+    return "none: the cap stops it" if plies is None else str(plies)
+
+
 def _starts_section(search: FairSearch, fair: pl.DataFrame) -> Section:
-    header = ["rank", "start", "moved", "rows keep their stones", "mirrored", "first moves' values", "pie"]
+    header = ["rank", "start", "moved", "rows keep their stones", "mirrored", "first moves' values", "pie", "remoteness"]
     rows = [
         [
-            str(row["natural_rank"]),
+            "fair only at the cap" if row["natural_rank"] is None else str(row["natural_rank"]),
             row["start"],
             str(row["moved"]),
             "yes" if row["rows_equal"] else "no",
             "yes" if row["mirrored"] else "no",
             " ".join(_signed(row[f"first_move_{pit}_value"]) for pit in range(3)),
             _signed(row["pie_value"]),
+            "cap" if row["remoteness"] is None else str(row["remoteness"]),
         ]
         for row in fair.head(SHOWN_FAIR).iter_rows(named=True)
     ]
@@ -181,7 +225,10 @@ def _starts_section(search: FairSearch, fair: pl.DataFrame) -> Section:
         f"the same {search.rules.total_stones} stones in all. A fair start is one whose value under perfect "
         "play is 0. The fair starts are ranked by how natural they are: fewest stones moved, then starts "
         "whose rows keep their stones (each player moved stones within the own row), then mirrored ones "
-        "(both players see the same row), then the most pits equal to the pit facing them in play."
+        "(both players see the same row), then the most pits equal to the pit facing them in play. Only "
+        "starts whose verdict play decides are ranked: a start whose value is 0 only because the "
+        f"{search.rules.ply_cap}-ply cap stops a game that could go on is fair by the cap's scoring, not by play "
+        "(docs/remoteness.md). Remoteness: the plies perfect play lasts, the side ahead hurrying."
     ]
     caption = f"The fair starts, most natural first (the first {SHOWN_FAIR}; all of them in tables/starts.csv)"
     figures = [

@@ -3,7 +3,8 @@
 Three steps, each with its progress on stderr:
 
 1. the strong solution of the rule set (engine.solve: from the engine's cache folder, else
-   built and cached; about a minute for RULES.md's rules);
+   built and cached; about a minute for RULES.md's rules), and its remoteness (engine.remoteness,
+   the same way; 74 s more);
 2. the value of every start within ``moved`` stones of the rule set's own, with its pie-rule
    value and komi: lookups in the solution, a second or so;
 3. the exact outcomes of random and perfect self-play (pipeline.analysis.fairness.EXACT_SPECS) from the
@@ -25,6 +26,8 @@ import polars as pl
 from joblib import Parallel, delayed
 
 import engine
+import engine.solver
+from engine.solver import PLAY
 from engine.tables import positions_of
 from pipeline.analysis.fairness import (
     EXACT_SPECS,
@@ -40,7 +43,7 @@ from pipeline.analysis.fairness import (
 from pipeline.exact.cache import Start, cached_exact_outcome, exact_folder, exact_jobs, exact_path, read_cached, worker_bytes
 from pipeline.exact.progress import ExactBar, Reporter
 from pipeline.runs.costs import COSTS
-from pipeline.runs.estimate import Estimate, solution_cost
+from pipeline.runs.estimate import Estimate, remoteness_cost
 from pipeline.runs.workers import check_jobs, exit_with_parent, keep_caches_loaded, parallel_jobs
 
 log = logging.getLogger(__name__)
@@ -57,6 +60,7 @@ class FairSearch:
     moved: int  # the starts within this many moved stones
     exact_within: int  # the fair starts within this many have exact figures
     balance: Balance  # the rule set's own start: value, pie rule, komi
+    verdict: engine.solver.Verdict  # the rule set's own start: what decides its value (docs/remoteness.md)
     own: dict[str, float]  # the own start's exact figures (pipeline.analysis.fairness.EXACT_COLUMNS)
     starts: pl.DataFrame  # pipeline.analysis.fairness.start_table, with the exact figures and "pareto"
     seconds: dict[str, float]  # each step's
@@ -73,11 +77,16 @@ def run_fair(rules: engine.Rules, *, moved: int = 2, exact_within: int = 1, jobs
     solution = engine.solve(rules, progress=progress)
     seconds["solve"] = time.perf_counter() - started
     started = time.perf_counter()
-    starts = start_table(rules, solution, moved)
+    _say(progress, f"fair {rules.name}: the remoteness of every position (engine.remoteness; built and cached if missing)")
+    lines = engine.remoteness(rules, progress=progress)
+    seconds["remoteness"] = time.perf_counter() - started
+    started = time.perf_counter()
+    starts = start_table(rules, solution, lines, moved)
     start = engine.start_board(rules)
     own_values = solution.move_values(start, engine.game.SOUTH, 0)
     own_balance = balance(solution.value(start, engine.game.SOUTH, 0), list(own_values))
-    del solution
+    own_verdict = engine.solver.verdict(solution, lines)
+    del solution, lines
     seconds["values"] = time.perf_counter() - started
     fair = int((starts["value"] == 0).sum())
     _say(progress, f"fair {rules.name}: {starts.height} starts within {moved} moved stones, {fair} fair")
@@ -92,8 +101,10 @@ def run_fair(rules: engine.Rules, *, moved: int = 2, exact_within: int = 1, jobs
         pl.Series(column, [exact[start][column] if start in exact else None for start in starts["start"]], dtype=pl.Float64)
         for column in own
     )
-    starts = starts.with_columns(pareto_front(starts, own))
-    return FairSearch(rules, moved, exact_within, own_balance, own, starts, seconds)
+    # The front is of the starts decided by play: a start fair only at the cap is no fair game.
+    by_play = starts.with_columns(pl.when(pl.col("decided_by") == PLAY).then(pl.col(column)) for column in own)
+    starts = starts.with_columns(pareto_front(by_play, own))
+    return FairSearch(rules, moved, exact_within, own_balance, own_verdict, own, starts, seconds)
 
 
 def bounded_moved(rules: engine.Rules, moved: int, exact_within: int) -> tuple[int, int]:
@@ -118,7 +129,7 @@ def fair_estimate(rules: engine.Rules, *, moved: int, exact_within: int, jobs: i
     solution when it is not cached, a lookup a start, and the exact outcomes not cached. Which
     starts are fair is known only once they are looked up, so every start within ``exact_within``
     is counted: at most that many."""
-    solve = solution_cost(rules)
+    solve = remoteness_cost(rules)
     starts = count_starts(rules, moved)
     outcomes = _outcomes_to_compute(rules, exact_within)
     scale = positions_of(rules) / positions_of(engine.Rules())
@@ -126,7 +137,7 @@ def fair_estimate(rules: engine.Rules, *, moved: int, exact_within: int, jobs: i
     exact = len(outcomes) * COSTS.fair_exact_seconds * scale / workers
     lookups = COSTS.base_bytes + COSTS.solution_bytes_per_position * positions_of(rules) + COSTS.fair_start_bytes * starts
     held = max(solve.bytes, lookups, min(workers, len(outcomes)) * worker_bytes(rules))
-    built = ", the strong solution to build" if solve.seconds else ""
+    built = ", the strong solution or its remoteness to build" if solve.seconds else ""
     computed = f"{'up to ' if exact_within else ''}{len(outcomes):,}" if outcomes else "no"
     work = f"fair {rules.name}: {starts:,} starts within {moved} moved stones{built}, {computed} exact outcomes to compute"
     smaller = "give a smaller --moved or --exact-within, or fewer --jobs"

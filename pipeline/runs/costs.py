@@ -57,6 +57,8 @@ class Costs:
     solve_bytes_per_position: int
     solve_seconds_growth: float
     solve_bytes_growth: float
+    remoteness_seconds_per_position: float
+    remoteness_bytes_per_position: int
     solution_bytes_per_position: int
     policy_seconds_per_position: float
     policy_bytes_per_position: int

@@ -24,7 +24,7 @@ from engine.players import (
     policy_path,
     values_spec,
 )
-from engine.solver import solution_path, solutions_folder
+from engine.solver import remoteness_path, solution_path, solutions_folder
 from engine.tables import cache_path, positions_of, table_rules, tables_folder
 from pipeline.runs.config import RULES_MD
 from pipeline.runs.costs import COSTS
@@ -86,11 +86,25 @@ def solution_cost(rules: engine.Rules) -> Cost:
     return Cost(solving.seconds + tables_cost(rules).seconds, solving.bytes) if solving.seconds else FREE
 
 
+def remoteness_cost(rules: engine.Rules) -> Cost:
+    """The remoteness of every position at the rule set's cap (engine.remoteness), free when
+    cached; the solution and the tables first when they are not."""
+    folder = solutions_folder()
+    if folder is not None and remoteness_path(rules, folder).exists():
+        return FREE
+    positions = positions_of(rules)
+    seconds = _grown(COSTS.remoteness_seconds_per_position, COSTS.solve_seconds_growth, rules) * positions
+    held = COSTS.base_bytes + round(_grown(COSTS.remoteness_bytes_per_position, COSTS.solve_bytes_growth, rules) * positions)
+    before = solution_cost(rules)
+    return Cost(before.seconds + seconds, max(before.bytes, held))
+
+
 def solution_if_perfect(specs: Iterable[str], rules: engine.Rules) -> Cost:
     """What perfect or a dial needs before its first move: the solution, when not cached."""
-    if not any(isinstance(engine.make_strategy(spec), PerfectStrategy) for spec in specs):
+    perfect = [strategy for strategy in map(engine.make_strategy, specs) if isinstance(strategy, PerfectStrategy)]
+    if not perfect:
         return FREE
-    return solution_cost(rules)
+    return remoteness_cost(rules) if any(strategy.ties == "hurry" for strategy in perfect) else solution_cost(rules)
 
 
 def policy_cost(spec: str, rules: engine.Rules) -> Cost:

@@ -102,7 +102,7 @@ def test_starts_within_one_and_two_stones_of_the_standard_start():
 def test_the_start_table_holds_the_solvers_values_and_ranks_the_fair_starts():
     rules = Rules(stones_per_pit=3)
     solution = engine.solve(rules, progress=False)
-    table = start_table(rules, solution, moved=2)
+    table = start_table(rules, solution, engine.remoteness(rules, progress=False), moved=2)
     assert table.height == len(starts_within(rules, 2))
     for row in table.sample(20, seed=1).iter_rows(named=True):
         board = pack([row[f"pit_{pit}"] for pit in range(6)])

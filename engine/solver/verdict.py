@@ -1,0 +1,133 @@
+"""A start's verdict under perfect play (first player wins, fair, second player wins) and what
+decides it: play, or the ply cap (docs/remoteness.md).
+
+``verdict(solution, lines, board)`` reads the strong solution and the remoteness of one rule
+set at one start (South to move at ply 0): its value, its remoteness and longest value-optimal
+line, whether play decides the verdict, the least cap from which its value no longer changes up
+to the rule set's cap, and its value under a cap one ply shorter and one ply longer (parity).
+``analyse(board, mover, ply, rules)`` gives every legal move of a position its value, the value
+it loses, its remoteness and what decides it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from engine.game import SOUTH, Board, Rules, apply_move, legal_moves, positions
+from engine.solver.remoteness import Remoteness, remoteness
+from engine.solver.solution import Solution, solve
+from engine.tables import first_moves
+
+PLAY, CAP = "play", "cap"  # what decides a verdict
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What decides the value of one start (South to move at ply 0) under the rule set's cap."""
+
+    value: int  # South's final total minus North's under perfect play
+    remoteness: int | None  # plies to the end, the favoured side hurrying (None: the cap stops it)
+    longest: int | None  # the longest value-optimal game (None: one reaches the cap)
+    decided_by: str  # PLAY or CAP
+    stable_from: int  # the least cap c such that the value is the same under every cap from c up
+    value_one_less: int  # the value under a cap one ply shorter
+    value_one_more: int  # ... and one ply longer
+
+    @property
+    def outcome(self) -> str:
+        """ "first" (the first player wins), "fair" or "second"."""
+        return "first" if self.value > 0 else "second" if self.value < 0 else "fair"
+
+
+def verdict(solution: Solution, lines: Remoteness, board: Board | None = None) -> Verdict:
+    """The verdict of ``board`` (default the rule set's start) as South's start; ``solution``
+    and ``lines`` are those of one rule set and cap."""
+    if solution.rules != lines.rules:
+        raise ValueError(f"the solution is of {solution.rules.name} and the remoteness of {lines.rules.name}")
+    board = positions(solution.rules).start if board is None else board
+    cap = solution.cap
+    by_cap = start_values(solution, board)  # caps 0 .. cap + 1
+    value = int(by_cap[cap])
+    changed = np.flatnonzero(by_cap[: cap + 1] != value)
+    remoteness, longest = lines.at(board, SOUTH, 0, solution), lines.longest_at(board, SOUTH, 0, solution)
+    decided = remoteness is not None if value else longest is not None
+    return Verdict(
+        value,
+        remoteness,
+        longest,
+        PLAY if decided else CAP,
+        int(changed[-1]) + 1 if len(changed) else 0,
+        int(by_cap[cap - 1]),
+        int(by_cap[cap + 1]),
+    )
+
+
+def start_values(solution: Solution, board: Board) -> np.ndarray:
+    """The value of ``board`` as South's start under every cap 0 .. solution.cap + 1 (int64): the
+    children's values with one ply less are in the solution up to its cap."""
+    first = first_moves(solution.rules, board)
+    caps = np.arange(solution.cap + 2)
+    if not len(first.pits):
+        return np.full(len(caps), first.start_rows, dtype=np.int64)
+    values = np.full(len(caps), first.start_rows, dtype=np.int64)  # cap 0: the rows
+    scores = [
+        captured - solution.values_of(np.full(len(caps) - 1, child), caps[1:] - 1).astype(np.int64)
+        for child, captured in zip(first.children.tolist(), first.captured.tolist(), strict=True)
+    ]
+    values[1:] = np.max(scores, axis=0)
+    return values
+
+
+# The columns of ``analyse``'s frame, in order.
+MOVE_COLUMNS = ("pit", "captures", "value", "value_lost", "remoteness", "longest_line", "decided_by")
+
+
+def analyse(board: Board, mover: int = SOUTH, ply: int = 0, rules: Rules | None = None) -> Any:
+    """Every legal move of ``mover`` (0 South, 1 North) on ``board`` after ``ply`` plies under
+    ``rules`` (default RULES.md's), as a polars DataFrame, a row a move, pits ascending:
+
+        pit          the absolute pit played
+        captures     the stones it captures (0 when the first move's forfeit gives them up)
+        value        what it is worth to the mover under perfect play afterwards: its capture
+                     minus the opponent's value of the position it leaves (the margin still to
+                     come, RULES.md's "Perfect play")
+        value_lost   the best move's value minus this one's (0: a best move)
+        remoteness   the plies until play ends when this move is played and then both sides keep
+                     to value-optimal moves, the side ahead hurrying (null: the cap stops it)
+        longest_line the longest such game (null: one reaches the cap)
+        decided_by   "play" or "cap": whether play or the ply cap decides the margin after it
+
+    The solution and remoteness come from the engine's cache folder (built there the first time)."""
+    import polars as pl  # the engine's one frame; polars is loaded only when asked for
+
+    rules = Rules() if rules is None else rules
+    moves = legal_moves(board, mover, ply, rules) if ply < rules.ply_cap else ()  # checks the arguments first
+    solution, lines = solve(rules, progress=False), remoteness(rules, progress=False)
+    seen_ply = ply + 1
+    columns: dict[str, list[Any]] = {name: [] for name in MOVE_COLUMNS}
+    for pit in moves:
+        result = apply_move(board, mover, pit, ply, rules)
+        child_value = solution.value(result.board, 1 - mover, seen_ply)
+        after, longest = lines.at(result.board, 1 - mover, seen_ply), lines.longest_at(result.board, 1 - mover, seen_ply)
+        decided = after is not None if child_value else longest is not None
+        columns["pit"].append(pit)
+        columns["captures"].append(result.captured)
+        columns["value"].append(result.captured - child_value)
+        columns["remoteness"].append(None if after is None else after + 1)
+        columns["longest_line"].append(None if longest is None else longest + 1)
+        columns["decided_by"].append(PLAY if decided else CAP)
+    best = max(columns["value"], default=0)
+    columns["value_lost"] = [best - value for value in columns["value"]]
+    schema = {
+        "pit": pl.Int64,
+        "captures": pl.Int64,
+        "value": pl.Int64,
+        "value_lost": pl.Int64,
+        "remoteness": pl.Int64,
+        "longest_line": pl.Int64,
+        "decided_by": pl.String,
+    }
+    return pl.DataFrame(columns, schema=schema).select(MOVE_COLUMNS)
