@@ -60,4 +60,6 @@ def test_modiar_show_draws_every_move(capsys):
     assert out.count("plays pit") == record.plies
     winner = "South" if record.score_south > record.score_north else "North"
     high, low = max(record.score_south, record.score_north), min(record.score_south, record.score_north)
-    assert out.rstrip().endswith(f"the game ends. {winner} wins {high} to {low} after {record.plies} moves.")
+    *_, ending, lost = out.rstrip().splitlines()
+    assert ending.endswith(f"the game ends. {winner} wins {high} to {low} after {record.plies} moves.")
+    assert lost.startswith("Value lost under perfect play: South ") and lost.endswith("(start value -2).")
