@@ -7,8 +7,9 @@ minus the opponent's), a position's value-optimal moves are those whose capture 
 child's V_(k-1) is V_k. The mover is favoured when V_k > 0, the opponent when V_k < 0; at
 V_k = 0 neither, and both hurry:
 
-    R_k(i) = 0                                         the mover has no legal move: play ends
-    R_0(i) = AT_CAP                                    a legal move, but the cap stops the game
+    R_0(i) = AT_CAP                                    the cap stops the game (RULES.md: even
+                                                       where the mover has no legal move there)
+    R_k(i) = 0                                         k >= 1 and the mover has no legal move: play ends
     R_k(i) = 1 + min over optimal p of R_(k-1)(child)  V_k(i) >= 0: the mover hurries
     R_k(i) = 1 + max over optimal p of R_(k-1)(child)  V_k(i) < 0: the mover delays
 
@@ -134,7 +135,8 @@ class Remoteness:
     ) -> np.ndarray:
         indices = np.asarray(indices, dtype=np.int64)
         k = np.broadcast_to(np.asarray(plies_left, dtype=np.int64), indices.shape)
-        base = np.where(self.no_move[indices], np.int16(0), np.int16(AT_CAP))
+        # A position without a move has ended (0) once a ply is left; at the cap every one is AT_CAP.
+        base = np.where(self.no_move[indices] & (k > 0), np.int16(0), np.int16(AT_CAP))
         return search_log(offsets, plies, values, indices, k, base)
 
     def _of_board(self, board: Board, mover: int, ply: int, longest: bool, solution: Solution | None) -> int:
@@ -156,9 +158,7 @@ class Remoteness:
         """R (or L) at ply 0, whose moves (forfeit applied) are not the tables'."""
         first = first_moves(self.rules, seen)
         if not len(first.pits):
-            return 0
-        if plies_left == 0:
-            return AT_CAP
+            return 0  # plies_left >= 1: play ends before the cap
         solution = solve(self.rules, progress=False) if solution is None else solution
         values = solution.values_of(first.children, plies_left - 1).astype(np.int64)
         q = first.captured - values
@@ -237,15 +237,17 @@ def build_remoteness(rules: Rules, tables: PositionTables, *, progress: bool = F
     # The moves of every live position a pit at a time, each pit's column in one piece (3, m).
     every = np.ascontiguousarray(child[live].T), np.ascontiguousarray(captured[live].T)
     values = np.append(cached_row_differences(tables.index.total), np.int8(NO_MOVE))  # index -1: no move
-    hurry = np.append(np.where(no_move, np.int16(0), np.int16(AT_CAP)), np.int16(0))
+    hurry = np.full(size + 1, AT_CAP, dtype=np.int16)  # k = 0: the cap stops every line
+    ended = np.flatnonzero(no_move).astype(np.int32)  # R and L 0 from k = 1 on: set after that step
     longest = hurry.copy()
     first = first_moves(rules)
     start = np.zeros((2, cap + 1), dtype=np.int16)  # R and L of the start at ply 0, by cap
-    start[:, 0] = AT_CAP if len(first.pits) else 0
+    start[:, 0] = AT_CAP
     parents, parent_offsets = _reverse_edges(child)
     timings = {"reverse_edges": time.perf_counter() - started}
     hurry_changes, longest_changes = LayerChanges(), LayerChanges()
     changed = live
+    recent: list[tuple[np.ndarray, ...]] = []  # the last plies' changes: positions, then new V, R and L
     for plies_left in range(1, cap + 1):
         start[:, plies_left] = _first_lines(first, values, hurry, longest)  # the children at plies_left - 1
         if plies_left == 1 or len(changed) * _SWEEP_FRACTION > size:
@@ -266,8 +268,26 @@ def build_remoteness(rules: Rules, tables: PositionTables, *, progress: bool = F
         hurry[todo[moved_hurry]] = new_hurry[moved_hurry]
         longest[todo[moved_longest]] = new_longest[moved_longest]
         changed = todo[moved_value | moved_hurry | moved_longest]
+        if plies_left == 1:  # the positions without a move have ended from k = 1 on; not logged (Remoteness.of)
+            hurry[ended], longest[ended] = 0, 0
+            changed = np.union1d(changed, ended).astype(np.int32)
         if progress and plies_left % 100 == 0:
             log.info("remoteness of %s: %d of %d plies left", rules.name, plies_left, cap)
+        recent = [*recent[-3:], (changed, values[changed], hurry[changed], longest[changed])]
+        period = 1 if not len(changed) else 2 if _repeats(recent) else 0
+        if period and plies_left < cap:
+            # The state at k is the state at k - period, and the step does not depend on k: from
+            # here on each ply repeats the one ``period`` before, the start's lines and the logs alike.
+            for later in range(plies_left + 1, cap + 1):
+                start[:, later] = (
+                    _first_lines(first, values, hurry, longest) if later == plies_left + 1 else start[:, later - period]
+                )
+                for changes in (hurry_changes, longest_changes):
+                    changes.plies.append(later)
+                    changes.positions.append(changes.positions[later - 1 - period])
+                    changes.values.append(changes.values[later - 1 - period])
+            timings["periodic_from"] = plies_left
+            break
     timings["iterate"] = time.perf_counter() - started - timings["reverse_edges"]
     del parents, parent_offsets, every
     hurry_log = _position_major(hurry_changes, size)
@@ -275,6 +295,18 @@ def build_remoteness(rules: Rules, tables: PositionTables, *, progress: bool = F
     timings["remoteness"] = time.perf_counter() - started
     built = Remoteness(rules, tables.index, no_move, *hurry_log, *longest_log, start[0], start[1], timings=timings)
     return built, values[:size].copy()
+
+
+def _repeats(recent: list[tuple[np.ndarray, ...]]) -> bool:
+    """Whether the state at the last k is the state at k - 2, from the changes of the last four
+    plies: those at k and k - 1 are those at k - 2 and k - 3 (positions and new values)."""
+    if len(recent) < 4:
+        return False
+    return all(
+        len(recent[i][0]) == len(recent[i - 2][0])
+        and all(np.array_equal(a, b) for a, b in zip(recent[i], recent[i - 2], strict=True))
+        for i in (2, 3)
+    )
 
 
 def _first_lines(first: FirstMoves, values: np.ndarray, hurry: np.ndarray, longest: np.ndarray) -> tuple[int, int]:

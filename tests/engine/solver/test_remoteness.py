@@ -13,6 +13,7 @@ import functools
 import numpy as np
 import pytest
 import reference
+from locations import ROOT
 
 import engine
 from engine import Rules
@@ -62,7 +63,9 @@ class BruteForce:
         moves = self.moves[state]
         if not moves or ply == self.cap:
             self.value[state] = reference.row_stones(cells, mover) - reference.row_stones(cells, 1 - mover)
-            self.hurry[state] = self.longest[state] = AT_CAP if moves else 0
+            # RULES.md, "Ply cap": a game still going at the cap ends there, by the cap, even where
+            # the mover would have had no legal move; before it, no move ends play.
+            self.hurry[state] = self.longest[state] = AT_CAP if ply == self.cap else 0
             return
         scores = [(captured - self.value[child, 1 - mover, ply + 1], (child, 1 - mover, ply + 1)) for captured, child in moves]
         best = max(score for score, _ in scores)
@@ -157,17 +160,29 @@ def test_remoteness_is_never_shorter_than_a_line_can_be():
         hurry, longest = found.of(indices, k), found.longest_of(indices, k)
         assert np.all(hurry <= longest)
         assert np.all((hurry == AT_CAP) | (hurry <= k))
-        assert np.all(hurry[found.no_move] == 0)
+        assert np.all(hurry[found.no_move] == (AT_CAP if k == 0 else 0))
         assert np.all(hurry[~found.no_move] >= 1)
 
 
 @pytest.mark.slow
-def test_the_default_start_is_played_out_in_its_remoteness():
+def test_the_default_start_is_played_out_in_its_remoteness_as_the_readme_says():
     rules = Rules()
     lines = remoteness(rules, progress=False)
     left = play_out(rules, solve(rules, progress=False), lines)
     assert left[0] == lines.start()
     assert left == list(range(left[0], -1, -1))
+    moves = engine.analyse(engine.start_board(rules), rules=rules)
+    plies = dict(zip(moves["pit"], moves["remoteness"], strict=True))
+    values = dict(zip(moves["pit"], moves["value"], strict=True))
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    claims = [
+        f"North can make the game end by ply **{lines.start()}**",
+        f"the longest value-optimal game lasts {lines.start(longest=True)} plies",
+        f"end after {plies[2]} plies (pit 2, worth {values[2]:+d})".replace("+", "").replace("-", "−"),
+        f"{plies[1]} (pit 1, worth {values[1]:+d})".replace("-", "−"),
+        f"and {plies[0]} (pit 0, worth {values[0]:+d})".replace("-", "−"),
+    ]
+    assert [claim for claim in claims if claim not in readme] == []
 
 
 @pytest.mark.parametrize(("rules", "cap"), BRUTE_FORCE[:1] + BRUTE_FORCE[2:], ids=lambda case: getattr(case, "name", str(case)))
