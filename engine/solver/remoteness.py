@@ -26,7 +26,7 @@ so that L_k(i) < AT_CAP says every value-optimal line from i ends before the cap
 The method: one iteration over every position, k = 1 .. cap, of V, R and L together (V as the
 solver's own recursion, which the tests hold to the solution), recomputing at k only the
 parents of the positions that changed at k - 1 (through the reverse edges of every move), or
-every position when many changed. The changes of R and L are logged and turned position-major
+every position when many changed, and stops once nothing changes (the step does not depend on k). The changes of R and L are logged and turned position-major
 as the solution's values are (``Remoteness``: offsets, plies, values per position). A search
 of the log at k gives R_k, and R_0 where a position has no change.
 """
@@ -247,7 +247,6 @@ def build_remoteness(rules: Rules, tables: PositionTables, *, progress: bool = F
     timings = {"reverse_edges": time.perf_counter() - started}
     hurry_changes, longest_changes = LayerChanges(), LayerChanges()
     changed = live
-    recent: list[tuple[np.ndarray, ...]] = []  # the last plies' changes: positions, then new V, R and L
     for plies_left in range(1, cap + 1):
         start[:, plies_left] = _first_lines(first, values, hurry, longest)  # the children at plies_left - 1
         if plies_left == 1 or len(changed) * _SWEEP_FRACTION > size:
@@ -273,20 +272,10 @@ def build_remoteness(rules: Rules, tables: PositionTables, *, progress: bool = F
             changed = np.union1d(changed, ended).astype(np.int32)
         if progress and plies_left % 100 == 0:
             log.info("remoteness of %s: %d of %d plies left", rules.name, plies_left, cap)
-        recent = [*recent[-3:], (changed, values[changed], hurry[changed], longest[changed])]
-        period = 1 if not len(changed) else 2 if _repeats(recent) else 0
-        if period and plies_left < cap:
-            # The state at k is the state at k - period, and the step does not depend on k: from
-            # here on each ply repeats the one ``period`` before, the start's lines and the logs alike.
-            for later in range(plies_left + 1, cap + 1):
-                start[:, later] = (
-                    _first_lines(first, values, hurry, longest) if later == plies_left + 1 else start[:, later - period]
-                )
-                for changes in (hurry_changes, longest_changes):
-                    changes.plies.append(later)
-                    changes.positions.append(changes.positions[later - 1 - period])
-                    changes.values.append(changes.values[later - 1 - period])
-            timings["periodic_from"] = plies_left
+        if not len(changed) and plies_left < cap:
+            # Nothing changed at k, and the step does not depend on k: nothing changes any more.
+            start[:, plies_left + 1 :] = np.array(_first_lines(first, values, hurry, longest), dtype=np.int16)[:, None]
+            timings["settled_at"] = plies_left
             break
     timings["iterate"] = time.perf_counter() - started - timings["reverse_edges"]
     del parents, parent_offsets, every
@@ -295,18 +284,6 @@ def build_remoteness(rules: Rules, tables: PositionTables, *, progress: bool = F
     timings["remoteness"] = time.perf_counter() - started
     built = Remoteness(rules, tables.index, no_move, *hurry_log, *longest_log, start[0], start[1], timings=timings)
     return built, values[:size].copy()
-
-
-def _repeats(recent: list[tuple[np.ndarray, ...]]) -> bool:
-    """Whether the state at the last k is the state at k - 2, from the changes of the last four
-    plies: those at k and k - 1 are those at k - 2 and k - 3 (positions and new values)."""
-    if len(recent) < 4:
-        return False
-    return all(
-        len(recent[i][0]) == len(recent[i - 2][0])
-        and all(np.array_equal(a, b) for a, b in zip(recent[i], recent[i - 2], strict=True))
-        for i in (2, 3)
-    )
 
 
 def _first_lines(first: FirstMoves, values: np.ndarray, hurry: np.ndarray, longest: np.ndarray) -> tuple[int, int]:

@@ -107,6 +107,8 @@ def test_the_brute_force_meets_both_kinds_of_verdict():
     for rules, cap in BRUTE_FORCE[:1] + BRUTE_FORCE[2:]:
         hurry = brute_force(rules, cap).hurry.values()
         assert any(0 < lines < AT_CAP for lines in hurry) and AT_CAP in hurry, rules.name
+    # ... and one whose iteration stops early, every position settled (its later plies filled in).
+    assert "settled_at" in small_remoteness(*BRUTE_FORCE[0]).timings
     singletons = brute_force(*BRUTE_FORCE[1])
     start = next(iter(singletons.layers[0]))
     assert singletons.longest[(*start, 0)] == AT_CAP  # a singleton is a pass: some best line runs to the cap
