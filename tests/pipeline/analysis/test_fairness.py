@@ -22,6 +22,7 @@ import pipeline.analysis.fairness
 from engine import Rules, pack
 from engine.game.board import NORTH, SOUTH, row_stones
 from engine.game.options import positions
+from engine.solver import verdict
 from pipeline.analysis.fairness import balance, pareto_front, start_table, starts_within, stones_moved
 from pipeline.report.folder import check_published
 
@@ -174,9 +175,17 @@ def test_the_published_fair_search_is_the_engines(folder):
     solution = engine.solve(rules, progress=False)
     starts = pl.read_csv(published / "tables" / "starts.csv")
     assert starts.height == len(starts_within(rules, manifest["moved"]))
+    lines = engine.remoteness(rules, progress=False)
     for row in starts.sample(30, seed=7).iter_rows(named=True):
         board = pack([row[f"pit_{pit}"] for pit in range(6)])
         assert row["value"] == solution.value(board, SOUTH, 0), row["start"]
+        found = verdict(solution, lines, board)  # what decides it, and how long perfect play lasts
+        assert (row["remoteness"], row["longest_line"], row["decided_by"]) == (found.remoteness, found.longest, found.decided_by)
+        assert (row["stable_from_cap"], row["value_cap_one_less"], row["value_cap_one_more"]) == (
+            found.stable_from,
+            found.value_one_less,
+            found.value_one_more,
+        )
     own = pl.read_csv(published / "tables" / "balance.csv").row(0, named=True)
     start = engine.start_board(rules)
     expected = balance(solution.start_value(), list(solution.move_values(start, SOUTH, 0)))
