@@ -197,3 +197,12 @@ def test_perfect_hurrying_plays_every_game_in_the_starts_remoteness(rules, cap, 
     batch = engine.play_batch(200, "perfect(ties=hurry)", "perfect(ties=hurry)", rules=game, seed=3)
     assert set(batch.plies.tolist()) == {truth.hurry[(*start, 0)]}
     assert set((batch.score_south - batch.score_north).tolist()) == {truth.value[(*start, 0)]}
+
+
+def test_perfect_hurrying_is_exactly_as_strong_as_perfect_and_its_exact_games_last_the_remoteness():
+    rules = Rules(stones_per_pit=4)
+    hurried, perfect = (engine.exploitability(spec, rules=rules) for spec in ("perfect(ties=hurry)", "perfect"))
+    assert (hurried.as_south, hurried.as_north) == (perfect.as_south, perfect.as_north)
+    outcome = engine.exact_outcome("perfect(ties=hurry)", "perfect(ties=hurry)", rules=rules)
+    assert outcome.mean_plies == pytest.approx(remoteness(rules, progress=False).start(), abs=1e-12)
+    assert outcome.plies[int(round(outcome.mean_plies))] == pytest.approx(1.0, abs=1e-12)  # every game alike
