@@ -26,9 +26,11 @@ so that L_k(i) < AT_CAP says every value-optimal line from i ends before the cap
 The method: one iteration over every position, k = 1 .. cap, of V, R and L together (V as the
 solver's own recursion, which the tests hold to the solution), recomputing at k only the
 parents of the positions that changed at k - 1 (through the reverse edges of every move), or
-every position when many changed, and stops once nothing changes (the step does not depend on k). The changes of R and L are logged and turned position-major
-as the solution's values are (``Remoteness``: offsets, plies, values per position). A search
-of the log at k gives R_k, and R_0 where a position has no change.
+every position when many changed, and stops once nothing changes (the step does not depend on
+k). The changes of R and L are logged and turned position-major as the solution's values are
+(``Remoteness``: offsets, plies, values per position). A search of the log at k gives R_k, and
+where a position has no change up to k, R_0 (AT_CAP) at k = 0 and else AT_CAP, or 0 for a
+position without a move.
 """
 
 from __future__ import annotations

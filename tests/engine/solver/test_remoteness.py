@@ -205,4 +205,4 @@ def test_perfect_hurrying_is_exactly_as_strong_as_perfect_and_its_exact_games_la
     assert (hurried.as_south, hurried.as_north) == (perfect.as_south, perfect.as_north)
     outcome = engine.exact_outcome("perfect(ties=hurry)", "perfect(ties=hurry)", rules=rules)
     assert outcome.mean_plies == pytest.approx(remoteness(rules, progress=False).start(), abs=1e-12)
-    assert outcome.plies[int(round(outcome.mean_plies))] == pytest.approx(1.0, abs=1e-12)  # every game alike
+    assert outcome.plies[round(outcome.mean_plies)] == pytest.approx(1.0, abs=1e-12)  # every game alike
