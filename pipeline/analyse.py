@@ -31,7 +31,8 @@ def analysis_lines(board: engine.Board, mover: int, ply: int, rules: engine.Rule
     """The position's value and remoteness, and a table of its moves (engine.analyse), in lines."""
     solution, lines = engine.solve(rules, progress=False), engine.remoteness(rules, progress=False)
     name, other = PLAYER_NAMES[mover], PLAYER_NAMES[1 - mover]
-    said = [f"{rules.name}, {name} to move after {ply} plies (cap {rules.ply_cap}):"]
+    played = "1 ply" if ply == 1 else f"{ply} plies"
+    said = [f"{rules.name}, {name} to move after {played} (cap {rules.ply_cap}):"]
     if picture:
         said.append(engine.render(board))
     if ply >= rules.ply_cap:
