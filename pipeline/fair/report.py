@@ -249,15 +249,17 @@ def _exact_section(search: FairSearch, exact: pl.DataFrame) -> Section:
     text = [
         f"Exact play from every fair start within {search.exact_within} moved "
         f"{'stone' if search.exact_within == 1 else 'stones'}: random self-play and perfect self-play "
-        "(ties at random). A start is on the Pareto front when no other fair start is at least as close "
-        f"to the rule set's own start on each of {words} and closer on one: the designer's menu of fair "
-        "starts that change the game least."
+        "(ties at random). A start is on the Pareto front when play decides its fairness and no other such "
+        f"start is at least as close to the rule set's own start on each of {words} and closer on one: the "
+        "designer's menu of fair starts that change the game least. A start fair only at the cap (some "
+        "value-keeping game cycles on to it) is played and listed, but is on no front."
     ]
     figures = [
         (
             "fair_pareto",
             "The fair starts played exactly, on two of the front's three figures (the third, the grand-slam ban, is in the "
-            "table): the Pareto front filled and named, the rule set's own start ringed.",
+            "table): the Pareto front filled and named, the starts fair only at the cap crossed in grey, the rule set's "
+            "own start ringed.",
         )
     ]
     return Section("Play from the fair starts", text, [Table("Exact play from the fair starts", header, rows)], figures)
@@ -348,8 +350,11 @@ def _pareto_figure(search: FairSearch, exact: pl.DataFrame) -> Figure:
         figure = Figure(figsize=(plot.COLUMN, 2.8))
         axes = figure.subplots()
         front = exact.filter(pl.col("pareto"))
-        rest = exact.filter(~pl.col("pareto"))
-        axes.scatter(rest[x], rest[y], s=18, facecolors="none", edgecolors=plot.OKABE_ITO[0], label="fair start")
+        rest = exact.filter(~pl.col("pareto") & (pl.col("decided_by") == PLAY))
+        capped = exact.filter(pl.col("decided_by") != PLAY)
+        axes.scatter(rest[x], rest[y], s=18, facecolors="none", edgecolors=plot.OKABE_ITO[0], label="fair by play")
+        if capped.height:
+            axes.scatter(capped[x], capped[y], s=14, marker="x", color="0.6", linewidths=0.8, label="fair only at the cap")
         axes.scatter(front[x], front[y], s=22, color=plot.OKABE_ITO[0], label="on the Pareto front")
         axes.scatter([search.own[x]], [search.own[y]], s=80, facecolors="none", edgecolors=plot.OKABE_ITO[3], label="own start")
         axes.set_xlabel(WORDS[x])
