@@ -26,7 +26,7 @@ from engine.tables.positions import build_tables
 BRUTE_FORCE = [
     (Rules(stones_per_pit=3, capture_counts=(2, 3)), 40),
     (Rules(stones_per_pit=3, min_stones_to_play=1), 24),
-    (Rules(stones_per_pit=4), 26),
+    (Rules(stones_per_pit=4), 20),
 ]
 
 
