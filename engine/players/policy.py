@@ -122,9 +122,10 @@ class PolicyTable(PolicyArrays):
         return int(np.iinfo(self.far.dtype).max)
 
     def settled(self) -> np.ndarray | None:
-        """For ``perfect``'s values, each position's least plies left k (>= 1) such that its
-        class with any k' plies left, k <= k' < far_from, is its far class (positions marked
-        VARIES aside); None for the other values (made on first use, from the solution's log)."""
+        """For ``perfect``'s values (and ``perfect(ties=hurry)``'s), each position's least plies
+        left k (>= 1) such that its class with any k' plies left, k <= k' < far_from, is its far
+        class (positions marked VARIES aside); None for the other values (made on first use, from
+        the solution's log, and for hurry's from the remoteness's too)."""
         if self._settled is None and isinstance(self.values, Solved) and not self.values.swept:
             self._settled = self.values.settled_from()
         return self._settled
