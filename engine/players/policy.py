@@ -17,6 +17,9 @@ and the gaps between the values of its moves) and, near the cap, on the plies le
     perfect(...)    capture - V_(k - 1)(child) with k plies left, from the strong solution;
                     ``perfect(epsilon=e)`` and ``perfect(temperature=t)`` share these values
                     and differ only in their rule
+    perfect(ties=hurry)   2**16 * perfect's value of the move, minus the child's remoteness
+                    (engine.solver.remoteness) where the position's value is >= 0, plus it where
+                    < 0: a best move, the quickest end for the side ahead; a table of its own
 
 A policy table holds, with positions numbered as ``engine.tables.positions`` does (mover's view):
 
