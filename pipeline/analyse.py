@@ -3,11 +3,12 @@ remoteness and what decides it (engine.analyse); and the same as hints in ``modi
 
 from __future__ import annotations
 
+import functools
 import re
 
 import engine
 from engine.game import PLAYER_NAMES
-from engine.solver import PLAY
+from engine.solver import PLAY, decided_by
 
 BOARD_HELP = (
     "the six pits' stones, South's pits 0 1 2 then North's 3 4 5 (the order of sowing), e.g. \"7 7 7 / 7 7 7\" or 6,7,8,7,7,7"
@@ -29,7 +30,7 @@ def parse_counts(text: str, rules: engine.Rules) -> engine.Board:
 
 def analysis_lines(board: engine.Board, mover: int, ply: int, rules: engine.Rules, *, picture: bool = True) -> list[str]:
     """The position's value and remoteness, and a table of its moves (engine.analyse), in lines."""
-    solution, lines = engine.solve(rules, progress=False), engine.remoteness(rules, progress=False)
+    solution, lines = _solved(rules)
     name, other = PLAYER_NAMES[mover], PLAYER_NAMES[1 - mover]
     played = "1 ply" if ply == 1 else f"{ply} plies"
     said = [f"{rules.name}, {name} to move after {played} (cap {rules.ply_cap}):"]
@@ -38,15 +39,14 @@ def analysis_lines(board: engine.Board, mover: int, ply: int, rules: engine.Rule
     if ply >= rules.ply_cap:
         return [*said, "the cap is reached: no move is legal"]
     value = solution.value(board, mover, ply)
-    moves = engine.analyse(board, mover, ply, rules)
+    moves = engine.analyse(board, mover, ply, rules, solution=solution, lines=lines)
     if not moves.height:
         return [*said, f"{name} has no legal move: play has ended ({name}'s row minus {other}'s: {value:+d})"]
     hurry, longest = lines.at(board, mover, ply), lines.longest_at(board, mover, ply)
-    decided = hurry is not None if value else longest is not None
     ahead = name if value > 0 else other if value < 0 else "neither side"
     said.append(
         f"value {value:+d} to {name} under perfect play (the margin still to come): {ahead} ahead, "
-        f"decided by {'play' if decided else 'the cap'}"
+        f"decided by {'play' if decided_by(value, hurry, longest) == PLAY else 'the cap'}"
     )
     said.append(
         f"remoteness {_plies(hurry)} (the side ahead hurrying, the other delaying); "
@@ -60,6 +60,13 @@ def analysis_lines(board: engine.Board, mover: int, ply: int, rules: engine.Rule
             f"{'play' if row['decided_by'] == PLAY else 'cap'}"
         )
     return said
+
+
+@functools.lru_cache(maxsize=1)
+def _solved(rules: engine.Rules) -> tuple[engine.Solution, engine.Remoteness]:
+    """The solution and remoteness of ``rules``, read once for all the positions of a game
+    (``modiar play --hints`` asks after every move; each file is hundreds of MB)."""
+    return engine.solve(rules, progress=False), engine.remoteness(rules, progress=False)
 
 
 def value_lost(solution: engine.Solution, board: engine.Board, mover: int, ply: int, pit: int) -> int:

@@ -393,8 +393,11 @@ class _GrowingArray:
             self._map = bigger
 
 
-def position_major(changes: LayerChanges, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The log ordered by position, then plies left (a counting sort: each k's positions are distinct)."""
+def position_major(
+    changes: LayerChanges, size: int, value_type: type[np.generic] = np.int8
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The log ordered by position, then plies left (a counting sort: each k's positions are
+    distinct); its values of ``value_type`` (int8 for the solver's values). It empties ``changes``."""
     lengths = np.zeros(size, dtype=np.int32)  # a position changes at most once a ply
     for changed in changes.positions:
         lengths[changed] += 1
@@ -404,7 +407,7 @@ def position_major(changes: LayerChanges, size: int) -> tuple[np.ndarray, np.nda
     del lengths
     cursor = offsets[:-1].copy()
     change_plies = np.empty(total, dtype=np.int16)
-    change_values = np.empty(total, dtype=np.int8)
+    change_values = np.empty(total, dtype=value_type)
     # Reversed, so that pop() gives increasing k and frees each k's arrays once they are used.
     changes.plies.reverse()
     changes.positions.reverse()

@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.game import NORTH, SOUTH, Board, Rules, check_board, check_rules, turned, unpack
-from engine.solver.layers import NO_MOVE, LayerChanges, cached_row_differences, distinct, slice_indices
+from engine.solver.layers import NO_MOVE, LayerChanges, cached_row_differences, distinct, position_major, slice_indices
 from engine.solver.solution import Solution, checked_cap, solutions_folder, solve
 from engine.solver.value_log import search_log
 from engine.store import ENGINE_VERSION, DamagedFileError, read_arrays, write_arrays
@@ -281,8 +281,8 @@ def build_remoteness(rules: Rules, tables: PositionTables, *, progress: bool = F
             break
     timings["iterate"] = time.perf_counter() - started - timings["reverse_edges"]
     del parents, parent_offsets, every
-    hurry_log = _position_major(hurry_changes, size)
-    longest_log = _position_major(longest_changes, size)
+    hurry_log = position_major(hurry_changes, size, np.int16)
+    longest_log = position_major(longest_changes, size, np.int16)
     timings["remoteness"] = time.perf_counter() - started
     built = Remoteness(rules, tables.index, no_move, *hurry_log, *longest_log, start[0], start[1], timings=timings)
     return built, values[:size].copy()
@@ -338,22 +338,3 @@ def _reverse_edges(child: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     np.cumsum(np.bincount(targets, minlength=len(child)), out=offsets[1 : len(child) + 1])
     offsets[-1] = offsets[-2]
     return parents, offsets
-
-
-def _position_major(changes: LayerChanges, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A log of int16 values position-major (engine.solver.layers.position_major keeps int8 values)."""
-    lengths = np.zeros(size, dtype=np.int64)
-    for changed in changes.positions:
-        lengths[changed] += 1
-    total = int(lengths.sum())
-    offsets = np.zeros(size + 1, dtype=np.int32 if total < 2**31 else np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    cursor = offsets[:-1].astype(np.int64)
-    plies = np.empty(total, dtype=np.int16)
-    values = np.empty(total, dtype=np.int16)
-    for plies_left, changed, new in zip(changes.plies, changes.positions, changes.values, strict=True):
-        where = cursor[changed]
-        plies[where] = plies_left
-        values[where] = new
-        cursor[changed] += 1
-    return offsets, plies, values

@@ -127,7 +127,7 @@ class Solution:
         if plies_left <= 0:
             return row_difference(seen)
         if ply == 0:
-            return int(self._first_move_values(seen, np.array([plies_left]))[0])
+            return int(self.first_move_values(seen, np.array([plies_left]))[0])
         return self._value_at(self.index.rank(seen), plies_left, row_difference(seen))
 
     def best_moves(self, board: Board, mover: int, ply: int) -> tuple[int, ...]:
@@ -235,7 +235,7 @@ class Solution:
         child = option.child
         return option.captured - self._value_at(self.index.rank(child), plies_left - 1, row_difference(child))
 
-    def _first_move_values(self, seen: Board, plies_left: np.ndarray) -> np.ndarray:
+    def first_move_values(self, seen: Board, plies_left: np.ndarray) -> np.ndarray:
         """The value of ``seen`` at ply 0 (forfeit moves) for each k of ``plies_left`` (>= 1)."""
         first = first_moves(self.rules, seen)
         if not len(first.pits):
@@ -307,7 +307,7 @@ def build_solution(rules: Rules, tables: PositionTables, spill: Path | None = No
     timings = {"move_graph": 0.0, "iterate": 0.0, "log": 0.0}
     offsets, change_plies, change_values = solve_layers(tables, rules.ply_cap, timings, spill)
     solution = Solution(rules, tables.index, offsets, change_plies, change_values, np.zeros(rules.ply_cap + 1, np.int8), timings)
-    solution.start_values[1:] = solution._first_move_values(positions(rules).start, np.arange(1, rules.ply_cap + 1))
+    solution.start_values[1:] = solution.first_move_values(positions(rules).start, np.arange(1, rules.ply_cap + 1))
     timings["solve"] = time.perf_counter() - started
     return solution
 

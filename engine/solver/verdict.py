@@ -53,12 +53,11 @@ def verdict(solution: Solution, lines: Remoteness, board: Board | None = None) -
     value = int(by_cap[cap])
     changed = np.flatnonzero(by_cap[: cap + 1] != value)
     remoteness, longest = lines.at(board, SOUTH, 0, solution), lines.longest_at(board, SOUTH, 0, solution)
-    decided = remoteness is not None if value else longest is not None
     return Verdict(
         value,
         remoteness,
         longest,
-        PLAY if decided else CAP,
+        decided_by(value, remoteness, longest),
         int(changed[-1]) + 1 if len(changed) else 0,
         int(by_cap[cap - 1]),
         int(by_cap[cap + 1]),
@@ -68,24 +67,30 @@ def verdict(solution: Solution, lines: Remoteness, board: Board | None = None) -
 def start_values(solution: Solution, board: Board) -> np.ndarray:
     """The value of ``board`` as South's start under every cap 0 .. solution.cap + 1 (int64): the
     children's values with one ply less are in the solution up to its cap."""
-    first = first_moves(solution.rules, board)
-    caps = np.arange(solution.cap + 2)
-    if not len(first.pits):
-        return np.full(len(caps), first.start_rows, dtype=np.int64)
-    values = np.full(len(caps), first.start_rows, dtype=np.int64)  # cap 0: the rows
-    scores = [
-        captured - solution.values_of(np.full(len(caps) - 1, child), caps[1:] - 1).astype(np.int64)
-        for child, captured in zip(first.children.tolist(), first.captured.tolist(), strict=True)
-    ]
-    values[1:] = np.max(scores, axis=0)
-    return values
+    rows = first_moves(solution.rules, board).start_rows  # cap 0: each keeps its row
+    later = solution.first_move_values(board, np.arange(1, solution.cap + 2)).astype(np.int64)
+    return np.concatenate([[rows], later])
+
+
+def decided_by(value: int, remoteness: int | None, longest: int | None) -> str:
+    """PLAY when the side ahead can end play before the cap (at a value of 0: when every
+    value-keeping game ends), else CAP (docs/remoteness.md)."""
+    return PLAY if (remoteness is not None if value else longest is not None) else CAP
 
 
 # The columns of ``analyse``'s frame, in order.
 MOVE_COLUMNS = ("pit", "captures", "value", "value_lost", "remoteness", "longest_line", "decided_by")
 
 
-def analyse(board: Board, mover: int = SOUTH, ply: int = 0, rules: Rules | None = None) -> Any:
+def analyse(
+    board: Board,
+    mover: int = SOUTH,
+    ply: int = 0,
+    rules: Rules | None = None,
+    *,
+    solution: Solution | None = None,
+    lines: Remoteness | None = None,
+) -> Any:
     """Every legal move of ``mover`` (0 South, 1 North) on ``board`` after ``ply`` plies under
     ``rules`` (default RULES.md's), as a polars DataFrame, a row a move, pits ascending:
 
@@ -100,25 +105,26 @@ def analyse(board: Board, mover: int = SOUTH, ply: int = 0, rules: Rules | None 
         longest_line the longest such game (null: one reaches the cap)
         decided_by   "play" or "cap": whether play or the ply cap decides the margin after it
 
-    The solution and remoteness come from the engine's cache folder (built there the first time)."""
+    The solution and remoteness of ``rules`` are ``solution`` and ``lines`` when given, else they
+    come from the engine's cache folder (built there the first time)."""
     import polars as pl  # the engine's one frame; polars is loaded only when asked for
 
     rules = Rules() if rules is None else rules
     moves = legal_moves(board, mover, ply, rules) if ply < rules.ply_cap else ()  # checks the arguments first
-    solution, lines = solve(rules, progress=False), remoteness(rules, progress=False)
+    solution = solve(rules, progress=False) if solution is None else solution
+    lines = remoteness(rules, progress=False) if lines is None else lines
     seen_ply = ply + 1
     columns: dict[str, list[Any]] = {name: [] for name in MOVE_COLUMNS}
     for pit in moves:
         result = apply_move(board, mover, pit, ply, rules)
         child_value = solution.value(result.board, 1 - mover, seen_ply)
         after, longest = lines.at(result.board, 1 - mover, seen_ply), lines.longest_at(result.board, 1 - mover, seen_ply)
-        decided = after is not None if child_value else longest is not None
         columns["pit"].append(pit)
         columns["captures"].append(result.captured)
         columns["value"].append(result.captured - child_value)
         columns["remoteness"].append(None if after is None else after + 1)
         columns["longest_line"].append(None if longest is None else longest + 1)
-        columns["decided_by"].append(PLAY if decided else CAP)
+        columns["decided_by"].append(decided_by(child_value, after, longest))
     best = max(columns["value"], default=0)
     columns["value_lost"] = [best - value for value in columns["value"]]
     schema = {

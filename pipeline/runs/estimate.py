@@ -11,8 +11,9 @@ the caches' bar (pipeline.study.caches) its time left.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple
 
 import engine
@@ -89,14 +90,11 @@ def solution_cost(rules: engine.Rules) -> Cost:
 def remoteness_cost(rules: engine.Rules) -> Cost:
     """The remoteness of every position at the rule set's cap (engine.remoteness), free when
     cached; the solution and the tables first when they are not."""
-    folder = solutions_folder()
-    if folder is not None and remoteness_path(rules, folder).exists():
+    lines = _retrograde(rules, remoteness_path, COSTS.remoteness_seconds_per_position, COSTS.remoteness_bytes_per_position)
+    if lines is FREE:
         return FREE
-    positions = positions_of(rules)
-    seconds = _grown(COSTS.remoteness_seconds_per_position, COSTS.solve_seconds_growth, rules) * positions
-    held = COSTS.base_bytes + round(_grown(COSTS.remoteness_bytes_per_position, COSTS.solve_bytes_growth, rules) * positions)
     before = solution_cost(rules)
-    return Cost(before.seconds + seconds, max(before.bytes, held))
+    return Cost(before.seconds + lines.seconds, max(before.bytes, lines.bytes))
 
 
 def solution_if_perfect(specs: Iterable[str], rules: engine.Rules) -> Cost:
@@ -146,13 +144,19 @@ def size(n_bytes: float) -> str:
 
 def _solving(rules: engine.Rules) -> Cost:
     """The strong solution alone, its tables loaded; free when cached."""
+    return _retrograde(rules, solution_path, COSTS.solve_seconds_per_position, COSTS.solve_bytes_per_position)
+
+
+def _retrograde(rules: engine.Rules, path: Callable[[engine.Rules, Path], Path], seconds: float, size: float) -> Cost:
+    """A retrograde pass over every position whose file ``path`` names in the folder of
+    solutions (the solution, its remoteness): free when cached, else at ``seconds`` and ``size``
+    a position, grown as the solver's rates grow with the positions."""
     folder = solutions_folder()
-    if folder is not None and solution_path(rules, folder).exists():
+    if folder is not None and path(rules, folder).exists():
         return FREE
     positions = positions_of(rules)
-    seconds = _grown(COSTS.solve_seconds_per_position, COSTS.solve_seconds_growth, rules) * positions
-    held = COSTS.base_bytes + round(_grown(COSTS.solve_bytes_per_position, COSTS.solve_bytes_growth, rules) * positions)
-    return Cost(seconds, held)
+    held = COSTS.base_bytes + round(_grown(size, COSTS.solve_bytes_growth, rules) * positions)
+    return Cost(_grown(seconds, COSTS.solve_seconds_growth, rules) * positions, held)
 
 
 def _grown(rate: float, growth: float, rules: engine.Rules) -> float:
