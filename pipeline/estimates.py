@@ -28,7 +28,7 @@ from engine.tables import positions_of
 from pipeline.atlas import plan as atlas_plan
 from pipeline.atlas.analyse import estimated_bytes
 from pipeline.atlas.config import Atlas
-from pipeline.atlas.rows import kept_costs, killed_marks, row_path
+from pipeline.atlas.rows import kept_costs, killed_marks, read_row, row_path
 from pipeline.atlas.run import worker_rooms
 from pipeline.exact.cache import (
     exact_folder,
@@ -199,21 +199,33 @@ def ladder(planned: Ladder, *, jobs: int) -> Estimate:
 
 
 def atlas(planned: Atlas, directory: Path, *, part: str | None, jobs: int, remote: bool) -> Estimate:
-    """``modiar atlas run``: the rule sets whose rows are not in ``directory``, as the run plans
-    them (pipeline.atlas.plan: ``jobs`` workers, fewer for those that need more memory); those
-    no worker holds are refused by the atlas itself, and cost nothing."""
-    missing = [rules for rules in planned.rule_sets(part) if not row_path(directory, rules.name).exists()]
+    """``modiar atlas run``: the rule sets whose rows are not in ``directory``, and those whose
+    rows lack the verdict columns (completed, which costs less: pipeline.atlas.plan.completion_seconds),
+    as the run plans them (pipeline.atlas.plan: ``jobs`` workers, fewer for those that need more
+    memory); those no worker holds are refused by the atlas itself, and cost nothing."""
+    wanted = planned.rule_sets(part)
+    found = {rules.name: read_row(directory, rules) for rules in wanted if row_path(directory, rules.name).exists()}
+    incomplete = {name: row.costs for name, row in found.items() if row is not None and not row.complete}
+    missing = [rules for rules in wanted if found.get(rules.name) is None or rules.name in incomplete]
     rooms = {jobs: 2**62} if remote else worker_rooms("loky", jobs)
     kept = kept_costs(directory)  # what the rows already there took: the rule sets alike cost as much
     run = atlas_plan.plan(missing, rooms, kept, killed_marks(directory, missing), directory)
     seconds, held = 0.0, 0
     for phase in run.phases:  # each phase's workers share its time, and each holds its largest rule set
-        seconds += sum(atlas_plan.expected_seconds(rules, kept) for rules in phase.rule_sets) / phase.workers
+        seconds += sum(atlas_plan.task_seconds(rules, kept, incomplete) for rules in phase.rule_sets) / phase.workers
         largest = max(atlas_plan.expected_bytes(rules, kept) for rules in phase.rule_sets)
         held = max(held, min(phase.workers, len(phase.rule_sets)) * largest)
-    todo = sum(len(phase.rule_sets) for phase in run.phases)
+    planned_names = [rules.name for phase in run.phases for rules in phase.rule_sets]
+    completed = sum(name in incomplete for name in planned_names)
     more = f" ({len(run.refused)} refused for memory)" if run.refused else ""
-    work = f"atlas {planned.name}: {_count(todo, 'rule set')} to analyse{more}"
+    parts = (
+        [_count(len(planned_names) - completed, "rule set") + " to analyse"]
+        if len(planned_names) > completed or not completed
+        else []
+    )
+    if completed:
+        parts.append(f"{_count(completed, 'kept rule set')} to complete with the verdict columns")
+    work = f"atlas {planned.name}: {', '.join(parts)}{more}"
     return Estimate(work, seconds, held, "use fewer --jobs", remote)
 
 

@@ -1,8 +1,9 @@
-"""Exact outcomes: the distribution of the games two table strategies play, and exploitability."""
+"""Exact outcomes, exploitability, and the fingerprint of the game a rule set plays from its start."""
 
 from __future__ import annotations
 
 from engine.exact.exploit import Exploitability, exploitability, reachable_positions
+from engine.exact.fingerprint import game_fingerprint
 from engine.exact.outcome import BUILDING, TOLERANCE, ExactLengths, ExactOutcome, ExactProgress, exact_lengths, exact_outcome
 
 __all__ = [
@@ -15,5 +16,6 @@ __all__ = [
     "exact_lengths",
     "exact_outcome",
     "exploitability",
+    "game_fingerprint",
     "reachable_positions",
 ]

@@ -263,9 +263,15 @@ def balance_table(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def fair_rule_set_front(frame: pl.DataFrame, reference: str | None) -> pl.DataFrame:
-    """The fair rule sets of an atlas's rows with their RULE_SET_PARETO_COLUMNS and whether each is
-    on the Pareto front of closeness to the ``reference`` rule set (all off without one)."""
-    fair = frame.filter(pl.col("start_value") == 0).select("rules", *RULE_SET_PARETO_COLUMNS)
+    """The rule sets of an atlas's rows fair by play (start value 0 and every value-keeping game
+    ends: decided_by "play"; all those of value 0 in rows without verdicts) with their
+    RULE_SET_PARETO_COLUMNS and whether each is on the Pareto front of closeness to the
+    ``reference`` rule set (all off without one). A rule set fair only at the cap, or whose
+    verdict is not known yet, is left out: its draw is the cap's scoring, not play's."""
+    fair = frame.filter(pl.col("start_value") == 0)
+    if "decided_by" in frame.columns and frame["decided_by"].is_not_null().any():
+        fair = fair.filter(pl.col("decided_by") == PLAY)
+    fair = fair.select("rules", *RULE_SET_PARETO_COLUMNS)
     if reference is None or fair.height == 0:
         return fair.with_columns(pl.lit(False).alias("pareto"))
     row = frame.filter(pl.col("rules") == reference).row(0, named=True)

@@ -14,6 +14,13 @@ Everything here is computed, nothing sampled, from the rule set's position table
                the outcome, the mean length, the chance the cap is reached and, for each rule
                event, the chance it fires at least once in a game and its expected count
     greedy     what a best response wins against greedy in each seat (engine.exploitability)
+    verdict    what decides the start's value (engine.solver.verdict, docs/remoteness.md): its
+               remoteness and longest value-keeping game, play or the cap, the least cap from
+               which it no longer changes and its value under a cap one ply shorter and longer;
+               and the fingerprint of the game reachable from the start (engine.exact.game_fingerprint)
+
+A row kept from before the verdict columns gains them from ``supplement``, which builds the
+tables, solution and remoteness again but none of the games: the row's other figures stay.
 
 ``analyse`` works in a scratch cache folder of its own, removed when it returns (in the scratch/
 subfolder of the cache folder it is given, ``modiar atlas run --cache DIR``, else in the system's
@@ -42,9 +49,10 @@ import numpy as np
 import pyarrow as pa
 
 import engine
-from engine.exact import reachable_positions
+from engine.exact import game_fingerprint, reachable_positions
 from engine.game import END_EVENTS, POSITION_FLAGS, SOUTH
 from engine.players import solution as solved
+from engine.solver import verdict
 from engine.store import SCRATCH, process_running
 from engine.tables import load_tables, positions_of, table_rules
 from pipeline.runs.costs import COSTS
@@ -56,6 +64,16 @@ SELF_PLAY_SPECS = {"random": "random", "greedy": "greedy", "alphabeta4": "alphab
 COUNTED_EVENTS = (*POSITION_FLAGS, "first_move_forfeit", "capture")
 FIRST_PITS = range(3)  # South's pits: the first move is one of them
 ROUNDING = 1e-12  # engine.exact_outcome's float sums stay far below this
+# The columns ``verdict_figures`` fills, last in a row: those a row kept from an older atlas lacks.
+VERDICT_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
+    ("remoteness", pa.int64()),
+    ("longest_line", pa.int64()),
+    ("decided_by", pa.string()),
+    ("stable_from_cap", pa.int64()),
+    ("value_cap_one_less", pa.int64()),
+    ("value_cap_one_more", pa.int64()),
+    ("game_fingerprint", pa.string()),
+)
 
 
 @dataclass(frozen=True)
@@ -91,6 +109,8 @@ def analyse(rules: engine.Rules, cache: Path | None = None) -> Analysis:
             solution = solved(rules)  # kept by engine.players.search for the perfect player's policy
         with _timed(seconds, "perfect"):
             row.update(_perfect(rules, solution, tables))
+        with _timed(seconds, "verdict"):
+            verdict_row = verdict_figures(rules, solution, tables)
         del solution
         for prefix, spec in SELF_PLAY_SPECS.items():
             with _timed(seconds, prefix):
@@ -100,12 +120,55 @@ def analyse(rules: engine.Rules, cache: Path | None = None) -> Analysis:
         row["greedy_exploitability_as_south"] = found.as_south
         row["greedy_exploitability_as_north"] = found.as_north
         del tables
+    row.update(verdict_row)
     seconds["total"] = sum(seconds.values())
     return Analysis(rules.name, row, seconds, peak.bytes)
 
 
+def supplement(rules: engine.Rules, row: dict[str, Any], costs: dict[str, Any] | None, cache: Path | None = None) -> Analysis:
+    """``row``, a row of ``rules`` kept from before the verdict columns, with them added: the
+    tables and solution built again in a scratch cache (as ``analyse``), none of the games played
+    again. Its cost is the kept one's (``costs``, a row record's) plus these parts, prefixed
+    "supplement_", and the larger of the two peaks."""
+    if row.get("rules") != rules.name:
+        raise ValueError(f"the row is of {row.get('rules')}, not {rules.name}")
+    seconds: dict[str, float] = {}
+    with _peak_memory() as peak, _scratch_cache(cache):
+        with _timed(seconds, "supplement_tables"):
+            tables = load_tables(table_rules(rules), progress=False)
+        with _timed(seconds, "supplement_solve"):
+            solution = solved(rules)
+        with _timed(seconds, "verdict"):
+            found = verdict_figures(rules, solution, tables)
+        del solution, tables
+    kept_seconds = dict(costs.get("seconds") or {}) if isinstance(costs, dict) else {}
+    kept_peak = costs.get("peak_bytes") if isinstance(costs, dict) else None
+    total = float(kept_seconds.pop("total", 0.0)) + sum(seconds.values())
+    peaks = [value for value in (kept_peak, peak.bytes) if isinstance(value, int) and not isinstance(value, bool)]
+    whole = {name: row[name] for name in schema().names if name in row} | found
+    return Analysis(rules.name, whole, kept_seconds | seconds | {"total": total}, max(peaks) if peaks else None)
+
+
+def verdict_figures(rules: engine.Rules, solution: engine.Solution, tables: engine.tables.PositionTables) -> dict[str, Any]:
+    """The VERDICT_COLUMNS of ``rules``'s row: the start's verdict from its solution and its
+    remoteness (built from ``tables``, not kept), and the fingerprint of its reachable game."""
+    lines = engine.remoteness(rules, tables=tables, cache=None, progress=False)
+    found = verdict(solution, lines)
+    del lines
+    return {
+        "remoteness": found.remoteness,
+        "longest_line": found.longest,
+        "decided_by": found.decided_by,
+        "stable_from_cap": found.stable_from,
+        "value_cap_one_less": found.value_one_less,
+        "value_cap_one_more": found.value_one_more,
+        "game_fingerprint": game_fingerprint(rules, tables),
+    }
+
+
 def schema() -> pa.Schema:
-    """The atlas's columns and their types, in order: what ``analyse`` fills in a row."""
+    """The atlas's columns and their types, in order: what ``analyse`` fills in a row (the
+    VERDICT_COLUMNS last)."""
     columns: list[tuple[str, pa.DataType]] = [("rules", pa.string())]
     for name, value in dataclasses.asdict(engine.Rules()).items():
         kind = pa.bool_() if isinstance(value, bool) else pa.int64() if isinstance(value, int) else pa.string()
@@ -121,7 +184,12 @@ def schema() -> pa.Schema:
         figures += [f"{name}_fires" for name in END_EVENTS]
         columns += [(f"{prefix}_{figure}", pa.float64()) for figure in figures]
     columns += [(f"greedy_exploitability_as_{seat}", pa.float64()) for seat in ("south", "north")]
-    return pa.schema(columns)
+    return pa.schema(columns + list(VERDICT_COLUMNS))
+
+
+def kept_schema() -> pa.Schema:
+    """The columns of a row kept from before the verdict columns: ``schema`` without them."""
+    return pa.schema([column for column in schema() if column.name not in dict(VERDICT_COLUMNS)])
 
 
 def _size(rules: engine.Rules, tables: engine.tables.PositionTables) -> dict[str, Any]:

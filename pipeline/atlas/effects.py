@@ -20,6 +20,7 @@ import engine
 from engine.game import RULE_FIELD, RULE_FIELDS
 from pipeline.atlas.config import FIELDS
 from pipeline.atlas.run import read_atlas
+from pipeline.report.prose import listed, plural
 
 # The figures the maps, the main effects and the stones series show: (column, words, number format).
 MAPPED = (
@@ -29,7 +30,7 @@ MAPPED = (
 )
 CENTRES = {"start_value": 0.0, "random_first_player_score": 0.5}  # diverging maps centred here; others sequential
 FIELD_WORDS = {field.name: field.words for field in RULE_FIELDS}  # "compulsory feeding"
-PARTS = ("tables", "size", "solve", "perfect", "random", "greedy", "alphabeta4", "exploitability")
+PARTS = ("tables", "size", "solve", "perfect", "verdict", "random", "greedy", "alphabeta4", "exploitability")
 LABEL_SIZE = 6.5  # points: the labels of a map's rows and columns
 MAX_COLUMNS = 8  # a map's columns: beyond this its labels no longer fit the page's width
 ASPECT = 1.5  # a map's columns per row, ideally: a page is wider than it is tall
@@ -37,6 +38,8 @@ NO_EFFECT = 1e-9  # an effect below this is none: the means are exact, so equal 
 KEY_COLUMNS = (
     "rules",
     "start_value",
+    "decided_by",
+    "remoteness",
     "best_first_moves",
     "random_first_player_score",
     "greedy_first_player_score",
@@ -271,3 +274,33 @@ def _amount(value: object) -> float | None:
     except OverflowError:  # an int beyond any float
         return None
     return number if math.isfinite(number) and number >= 0 else None
+
+
+def rule_that_matters(spreads: pl.DataFrame) -> str:
+    """The headline on the field effects (field_effects, largest first): the field that moves the
+    start value most, and the one that moves random play's first-player score most where that is
+    another; or that no field moves them, when every effect is zero (a bold "rule that matters
+    most" with an effect of 0.00 stones would be a false answer)."""
+    top = spreads.row(0, named=True)
+    by_score = spreads.sort("effect_random_first_player_score", descending=True).row(0, named=True)
+    moves_value = abs(top["effect_start_value"]) >= NO_EFFECT
+    moves_score = abs(by_score["effect_random_first_player_score"]) >= NO_EFFECT
+    caveat = (
+        " These are averages over the grid, each field's over the rule sets that differ in it alone (a field's effect may "
+        "depend on the others), exact, not sampled."
+    )
+    score = (
+        f"for random players it is {FIELD_WORDS[by_score['field']]} "
+        f"(the first player's score differs by {by_score['effect_random_first_player_score']:.3f})"
+    )
+    if not moves_value:
+        fields = listed([FIELD_WORDS[field] for field in spreads["field"].to_list()])
+        rest = f"; {score}." if moves_score else ", nor the random first player's score."
+        return f"**No rule field the grid varies ({fields}) changes the start value under perfect play**{rest}{caveat}"
+    return (
+        f"**The rule that matters most to the first player's advantage is {FIELD_WORDS[top['field']]}**: over the grid, "
+        f"the mean start value of its values ({top['values']}) differs by {top['effect_start_value']:.2f} stones "
+        f"(from {plural(top['blocks'], 'group')} of rule sets alike in every other field)"
+        + ("." if by_score["field"] == top["field"] or not moves_score else f"; {score}.")
+        + caveat
+    )

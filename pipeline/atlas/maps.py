@@ -15,6 +15,7 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.patches import Rectangle
 
 import engine
 from engine.game import EVENT_BY_NAME
@@ -23,9 +24,12 @@ from pipeline.report import figures as plot
 from pipeline.report.prose import signed
 
 
-def map_figure(block: pl.DataFrame, layout: MapLayout, column: str, words: str, form: str) -> Figure:
+def map_figure(
+    block: pl.DataFrame, layout: MapLayout, column: str, words: str, form: str, hatched: tuple[np.ndarray, str] | None = None
+) -> Figure:
     """One figure across the grid: a map whose rows and columns are labelled by their fields'
-    values (outer fields spanning their groups), each cell annotated where it fits."""
+    values (outer fields spanning their groups), each cell annotated where it fits; given
+    ``hatched`` (a grid of booleans, and what they mean), its true cells hatched, said in a note."""
     grid = map_grid(block, layout, column)
     row_widths = [
         _label_points(max((value_label(field, key[level]) for key in layout.rows), key=len)) + 8
@@ -55,8 +59,18 @@ def map_figure(block: pl.DataFrame, layout: MapLayout, column: str, words: str, 
         if cell_points >= 26:
             _annotate(axes, image, grid, form)
         figure.colorbar(image, cax=colour_axes)
-        figure.text(0.005, 1 - 0.03 / height, words[0].upper() + words[1:], ha="left", va="top", fontsize=8)
+        title = words[0].upper() + words[1:]
+        if hatched is not None and hatched[0].any():
+            _hatch(axes, hatched[0])
+            title += f"; hatched: {hatched[1]}"
+        figure.text(0.005, 1 - 0.03 / height, title, ha="left", va="top", fontsize=8)
     return figure
+
+
+def _hatch(axes: Axes, marked: np.ndarray) -> None:
+    for down, across in zip(*np.nonzero(marked), strict=True):
+        cell = Rectangle((across - 0.5, down - 0.5), 1, 1, fill=False, hatch="////", edgecolor="#444444", linewidth=0)
+        axes.add_patch(cell)
 
 
 def stones_figure(series: pl.DataFrame) -> Figure:

@@ -101,6 +101,23 @@ def expected_seconds(rules: engine.Rules, kept: dict[str, Cost]) -> float:
     return max(1.0, COSTS.atlas_seconds_per_position * positions_of(rules))
 
 
+def task_seconds(rules: engine.Rules, kept: dict[str, Cost], incomplete: dict[str, dict[str, Any] | None]) -> float:
+    """completion_seconds for a rule set of ``incomplete`` (name -> its kept row's costs), else expected_seconds."""
+    if rules.name in incomplete:
+        return completion_seconds(rules, incomplete[rules.name])
+    return expected_seconds(rules, kept)
+
+
+def completion_seconds(rules: engine.Rules, costs: dict[str, Any] | None) -> float:
+    """What completing a row of ``rules`` kept without the verdict columns should take
+    (pipeline.atlas.analyse.supplement): its record's ``costs`` building the tables and the
+    solution, again, and the remoteness at pipeline/costs.toml's rate a position."""
+    seconds = costs.get("seconds") if isinstance(costs, dict) else None
+    parts = [seconds.get(part) for part in ("tables", "solve")] if isinstance(seconds, dict) else []
+    built = sum(float(part) for part in parts if isinstance(part, int | float) and not isinstance(part, bool))
+    return max(1.0, built + COSTS.remoteness_seconds_per_position * positions_of(rules))
+
+
 def expected_bytes(rules: engine.Rules, kept: dict[str, Cost]) -> int:
     """The memory analysing ``rules`` should need: pipeline.atlas.analyse.estimated_bytes (a
     size a position), or PEAK_MARGIN times the most that a kept rule set alike in every

@@ -25,13 +25,13 @@ import polars as pl
 from matplotlib.figure import Figure
 
 import engine
+from engine.solver import CAP
 from pipeline.analysis.fairness import balance_table, fair_rule_set_front
 from pipeline.atlas.config import atlas_of_manifest
 from pipeline.atlas.effects import (
     FIELD_WORDS,
     KEY_COLUMNS,
     MAPPED,
-    NO_EFFECT,
     PARTS,
     MapLayout,
     atlas_frame,
@@ -44,14 +44,17 @@ from pipeline.atlas.effects import (
     flat_atlas,
     main_effects,
     map_block,
+    map_grid,
     map_layout,
     reference_rules,
+    rule_that_matters,
     slowest_part,
     stones_series,
     varying_fields,
 )
 from pipeline.atlas.maps import effects_figure, map_figure, stones_figure, tradeoff_figure
 from pipeline.atlas.run import gather_rows, read_atlas_manifest
+from pipeline.atlas.verdicts import game_groups, games_section, verdict_counts, verdict_sentence, verdict_table, verdict_words
 from pipeline.report import figures as plot
 from pipeline.report.document import Section, Table
 from pipeline.report.folder import check_out, publish_pages, staging
@@ -122,13 +125,20 @@ def _compose(frame: pl.DataFrame, manifest: dict[str, Any]) -> _Composed:
     sections: list[Section] = []
     if fields:
         layout = map_layout(block, fields, order)
+        at_cap = block.with_columns((pl.col("decided_by") == CAP).cast(pl.Float64).alias("at_cap"))
+        hatched = (map_grid(at_cap, layout, "at_cap") == 1, "decided at the cap")
         for column, words, form in MAPPED:
-            figures[f"atlas_map_{column}"] = map_figure(block, layout, column, words, form)
+            figures[f"atlas_map_{column}"] = map_figure(
+                block, layout, column, words, form, hatched if column == "start_value" else None
+            )
         sections.append(_maps_section(block, layout))
     if series.height:
         figures["atlas_stones"] = stones_figure(series)
         sections.append(_stones_section(series))
     sections.append(_outcomes_section(frame))
+    groups = game_groups(frame)
+    if groups.height:
+        sections.append(games_section(groups))
     if measured.height:
         figures["atlas_effects"] = effects_figure(measured)
         sections.append(_effects_section(block, effects, spreads))
@@ -150,6 +160,8 @@ def _compose(frame: pl.DataFrame, manifest: dict[str, Any]) -> _Composed:
         "costs": costs,
         "balance": balances,
         "fair_front": front,
+        "verdicts": verdict_counts(frame),
+        "games": groups,
     }
     return _Composed(_abstract(frame, manifest, measured, series), _text(frame, manifest), sections, tables, figures)
 
@@ -157,14 +169,11 @@ def _compose(frame: pl.DataFrame, manifest: dict[str, Any]) -> _Composed:
 def _abstract(frame: pl.DataFrame, manifest: dict[str, Any], spreads: pl.DataFrame, series: pl.DataFrame) -> list[str]:
     """The atlas's answers in words: who wins where, how fair and long random games are, and
     which rule field moves the first player's advantage most."""
-    values = frame["start_value"].to_numpy()
-    fair, first, second = int((values == 0).sum()), int((values > 0).sum()), int((values < 0).sum())
     score = frame.sort("random_first_player_score")
     length = frame.sort("random_mean_plies")
     text = [
         f"{plural(frame.height, 'rule set')} of Modiar, each solved and analysed exactly ({_done(frame, manifest)}). "
-        f"Under perfect play {fair} {'is' if fair == 1 else 'are'} fair (the start is a draw), the first player "
-        f"(South) wins in {first} and the second (North) in {second}.",
+        + verdict_sentence(frame),
         f"Between two random players the first player's score runs from {score['random_first_player_score'][0]:.3f} "
         f"({score['rules'][0]}) to {score['random_first_player_score'][-1]:.3f} ({score['rules'][-1]}), and a game lasts "
         f"{length['random_mean_plies'][0]:.1f} ({length['rules'][0]}) to {length['random_mean_plies'][-1]:.1f} plies "
@@ -189,36 +198,6 @@ def _abstract(frame: pl.DataFrame, manifest: dict[str, Any], spreads: pl.DataFra
         "there is no sampling error and no interval."
     )
     return text
-
-
-def rule_that_matters(spreads: pl.DataFrame) -> str:
-    """The headline on the field effects (field_effects, largest first): the field that moves the
-    start value most, and the one that moves random play's first-player score most where that is
-    another; or that no field moves them, when every effect is zero (a bold "rule that matters
-    most" with an effect of 0.00 stones would be a false answer)."""
-    top = spreads.row(0, named=True)
-    by_score = spreads.sort("effect_random_first_player_score", descending=True).row(0, named=True)
-    moves_value = abs(top["effect_start_value"]) >= NO_EFFECT
-    moves_score = abs(by_score["effect_random_first_player_score"]) >= NO_EFFECT
-    caveat = (
-        " These are averages over the grid, each field's over the rule sets that differ in it alone (a field's effect may "
-        "depend on the others), exact, not sampled."
-    )
-    score = (
-        f"for random players it is {FIELD_WORDS[by_score['field']]} "
-        f"(the first player's score differs by {by_score['effect_random_first_player_score']:.3f})"
-    )
-    if not moves_value:
-        fields = listed([FIELD_WORDS[field] for field in spreads["field"].to_list()])
-        rest = f"; {score}." if moves_score else ", nor the random first player's score."
-        return f"**No rule field the grid varies ({fields}) changes the start value under perfect play**{rest}{caveat}"
-    return (
-        f"**The rule that matters most to the first player's advantage is {FIELD_WORDS[top['field']]}**: over the grid, "
-        f"the mean start value of its values ({top['values']}) differs by {top['effect_start_value']:.2f} stones "
-        f"(from {plural(top['blocks'], 'group')} of rule sets alike in every other field)"
-        + ("." if by_score["field"] == top["field"] or not moves_score else f"; {score}.")
-        + caveat
-    )
 
 
 def _done(frame: pl.DataFrame, manifest: dict[str, Any]) -> str:
@@ -283,10 +262,11 @@ def _stones_section(series: pl.DataFrame) -> Section:
 def _outcomes_section(frame: pl.DataFrame) -> Section:
     second = int((frame["start_value"] < 0).sum())
     text = [
+        *verdict_words(frame),
         f"The rule sets that are fair under perfect play, and those the first player wins; in the other {second} the second "
-        "player wins. Best first moves are South's pits (0, 1, 2) that keep the start value."
+        "player wins. Best first moves are South's pits (0, 1, 2) that keep the start value.",
     ]
-    tables = []
+    tables = [verdict_table(frame)]
     for caption, table, name in (
         ("Fair rule sets (start value 0)", fair_rule_sets(frame), "fair"),
         ("Rule sets the first player wins", first_player_wins(frame), "first_player_wins"),
@@ -295,7 +275,7 @@ def _outcomes_section(frame: pl.DataFrame) -> Section:
             tables.append(Table(caption, _key_header(), _key_rows(table), name))
         else:
             text.append(f"{caption}: none.")
-    return Section("Who wins under perfect play", text, tables)
+    return Section("Who wins under perfect play, and what decides it", text, tables)
 
 
 def _number(value: float | None, form: str) -> str:
@@ -447,14 +427,15 @@ def _balance_section(balances: pl.DataFrame, front: pl.DataFrame, reference: str
     if front.height and reference is not None:
         columns = [column for column in front.columns if column not in ("rules", "pareto")]
         text.append(
-            "Among the fair rule sets, those on the Pareto front of closeness to "
-            f"{reference}: no other fair rule set is at least as close on each of {listed(columns)} and closer on one."
+            "Among the rule sets fair by play (a fair verdict decided at the cap is the cap's, and one not yet known is "
+            f"left out), those on the Pareto front of closeness to {reference}: no other such rule set is at least as "
+            f"close on each of {listed(columns)} and closer on one."
         )
         rows = [
             [row["rules"], *(f"{row[column]:.4g}" for column in columns), "yes" if row["pareto"] else ""]
             for row in front.iter_rows(named=True)
         ]
-        tables.append(Table("The fair rule sets and the Pareto front", ["rules", *columns, "Pareto"], rows, "fair_front"))
+        tables.append(Table("The rule sets fair by play and the Pareto front", ["rules", *columns, "Pareto"], rows, "fair_front"))
     return Section("Balancing: the pie rule and komi", text, tables)
 
 
@@ -462,6 +443,8 @@ def _key_header() -> list[str]:
     return [
         "rules",
         "start value",
+        "decided by",
+        "remoteness",
         "best first moves",
         "first player: random",
         "greedy",
@@ -476,6 +459,8 @@ def _key_rows(table: pl.DataFrame) -> list[list[str]]:
         [
             row["rules"],
             signed(row["start_value"]),
+            row["decided_by"] or "not yet",
+            "—" if row["remoteness"] is None else str(row["remoteness"]),
             row["best_first_moves"],
             f"{row['random_first_player_score']:.4f}",
             f"{row['greedy_first_player_score']:.4f}",

@@ -11,7 +11,9 @@
 
 A row counts as done only once its record is there and matches it, so a row whose record is
 missing, fails its seal or does not match its file, or whose figures do not add up
-(pipeline.runs.sanity), is computed again, with a warning.
+(pipeline.runs.sanity), is computed again, with a warning. A sound row kept from before the
+verdict columns (pipeline.atlas.analyse.kept_schema) reads back with them null, as a row that
+``modiar atlas run`` completes (pipeline.atlas.analyse.supplement) rather than computes again.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import pyarrow.parquet as pq
 import engine
 from engine.store import DamagedFileError, read_json, write_atomic, write_json
 from engine.tables import positions_of
-from pipeline.atlas.analyse import SELF_PLAY_SPECS, Analysis, schema
+from pipeline.atlas.analyse import SELF_PLAY_SPECS, Analysis, kept_schema, schema
 from pipeline.runs.records import check_rows, file_sha256, parquet_bytes, sha256
 from pipeline.runs.sanity import InsaneRowError, check_atlas_row
 
@@ -56,10 +58,12 @@ class Cost:
 
 @dataclass(frozen=True)
 class Row:
-    """A finished task's row, and the costs its record keeps."""
+    """A finished task's row (of schema(): a row kept from before the verdict columns has them
+    null, and is not ``complete``), and the costs its record keeps."""
 
     table: pa.Table
     costs: dict[str, Any] | None
+    complete: bool = True
 
 
 def row_path(directory: Path, name: str, suffix: str = ".parquet") -> Path:
@@ -100,16 +104,26 @@ def read_row(directory: Path, rules: engine.Rules) -> Row | None:
     except (OSError, pa.ArrowException) as error:
         log.warning("the row %s is unreadable (%s); analysing %s again", path, error, rules.name)
         return None
-    if table.schema != schema() or table.num_rows != 1 or table.column("rules")[0].as_py() != rules.name:
+    complete = table.schema == schema()
+    if not (complete or table.schema == kept_schema()) or table.num_rows != 1 or table.column("rules")[0].as_py() != rules.name:
         log.warning("the row %s is not this version's row of %s; analysing it again", path, rules.name)
         return None
+    if not complete:
+        nulls = {
+            name: pa.nulls(1, kind)
+            for name, kind in zip(schema().names, schema().types, strict=True)
+            if name not in table.schema.names
+        }
+        table = pa.Table.from_pydict(
+            {name: table.column(name) if name in table.schema.names else nulls[name] for name in schema().names}, schema=schema()
+        )
     try:
         check_row(table.to_pylist()[0], rules)
     except InsaneRowError as error:
         log.warning("the row %s does not add up (%s); analysing %s again", path, error, rules.name)
         return None
     costs = record.get("costs")
-    return Row(table, costs if isinstance(costs, dict) else None)
+    return Row(table, costs if isinstance(costs, dict) else None, complete)
 
 
 def check_row(row: dict[str, Any], rules: engine.Rules) -> None:

@@ -9,6 +9,8 @@ worker here holds refused up front, in one line. A finished task is written at o
 not at all, as its row in data/<name>/rows/ (pipeline.atlas.rows), so a killed run loses only
 the tasks in progress, and a second run computes only what is missing (a task builds its files
 in a scratch folder of the engine's cache folder, removed as it ends: pipeline.atlas.analyse).
+A row kept from before the verdict columns is completed rather than computed again: its task
+adds them (pipeline.atlas.analyse.supplement) and keeps the row's other figures.
 Every run ends by writing
 
     data/<name>/atlas.parquet    one row per rule set done, in the atlas's order
@@ -36,13 +38,14 @@ from joblib.externals.loky.process_executor import TerminatedWorkerError
 
 import engine
 from engine.store import write_atomic
-from pipeline.atlas.analyse import Analysis, analyse, schema
+from pipeline.atlas.analyse import Analysis, analyse, schema, supplement
 from pipeline.atlas.config import Atlas, atlas_of_manifest
-from pipeline.atlas.plan import Plan, expected_seconds, plan
+from pipeline.atlas.plan import Plan, plan, task_seconds
 from pipeline.atlas.rows import (
     ROWS,
     STARTED,
     Cost,
+    Row,
     Started,
     checked_table,
     kept_costs,
@@ -92,7 +95,9 @@ def run_atlas(
         # Once the workers are there (a scheduler that does not answer leaves nothing), and before
         # any task, so that a killed first run leaves a folder the next one resumes.
         _write_manifest(directory, atlas)
-        missing = [rules for rules in wanted if read_row(directory, rules) is None]
+        found = {rules.name: read_row(directory, rules) for rules in wanted}
+        missing = [rules for rules in wanted if (row := found[rules.name]) is None or not row.complete]
+        incomplete = {name: row for name, row in found.items() if row is not None and not row.complete}
         refused: dict[str, str] = {}  # the last plan's, as the run ends
         try:
             _run_plans(
@@ -101,6 +106,7 @@ def run_atlas(
                 missing,
                 worker_rooms(backend_name, jobs),
                 refused,
+                incomplete,
                 loky=backend_name == "loky",
                 until=until,
                 progress=progress,
@@ -130,6 +136,7 @@ def _run_plans(
     missing: list[engine.Rules],
     rooms: dict[int, int],
     refused: dict[str, str],
+    incomplete: dict[str, Row],
     *,
     loky: bool,
     until: float | None,
@@ -139,12 +146,12 @@ def _run_plans(
     rule sets that need fewer one batch (a task a worker) at a time, planned again after each
     with the costs of the rows just written; none started after ``until`` (time.time()), if
     given. ``refused`` is kept as the last plan's; each refusal is said once, as it is first
-    planned."""
+    planned. The rule sets of ``incomplete`` (rows kept without the verdict columns) are completed."""
     killed = killed_marks(directory, missing)  # read once, before this run writes its own
     kept = kept_costs(directory)
     planned = plan(missing, rooms, kept, killed, directory)
     _say_fewer_workers(planned, rooms)
-    bar = _bar(atlas.name, planned, kept, progress)
+    bar = _bar(atlas.name, planned, kept, {name: row.costs for name, row in incomplete.items()}, progress)
     finished: set[str] = set()
 
     def done(analysis: Analysis) -> None:
@@ -166,7 +173,7 @@ def _run_plans(
                 return
             phase = planned.phases[0]
             batch = list(phase.rule_sets if phase.workers == max(rooms) else phase.rule_sets[: phase.workers])
-            _compute(directory, batch, (phase.workers, phase.room, killed), done, loky=loky, until=until)
+            _compute(directory, batch, (phase.workers, phase.room, killed), done, loky=loky, until=until, incomplete=incomplete)
             missing = [rules for rules in missing if rules.name not in finished]  # all the batch's, but past ``until``
             planned = plan(missing, rooms, kept_costs(directory), killed, directory)
     finally:
@@ -188,11 +195,18 @@ def _say_fewer_workers(planned: Plan, rooms: dict[int, int]) -> None:
             )
 
 
-def _bar(name: str, planned: Plan, kept: dict[str, Cost], progress: bool) -> TasksBar:
+def _bar(
+    name: str, planned: Plan, kept: dict[str, Cost], incomplete: dict[str, dict[str, Any] | None], progress: bool
+) -> TasksBar:
     """The run's progress bar: each rule set planned to take its expected seconds
-    (expected_seconds) over the workers of its phase."""
-    wall = {rules.name: expected_seconds(rules, kept) / phase.workers for phase in planned.phases for rules in phase.rule_sets}
-    return TasksBar(f"atlas {name}: {plural(len(wall), 'rule set')} to analyse", wall, progress=progress)
+    (pipeline.atlas.plan.task_seconds: less for a row to complete) over the workers of its phase."""
+    wall = {
+        rules.name: task_seconds(rules, kept, incomplete) / phase.workers for phase in planned.phases for rules in phase.rule_sets
+    }
+    completed = sum(name in incomplete for name in wall)
+    parts = [f"{plural(len(wall) - completed, 'rule set')} to analyse"] if len(wall) > completed or not completed else []
+    what = ", ".join([*parts, *([f"{plural(completed, 'rule set')} to complete"] if completed else [])])
+    return TasksBar(f"atlas {name}: {what}", wall, progress=progress)
 
 
 def _compute(
@@ -203,9 +217,11 @@ def _compute(
     *,
     loky: bool,
     until: float | None = None,
+    incomplete: dict[str, Row] | None = None,
 ) -> None:
     """Run the tasks on ``workers`` (how many, the memory of each, and the killed_marks found as
-    the run began), none started after ``until`` (time.time()) if given, writing each one's row
+    the run began), none started after ``until`` (time.time()) if given, those of ``incomplete``
+    completing their kept rows (supplement), writing each one's row
     as it comes back, then telling ``done``. Each task in flight has its STARTED mark, removed
     when its row is written or the run ends, but kept when a worker is killed, or the run itself."""
     jobs, room, killed_before = workers
@@ -220,7 +236,7 @@ def _compute(
     try:
         # On dask every thread of the cluster takes tasks (parallel_jobs); one task a worker: see _dispatched.
         results = Parallel(n_jobs=parallel_jobs(jobs), return_as="generator_unordered", pre_dispatch="n_jobs", batch_size=1)(
-            _dispatched(todo, marks, loky, until)
+            _dispatched(todo, marks, loky, until, incomplete or {})
         )
         for analysis in _surviving(results, jobs):
             write_row(directory, analysis)
@@ -235,7 +251,9 @@ def _compute(
                 mark.remove()
 
 
-def _dispatched(todo: list[engine.Rules], marks: dict[str, Started], loky: bool, until: float | None) -> Iterator[Any]:
+def _dispatched(
+    todo: list[engine.Rules], marks: dict[str, Started], loky: bool, until: float | None, incomplete: dict[str, Row]
+) -> Iterator[Any]:
     """The tasks, none after ``until`` (time.time()) if given. A loky worker writes its task's
     STARTED mark as it starts it: joblib takes tasks from here ahead of the workers (one more
     every other task done, even with pre_dispatch n_jobs), and a mark written here would count a
@@ -246,7 +264,9 @@ def _dispatched(todo: list[engine.Rules], marks: dict[str, Started], loky: bool,
             return
         if not loky:
             marks[rules.name].write()
-        yield delayed(_started)(_task, rules, loky, engine.cache_folder(), marks[rules.name] if loky else None)
+        kept = incomplete.get(rules.name)
+        row = None if kept is None else (kept.table.to_pylist()[0], kept.costs)
+        yield delayed(_started)(_task, rules, loky, engine.cache_folder(), marks[rules.name] if loky else None, row)
 
 
 class WorkerKilledError(RecordError):
@@ -270,11 +290,12 @@ def _surviving(results: Iterator[Analysis], jobs: int) -> Iterator[Analysis]:
 
 
 def _started(
-    task: Callable[[engine.Rules, Path | None], Analysis],
+    task: Callable[..., Analysis],
     rules: engine.Rules,
     loky: bool,
     cache: Path | None,
     mark: Started | None,
+    kept: tuple[dict[str, Any], dict[str, Any] | None] | None = None,
 ) -> Analysis:
     """In a worker: its task's STARTED mark written, if given, then ``task`` (_task, passed so
     that the tests' stand-ins, which die as the system kills a worker, reach the worker)."""
@@ -282,12 +303,13 @@ def _started(
         exit_with_parent()
     if mark is not None:
         mark.write()
-    return task(rules, cache)
+    return task(rules, cache, kept)
 
 
-def _task(rules: engine.Rules, cache: Path | None) -> Analysis:
-    """One rule set analysed, its scratch files in ``cache``/scratch/."""
-    return analyse(rules, cache)
+def _task(rules: engine.Rules, cache: Path | None, kept: tuple[dict[str, Any], dict[str, Any] | None] | None = None) -> Analysis:
+    """One rule set analysed, its scratch files in ``cache``/scratch/; given ``kept`` (a row
+    without the verdict columns, and its record's costs), that row completed."""
+    return analyse(rules, cache) if kept is None else supplement(rules, kept[0], kept[1], cache)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -341,9 +363,16 @@ def read_atlas_manifest(directory: Path) -> dict[str, Any]:
 
 def rows_done(directory: Path) -> list[str]:
     """The rule sets whose rows in ``directory`` are sound (sealed, of this engine, matching their
-    records), in the atlas's order: what a run there would not compute again."""
+    records), in the atlas's order: what a run there would not compute again (a row without the
+    verdict columns among them: a run completes it, rows_incomplete)."""
     atlas = atlas_of_manifest(read_atlas_manifest(directory))
     return [rules.name for rules in atlas.rule_sets() if read_row(directory, rules) is not None]
+
+
+def rows_incomplete(directory: Path) -> list[str]:
+    """The rule sets of ``directory`` whose sound rows lack the verdict columns, in the atlas's order."""
+    atlas = atlas_of_manifest(read_atlas_manifest(directory))
+    return [rules.name for rules in atlas.rule_sets() if (row := read_row(directory, rules)) is not None and not row.complete]
 
 
 def read_atlas(directory: Path) -> pa.Table:

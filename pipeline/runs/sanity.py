@@ -112,6 +112,36 @@ def check_atlas_row(row: Mapping[str, Any], rules: engine.Rules, positions: int,
             name.removesuffix("_mean"): row[name] for name in row if name.startswith(prefix + "_") and name.endswith("_mean")
         }
         _events(fires, means)
+    _verdict(row, rules, start)
+
+
+VERDICT_FIELDS = ("remoteness", "longest_line", "decided_by", "stable_from_cap", "value_cap_one_less", "value_cap_one_more")
+
+
+def _verdict(row: Mapping[str, Any], rules: engine.Rules, start: int) -> None:
+    """An atlas row's verdict (pipeline.atlas.analyse.verdict_figures), all null in a row kept
+    from before it: play decides the value when the side ahead can end play before the cap (at a
+    value of 0, when every value-keeping game ends), and a hurried game is no longer than the longest."""
+    if row.get("decided_by") is None:
+        if any(row.get(name) is not None for name in (*VERDICT_FIELDS, "game_fingerprint")):
+            raise InsaneRowError("decided_by is null but not the rest of its verdict")
+        return
+    hurry, longest = (row[name] for name in ("remoteness", "longest_line"))
+    for name in ("remoteness", "longest_line"):
+        if row[name] is not None:
+            _whole(row, name, high=rules.ply_cap)
+    if hurry is not None and longest is not None and hurry > longest:
+        raise InsaneRowError(f"remoteness {hurry} exceeds longest_line {longest}")
+    decided = "play" if (hurry is not None if start else longest is not None) else "cap"
+    if row["decided_by"] != decided:
+        raise InsaneRowError(f"decided_by is {row['decided_by']!r}, where its remoteness and longest line say {decided!r}")
+    _whole(row, "stable_from_cap", high=rules.ply_cap)
+    stones = rules.total_stones
+    for name in ("value_cap_one_less", "value_cap_one_more"):
+        _whole(row, name, low=-stones, high=stones)
+    fingerprint = row.get("game_fingerprint")
+    if not isinstance(fingerprint, str) or len(fingerprint) != 64 or set(fingerprint) - set("0123456789abcdef"):
+        raise InsaneRowError(f"game_fingerprint {fingerprint!r} is not a SHA-256 in hex")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -158,6 +158,10 @@ def test_the_atlas_balance_and_fair_front_come_from_its_columns():
     assert front["rules"].to_list() == ["b", "c"]
     # b: (8, 0.01, 0, 0) from a; c: (3, 0, 0.01, 20): neither beats the other on every column
     assert front["pareto"].to_list() == [True, True]
+    # Once verdicts are known, a rule set fair only at the cap (c), or not known yet, is no fair rule set of the front.
+    decided = frame.with_columns(pl.Series("decided_by", ["play", "play", "cap", None]))
+    front = pipeline.analysis.fairness.fair_rule_set_front(decided, "a")
+    assert front["rules"].to_list() == ["b"] and front["pareto"].to_list() == [True]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -29,22 +29,27 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import reference
+from brute_remoteness import brute_force
 from polling import wait_until
 
 import engine
+from engine.solver import AT_CAP
+from engine.store import read_json, write_json
 from engine.tables import positions_of
 from engine.tables.positions import load_tables
+from pipeline import estimates
 from pipeline.atlas import config as atlas_config
 from pipeline.atlas import run as atlas_module
-from pipeline.atlas.analyse import SELF_PLAY_SPECS, estimated_bytes
+from pipeline.atlas.analyse import SELF_PLAY_SPECS, estimated_bytes, kept_schema
 from pipeline.atlas.config import Atlas, load_atlas, parse_atlas
 from pipeline.atlas.plan import KILLS_REFUSED, expected_seconds, run_order
-from pipeline.atlas.rows import Cost, kept_costs
-from pipeline.atlas.run import read_atlas_manifest, run_atlas
+from pipeline.atlas.rows import Cost, kept_costs, row_path
+from pipeline.atlas.run import read_atlas, read_atlas_manifest, rows_done, rows_incomplete, run_atlas
 from pipeline.cli import main
 from pipeline.runs.config import ConfigError
 from pipeline.runs.costs import COSTS
 from pipeline.runs.lock import FolderBusyError, folder_lock
+from pipeline.runs.records import parquet_bytes, sha256
 
 CONFIG = """\
 name = "four"
@@ -435,6 +440,27 @@ def test_perfect_play_matches_a_plain_negamax(four: tuple[Atlas, Path]) -> None:
         assert row["best_first_moves"] == sorted(pit for pit, value in values.items() if value == max(values.values()))
 
 
+def test_the_verdict_matches_the_brute_force_at_every_cap(four: tuple[Atlas, Path]) -> None:
+    """Each row's remoteness, longest line and what decides its value are the brute force's
+    (tests/brute_remoteness.py) at the rule set's cap; the least cap from which the value no
+    longer changes, and the values one ply either side, are the brute force's under each cap."""
+    atlas, folder = four
+    found = rows(folder / "reference")
+    for rules in atlas.rule_sets():
+        row, cap = found[rules.name], rules.ply_cap
+        start = (reference.board_code(reference.start_board(rules)), 0, 0)
+        truth = brute_force(rules, cap)
+        hurry, longest = (None if lines == AT_CAP else lines for lines in (truth.hurry[start], truth.longest[start]))
+        assert (row["remoteness"], row["longest_line"]) == (hurry, longest), rules.name
+        value = truth.value[start]
+        assert row["decided_by"] == ("play" if (hurry if value else longest) is not None else "cap"), rules.name
+        by_cap = {c: brute_force(rules, c).value[start] for c in range(1, cap + 2)}
+        assert (row["value_cap_one_less"], row["value_cap_one_more"]) == (by_cap[cap - 1], by_cap[cap + 1]), rules.name
+        assert row["stable_from_cap"] == min(c for c in range(1, cap + 1) if all(by_cap[d] == value for d in range(c, cap + 1)))
+    assert {row["decided_by"] for row in found.values()} == {"play"}  # 4 stones, 16 plies: every game ends
+    assert len({row["game_fingerprint"] for row in found.values()}) == len(found)
+
+
 def test_random_play_matches_the_sum_over_every_game(four: tuple[Atlas, Path]) -> None:
     atlas, folder = four
     found = rows(folder / "reference")
@@ -562,6 +588,68 @@ def test_a_damaged_row_is_computed_again(small: tuple[Atlas, Path], caplog: pyte
     run_atlas(atlas, out, jobs=1, progress=False)
     assert f"the row {damaged} is missing or does not match its record" in caplog.text
     assert (out / "atlas.parquet").read_bytes() == (folder / "reference" / "atlas.parquet").read_bytes()
+
+
+def test_a_row_kept_without_the_verdict_columns_is_completed_not_computed_again(
+    small: tuple[Atlas, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row written before the verdict columns (sealed, of this engine) still counts as done and
+    shows in atlas.parquet with them null; the next run adds them, playing none of its games
+    again, to the bytes of a row computed whole, its record keeping what the first analysis cost."""
+    atlas, folder = small
+    out = folder / "kept"
+    shutil.copytree(folder / "reference", out)
+    name = atlas.rule_sets()[2].name
+    path = row_path(out, name)
+    whole = pq.read_table(path)
+    _keep_without_verdict(out, name, {"random": 5.0, "tables": 1.0, "solve": 2.0, "total": 8.0})
+    assert rows_done(out) == [rules.name for rules in atlas.rule_sets()] and rows_incomplete(out) == [name]
+
+    line = estimates.atlas(atlas, out, part=None, jobs=1, remote=False).line()
+    assert line.startswith("atlas small: 1 kept rule set to complete with the verdict columns:")
+    monkeypatch.setattr(atlas_module, "analyse", _never_called)
+    run_atlas(atlas, out, jobs=1, progress=False)
+    assert rows_incomplete(out) == []
+    assert pq.read_table(path) == whole
+    assert (out / "atlas.parquet").read_bytes() == (folder / "reference" / "atlas.parquet").read_bytes()
+    seconds = read_json(row_path(out, name, ".json"), _identity(name))["costs"]["seconds"]
+    assert seconds["random"] == 5.0 and {"supplement_tables", "supplement_solve", "verdict"} <= set(seconds)
+    added = seconds["supplement_tables"] + seconds["supplement_solve"] + seconds["verdict"]
+    assert seconds["total"] == pytest.approx(8.0 + added)
+
+
+def test_a_kept_row_without_its_verdict_reads_back_with_it_null(small: tuple[Atlas, Path]) -> None:
+    atlas, folder = small
+    out = folder / "kept-null"
+    shutil.copytree(folder / "reference", out)
+    _keep_without_verdict(out, atlas.rule_sets()[0].name)
+    atlas_module.gather_rows(out)  # as modiar atlas report does first
+    atlas_module._write_manifest(out, atlas)
+    table = read_atlas(out).to_pylist()
+    assert [row["rules"] for row in table] == [rules.name for rules in atlas.rule_sets()]
+    assert table[0]["decided_by"] is None and table[0]["game_fingerprint"] is None
+    assert all(row["decided_by"] == "play" for row in table[1:])
+
+
+def _keep_without_verdict(directory: Path, name: str, seconds: dict[str, float] | None = None) -> None:
+    """Rewrite the row of ``name`` as a run before the verdict columns wrote it, sealed, its
+    record's seconds ``seconds`` if given."""
+    path = row_path(directory, name)
+    kept = parquet_bytes(pq.read_table(path).select(kept_schema().names))
+    path.write_bytes(kept)
+    record = read_json(row_path(directory, name, ".json"), _identity(name))
+    record["row"] |= {"bytes": len(kept), "sha256": sha256(kept)}
+    if seconds is not None:
+        record["costs"]["seconds"] = seconds
+    write_json(row_path(directory, name, ".json"), record, _identity(name), indent=1)
+
+
+def _identity(name: str) -> dict[str, str]:
+    return {"kind": "atlas row", "rules": name, "engine": engine.ENGINE_VERSION}
+
+
+def _never_called(*arguments: Any) -> None:
+    raise AssertionError("a kept row was analysed again")
 
 
 def test_a_dask_cluster_that_loses_a_worker_gives_the_bytes_of_a_local_run(small: tuple[Atlas, Path], tmp_path: Path) -> None:

@@ -27,12 +27,13 @@ from pipeline.atlas.effects import (
     map_block,
     map_grid,
     map_layout,
+    rule_that_matters,
     stones_series,
     value_label,
     varying_fields,
 )
 from pipeline.atlas.maps import tradeoff_figure
-from pipeline.atlas.report import build_atlas_report, rule_that_matters
+from pipeline.atlas.report import build_atlas_report
 from pipeline.atlas.rows import PEAK_MEASURE
 from pipeline.atlas.run import read_atlas_manifest, run_atlas
 from pipeline.report.figures import FORMATS
