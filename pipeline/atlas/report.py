@@ -247,10 +247,19 @@ def _stones_section(series: pl.DataFrame) -> Section:
             f"{row['random_first_player_score']:.6f}",
             f"{row['random_mean_plies']:.2f}",
             f"{row['perfect_mean_plies']:.2f}",
+            "—" if row["remoteness"] is None else str(row["remoteness"]),
         ]
         for row in series.iter_rows(named=True)
     ]
-    header = ["stones per pit", "rules", "start value", "first player (random)", "mean plies (random)", "mean plies (perfect)"]
+    header = [
+        "stones per pit",
+        "rules",
+        "start value",
+        "first player (random)",
+        "mean plies (random)",
+        "mean plies (perfect)",
+        "remoteness",
+    ]
     return Section(
         "Stones per pit",
         ["The number of stones in each pit at the start, every other rule RULES.md's."],

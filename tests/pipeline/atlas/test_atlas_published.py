@@ -10,12 +10,13 @@ import pytest
 from locations import ROOT
 
 import engine
-from pipeline.atlas.analyse import analyse
+from pipeline.atlas.analyse import VERDICT_COLUMNS, analyse
 from pipeline.atlas.config import load_atlas
-from pipeline.atlas.run import read_atlas, rows_done
+from pipeline.atlas.run import read_atlas, rows_done, rows_incomplete
 from pipeline.report.folder import check_published
 
 PUBLISHED = ROOT / "reports" / "atlas"
+VERDICT_NAMES = {name for name, _ in VERDICT_COLUMNS}
 RUN = ROOT / "data" / "atlas"
 
 
@@ -35,6 +36,8 @@ def test_the_kept_run_folder_holds_the_published_rows_sound():
     assert done == published["rules"].to_list()
     assert read_atlas(RUN).column("rules").to_pylist() == done
     assert sorted(path.stem for path in (RUN / "rows").glob("*.parquet")) == sorted(done)
+    waiting = published.filter(pl.col("decided_by").is_null())["rules"].to_list()
+    assert rows_incomplete(RUN) == waiting  # the report says "not yet" of exactly the rows to complete
 
 
 @pytest.mark.parametrize("name", ["modiar-stones3", "modiar-stones4"])
@@ -44,6 +47,8 @@ def test_a_cheap_row_of_the_published_atlas_is_computed_again_the_same(name, tmp
     row["best_first_moves"] = " ".join(map(str, row["best_first_moves"]))  # as the CSV writes it
     assert set(published) == set(row)
     for column, value in published.items():
+        if column in VERDICT_NAMES and published["decided_by"] is None:
+            continue  # a row kept from before the verdict columns, not completed yet (rows_incomplete)
         if isinstance(value, float):
             assert row[column] == pytest.approx(value, rel=1e-12, abs=1e-15), column
         else:

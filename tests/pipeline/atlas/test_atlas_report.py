@@ -36,6 +36,7 @@ from pipeline.atlas.maps import tradeoff_figure
 from pipeline.atlas.report import build_atlas_report
 from pipeline.atlas.rows import PEAK_MEASURE
 from pipeline.atlas.run import read_atlas_manifest, run_atlas
+from pipeline.atlas.verdicts import game_groups, verdict_counts, verdict_sentence
 from pipeline.report.figures import FORMATS
 from pipeline.runs.lock import folder_lock
 from pipeline.runs.records import RecordError, parquet_bytes, sha256
@@ -48,7 +49,7 @@ CONFIG = {
     "grids": {"stones": {"stones_per_pit": [2, 3]}},
     "parts": {"fed": {"feeding": [True]}},
 }
-TABLES = ("atlas", "fair", "first_player_wins", "main_effects", "field_effects", "stones", "costs")
+TABLES = ("atlas", "fair", "first_player_wins", "main_effects", "field_effects", "stones", "costs", "verdicts")
 MAPS = ("atlas_map_start_value", "atlas_map_random_first_player_score", "atlas_map_random_mean_plies")
 FIGURES = (*MAPS, "atlas_stones", "atlas_effects", "atlas_tradeoff")
 
@@ -317,3 +318,43 @@ def test_a_report_beside_a_running_atlas_says_so_and_writes_nothing_in_its_folde
     with folder_lock(running, "modiar atlas run"), pytest.raises(RecordError, match="has no rule set done yet"):
         build_atlas_report(running, tmp_path / "report", progress=False)
     assert "a run is writing" in caplog.text and (running / "atlas.parquet").read_bytes() == empty
+
+
+def test_the_verdicts_are_counted_by_what_decides_them_in_rule_sets_and_distinct_games() -> None:
+    # a and b are one game (the same fingerprint), fair by play; c is fair at the cap and lets a
+    # player pass (singletons with RULES.md's sowing); d is won by the second player by play; e has no verdict yet.
+    frame = pl.DataFrame(
+        {
+            "rules": ["a", "b", "c", "d", "e"],
+            "start_value": [0, 0, 0, -2, 2],
+            "decided_by": ["play", "play", "cap", "play", None],
+            "remoteness": [20, 20, None, 24, None],
+            "game_fingerprint": ["x", "x", "y", "z", None],
+            "min_stones_to_play": [2, 2, 1, 2, 2],
+            "sow_origin": [True, True, True, True, True],
+            "ply_cap": [400] * 5,
+        }
+    )
+    counts = {row["outcome"]: row for row in verdict_counts(frame).iter_rows(named=True)}
+    assert {key: counts["fair"][key] for key in ("rule_sets", "by_play", "at_cap", "not_yet", "games")} == {
+        "rule_sets": 3,
+        "by_play": 2,
+        "at_cap": 1,
+        "not_yet": 0,
+        "games": 2,
+    }
+    assert (counts["first"]["rule_sets"], counts["first"]["not_yet"], counts["first"]["games"]) == (1, 1, 0)
+    assert (counts["all"]["rule_sets"], counts["all"]["games"], counts["all"]["games_by_play"]) == (5, 3, 2)
+    groups = game_groups(frame)
+    assert groups["names"].to_list() == ["a b"] and groups["rule_sets"].to_list() == [2]
+    sentence = verdict_sentence(frame)
+    assert "3 are fair: 2 by play (1 distinct game), 1 only at the 400-ply cap (1 game)" in sentence
+    assert "1 of the 1 decided at the cap allow singletons" in sentence
+    assert "1 rule set kept from an older run has no verdict yet" in sentence
+
+
+def test_the_report_counts_its_verdicts(report: Path) -> None:
+    verdicts = pl.read_csv(report / "tables" / "verdicts.csv")
+    every = verdicts.filter(pl.col("outcome") == "all").row(0, named=True)
+    assert every["rule_sets"] == every["by_play"] + every["at_cap"] == 5 and every["not_yet"] == 0
+    assert "Under perfect play" in (report / "report.md").read_text()
