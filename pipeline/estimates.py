@@ -209,11 +209,11 @@ def atlas(planned: Atlas, directory: Path, *, part: str | None, jobs: int, remot
     missing = [rules for rules in wanted if found.get(rules.name) is None or rules.name in incomplete]
     rooms = {jobs: 2**62} if remote else worker_rooms("loky", jobs)
     kept = kept_costs(directory)  # what the rows already there took: the rule sets alike cost as much
-    run = atlas_plan.plan(missing, rooms, kept, killed_marks(directory, missing), directory)
+    run = atlas_plan.plan(missing, rooms, kept, killed_marks(directory, missing), directory, incomplete)
     seconds, held = 0.0, 0
     for phase in run.phases:  # each phase's workers share its time, and each holds its largest rule set
         seconds += sum(atlas_plan.task_seconds(rules, kept, incomplete) for rules in phase.rule_sets) / phase.workers
-        largest = max(atlas_plan.expected_bytes(rules, kept) for rules in phase.rule_sets)
+        largest = max(atlas_plan.task_bytes(rules, kept, incomplete) for rules in phase.rule_sets)
         held = max(held, min(phase.workers, len(phase.rule_sets)) * largest)
     planned_names = [rules.name for phase in run.phases for rules in phase.rule_sets]
     completed = sum(name in incomplete for name in planned_names)

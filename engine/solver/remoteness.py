@@ -229,42 +229,110 @@ def build_remoteness(rules: Rules, tables: PositionTables, *, progress: bool = F
     """R and L of every position of ``tables`` for k = 0 .. ``rules.ply_cap`` by the iteration
     of the module's docstring, and of the start at ply 0 under every cap; also V_cap of every
     position (int8), the solver's recursion run alongside (which the tests hold to the solution's)."""
+    found = _iterate(rules, tables, first_moves(rules), None, log_changes=True, progress=progress)
+    started = time.perf_counter()
+    hurry_log = position_major(found.hurry_changes, tables.size, np.int16)
+    longest_log = position_major(found.longest_changes, tables.size, np.int16)
+    timings = found.timings | {"remoteness": found.timings["remoteness"] + time.perf_counter() - started}
+    hurry, longest = (found.start[line, : rules.ply_cap + 1].astype(np.int16) for line in (0, 1))
+    built = Remoteness(rules, tables.index, found.no_move, *hurry_log, *longest_log, hurry, longest, timings=timings)
+    return built, found.values
+
+
+@dataclass(frozen=True)
+class StartLines:
+    """One start's value, remoteness and longest value-optimal line (South to move at ply 0)
+    under every cap 0 .. rules.ply_cap, and its value under a cap one ply longer."""
+
+    values: np.ndarray  # (cap + 2,) int64: V of the start in the game capped at 0 .. cap + 1
+    hurry: np.ndarray  # (cap + 1,) int16: R by cap, AT_CAP where the cap stops the hurried game
+    longest: np.ndarray  # (cap + 1,) int16: L by cap
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def start_lines(rules: Rules, tables: PositionTables, board: Board | None = None) -> StartLines:
+    """The value, R and L of ``board`` as South's start (default the rule set's) under every cap,
+    by the module's iteration over only the positions reachable from it: a position's V, R and
+    L depend on its children's alone, and the positions a game from the start can reach hold
+    all of theirs (a fifth to a sixth of all positions with 7 stones a pit). The same figures as
+    the whole ``remoteness`` and the solution give at the start (tested), far cheaper when only
+    the start is wanted (the atlas's verdict of every rule set)."""
+    first = first_moves(rules, board)
+    within = _descendants(tables.child, first.children)
+    found = _iterate(rules, tables, first, within, log_changes=False, progress=False)
+    hurry, longest = (found.start[line, : rules.ply_cap + 1].astype(np.int16) for line in (0, 1))
+    return StartLines(found.start[2], hurry, longest, found.timings)
+
+
+def _descendants(child: np.ndarray, seeds: np.ndarray) -> np.ndarray:
+    """The positions reachable from ``seeds`` by moves, ``seeds`` among them (bool, one a position)."""
+    found = np.zeros(len(child), dtype=bool)
+    frontier = distinct(np.asarray(seeds, dtype=np.int64))
+    found[frontier] = True
+    while len(frontier):
+        after = child[frontier].ravel()
+        after = distinct(after[after >= 0])
+        frontier = after[~found[after]]
+        found[frontier] = True
+    return found
+
+
+@dataclass
+class _Iterated:
+    no_move: np.ndarray
+    values: np.ndarray  # V_cap of every position (int8; outside ``within``, meaningless)
+    start: np.ndarray  # (3, cap + 2): R, L by cap (cap + 1 repeats cap) and V of the start by cap 0 .. cap + 1
+    hurry_changes: LayerChanges
+    longest_changes: LayerChanges
+    timings: dict[str, float]
+
+
+def _iterate(
+    rules: Rules, tables: PositionTables, first: FirstMoves, within: np.ndarray | None, *, log_changes: bool, progress: bool
+) -> _Iterated:
+    """The iteration of the module's docstring over every position, or over those of ``within``
+    (bool, closed under moves: the children of each are in it), with the start's R, L and V by
+    cap from ``first``; the changes of R and L logged if ``log_changes``."""
     if tables.index.total != rules.total_stones or table_rules(tables.rules) != table_rules(rules):
         raise ValueError(f"the tables of {tables.rules.name} do not hold the positions of {rules.name}")
     started = time.perf_counter()
     cap, size = rules.ply_cap, tables.size
     child, captured = tables.child, tables.captured
     no_move = np.logical_not(tables.legal.any(axis=1))
-    live = np.flatnonzero(~no_move).astype(np.int32)
+    counted = ~no_move if within is None else ~no_move & within
+    live = np.flatnonzero(counted).astype(np.int32)
+    swept = size if within is None else int(np.count_nonzero(within))  # above swept / _SWEEP_FRACTION changes: sweep
     # The moves of every live position a pit at a time, each pit's column in one piece (3, m).
     every = np.ascontiguousarray(child[live].T), np.ascontiguousarray(captured[live].T)
     values = np.append(cached_row_differences(tables.index.total), np.int8(NO_MOVE))  # index -1: no move
     hurry = np.full(size + 1, AT_CAP, dtype=np.int16)  # k = 0: the cap stops every line
-    ended = np.flatnonzero(no_move).astype(np.int32)  # R and L 0 from k = 1 on: set after that step
+    ended = np.flatnonzero(no_move if within is None else no_move & within).astype(np.int32)  # R, L 0 from k = 1 on
     longest = hurry.copy()
-    first = first_moves(rules)
-    start = np.zeros((2, cap + 1), dtype=np.int16)  # R and L of the start at ply 0, by cap
-    start[:, 0] = AT_CAP
+    start = np.zeros((3, cap + 2), dtype=np.int64)  # R, L and V of the start at ply 0, by cap
+    start[:2, 0], start[2, 0] = AT_CAP, first.start_rows  # cap 0: each keeps its row
     parents, parent_offsets = _reverse_edges(child)
     timings = {"reverse_edges": time.perf_counter() - started}
     hurry_changes, longest_changes = LayerChanges(), LayerChanges()
     changed = live
     for plies_left in range(1, cap + 1):
         start[:, plies_left] = _first_lines(first, values, hurry, longest)  # the children at plies_left - 1
-        if plies_left == 1 or len(changed) * _SWEEP_FRACTION > size:
+        if plies_left == 1 or len(changed) * _SWEEP_FRACTION > swept:
             todo = live
         else:
             starts = parent_offsets[changed]
             todo = distinct(parents[slice_indices(starts, parent_offsets[changed + 1] - starts)])
+            if within is not None:
+                todo = todo[within[todo]]
         moves = every if todo is live else (child[todo].T, captured[todo].T)
         new_values, new_hurry, new_longest = _step(*moves, values, hurry, longest)
         moved_value = new_values != values[todo]
         moved_hurry = new_hurry != hurry[todo]
         moved_longest = new_longest != longest[todo]
-        for changes, moved, new in ((hurry_changes, moved_hurry, new_hurry), (longest_changes, moved_longest, new_longest)):
-            changes.plies.append(plies_left)
-            changes.positions.append(todo[moved])
-            changes.values.append(new[moved])
+        if log_changes:
+            for changes, moved, new in ((hurry_changes, moved_hurry, new_hurry), (longest_changes, moved_longest, new_longest)):
+                changes.plies.append(plies_left)
+                changes.positions.append(todo[moved])
+                changes.values.append(new[moved])
         values[todo[moved_value]] = new_values[moved_value]
         hurry[todo[moved_hurry]] = new_hurry[moved_hurry]
         longest[todo[moved_longest]] = new_longest[moved_longest]
@@ -276,27 +344,26 @@ def build_remoteness(rules: Rules, tables: PositionTables, *, progress: bool = F
             log.info("remoteness of %s: %d of %d plies left", rules.name, plies_left, cap)
         if not len(changed) and plies_left < cap:
             # Nothing changed at k, and the step does not depend on k: nothing changes any more.
-            start[:, plies_left + 1 :] = np.array(_first_lines(first, values, hurry, longest), dtype=np.int16)[:, None]
+            start[:, plies_left + 1 :] = np.array(_first_lines(first, values, hurry, longest))[:, None]
             timings["settled_at"] = plies_left
             break
+    else:
+        start[:, cap + 1] = _first_lines(first, values, hurry, longest)  # V under a cap one ply longer
     timings["iterate"] = time.perf_counter() - started - timings["reverse_edges"]
-    del parents, parent_offsets, every
-    hurry_log = position_major(hurry_changes, size, np.int16)
-    longest_log = position_major(longest_changes, size, np.int16)
     timings["remoteness"] = time.perf_counter() - started
-    built = Remoteness(rules, tables.index, no_move, *hurry_log, *longest_log, start[0], start[1], timings=timings)
-    return built, values[:size].copy()
+    return _Iterated(no_move, values[:size].copy(), start, hurry_changes, longest_changes, timings)
 
 
-def _first_lines(first: FirstMoves, values: np.ndarray, hurry: np.ndarray, longest: np.ndarray) -> tuple[int, int]:
-    """R and L of the start at ply 0 from V, R and L of its first moves' children (one ply less)."""
+def _first_lines(first: FirstMoves, values: np.ndarray, hurry: np.ndarray, longest: np.ndarray) -> tuple[int, int, int]:
+    """R, L and V of the start at ply 0 from V, R and L of its first moves' children (one ply less)."""
     if not len(first.pits):
-        return 0, 0
+        return 0, 0, first.start_rows
     q = first.captured - values[first.children].astype(np.int64)
-    optimal = q == q.max()
+    best = int(q.max())
+    optimal = q == best
     lines = hurry[first.children][optimal]
-    found = (int(lines.min() if q.max() >= 0 else lines.max()), int(longest[first.children][optimal].max()))
-    return min(found[0] + 1, AT_CAP), min(found[1] + 1, AT_CAP)
+    found = (int(lines.min() if best >= 0 else lines.max()), int(longest[first.children][optimal].max()))
+    return min(found[0] + 1, AT_CAP), min(found[1] + 1, AT_CAP), best
 
 
 def _step(

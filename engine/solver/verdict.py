@@ -5,8 +5,10 @@ decides it: play, or the ply cap (docs/remoteness.md).
 set at one start (South to move at ply 0): its value, its remoteness and longest value-optimal
 line, whether play decides the verdict, the least cap from which its value no longer changes up
 to the rule set's cap, and its value under a cap one ply shorter and one ply longer (parity).
-``analyse(board, mover, ply, rules)`` gives every legal move of a position its value, the value
-it loses, its remoteness and what decides it.
+``start_verdict(rules, tables, board)`` gives the same from the positions reachable from the
+start alone, without the solution (the atlas's verdicts). ``analyse(board, mover, ply, rules)``
+gives every legal move of a position its value, the value it loses, its remoteness and what
+decides it.
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from typing import Any
 import numpy as np
 
 from engine.game import SOUTH, Board, Rules, apply_move, legal_moves, positions
-from engine.solver.remoteness import Remoteness, remoteness
+from engine.solver.remoteness import AT_CAP, Remoteness, remoteness, start_lines
 from engine.solver.solution import Solution, solve
-from engine.tables import first_moves
+from engine.tables import PositionTables, first_moves
 
 PLAY, CAP = "play", "cap"  # what decides a verdict
 
@@ -50,14 +52,29 @@ def verdict(solution: Solution, lines: Remoteness, board: Board | None = None) -
     board = positions(solution.rules).start if board is None else board
     cap = solution.cap
     by_cap = start_values(solution, board)  # caps 0 .. cap + 1
-    value = int(by_cap[cap])
-    changed = np.flatnonzero(by_cap[: cap + 1] != value)
     remoteness, longest = lines.at(board, SOUTH, 0, solution), lines.longest_at(board, SOUTH, 0, solution)
+    return _verdict_of(by_cap, remoteness, longest, cap)
+
+
+def start_verdict(rules: Rules, tables: PositionTables, board: Board | None = None) -> Verdict:
+    """The verdict of ``board`` (default the rule set's start) as South's start, as ``verdict``
+    gives it, from the positions reachable from it alone (remoteness.start_lines: no solution and
+    no remoteness of every position are built, nor kept)."""
+    lines = start_lines(rules, tables, board)
+    return _verdict_of(lines.values, int(lines.hurry[-1]), int(lines.longest[-1]), rules.ply_cap)
+
+
+def _verdict_of(by_cap: np.ndarray, hurry: int | None, longest: int | None, cap: int) -> Verdict:
+    """The verdict from the start's values under caps 0 .. cap + 1 and its R and L at ``cap``."""
+    value = int(by_cap[cap])
+    hurry = None if hurry is None or hurry >= AT_CAP else hurry
+    longest = None if longest is None or longest >= AT_CAP else longest
+    changed = np.flatnonzero(by_cap[: cap + 1] != value)
     return Verdict(
         value,
-        remoteness,
+        hurry,
         longest,
-        decided_by(value, remoteness, longest),
+        decided_by(value, hurry, longest),
         int(changed[-1]) + 1 if len(changed) else 0,
         int(by_cap[cap - 1]),
         int(by_cap[cap + 1]),

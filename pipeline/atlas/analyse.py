@@ -14,13 +14,13 @@ Everything here is computed, nothing sampled, from the rule set's position table
                the outcome, the mean length, the chance the cap is reached and, for each rule
                event, the chance it fires at least once in a game and its expected count
     greedy     what a best response wins against greedy in each seat (engine.exploitability)
-    verdict    what decides the start's value (engine.solver.verdict, docs/remoteness.md): its
+    verdict    what decides the start's value (engine.solver.start_verdict, docs/remoteness.md): its
                remoteness and longest value-keeping game, play or the cap, the least cap from
                which it no longer changes and its value under a cap one ply shorter and longer;
                and the fingerprint of the game reachable from the start (engine.exact.game_fingerprint)
 
 A row kept from before the verdict columns gains them from ``supplement``, which builds the
-tables, solution and remoteness again but none of the games: the row's other figures stay.
+tables again and the verdict, but none of the games: the row's other figures stay.
 
 ``analyse`` works in a scratch cache folder of its own, removed when it returns (in the scratch/
 subfolder of the cache folder it is given, ``modiar atlas run --cache DIR``, else in the system's
@@ -52,7 +52,7 @@ import engine
 from engine.exact import game_fingerprint, reachable_positions
 from engine.game import END_EVENTS, POSITION_FLAGS, SOUTH
 from engine.players import solution as solved
-from engine.solver import verdict
+from engine.solver import start_verdict
 from engine.store import SCRATCH, process_running
 from engine.tables import load_tables, positions_of, table_rules
 from pipeline.runs.costs import COSTS
@@ -109,9 +109,9 @@ def analyse(rules: engine.Rules, cache: Path | None = None) -> Analysis:
             solution = solved(rules)  # kept by engine.players.search for the perfect player's policy
         with _timed(seconds, "perfect"):
             row.update(_perfect(rules, solution, tables))
-        with _timed(seconds, "verdict"):
-            verdict_row = verdict_figures(rules, solution, tables)
         del solution
+        with _timed(seconds, "verdict"):
+            verdict_row = verdict_figures(rules, tables)
         for prefix, spec in SELF_PLAY_SPECS.items():
             with _timed(seconds, prefix):
                 row.update(_self_play(prefix, engine.exact_outcome(spec, spec, rules=rules, tables=tables)))
@@ -127,20 +127,18 @@ def analyse(rules: engine.Rules, cache: Path | None = None) -> Analysis:
 
 def supplement(rules: engine.Rules, row: dict[str, Any], costs: dict[str, Any] | None, cache: Path | None = None) -> Analysis:
     """``row``, a row of ``rules`` kept from before the verdict columns, with them added: the
-    tables and solution built again in a scratch cache (as ``analyse``), none of the games played
-    again. Its cost is the kept one's (``costs``, a row record's) plus these parts, prefixed
-    "supplement_", and the larger of the two peaks."""
+    tables built again in a scratch cache (as ``analyse``), then the verdict, none of the games
+    played again. Its cost is the kept one's (``costs``, a row record's) plus "supplement_tables"
+    and "verdict", and the larger of the two peaks."""
     if row.get("rules") != rules.name:
         raise ValueError(f"the row is of {row.get('rules')}, not {rules.name}")
     seconds: dict[str, float] = {}
     with _peak_memory() as peak, _scratch_cache(cache):
         with _timed(seconds, "supplement_tables"):
             tables = load_tables(table_rules(rules), progress=False)
-        with _timed(seconds, "supplement_solve"):
-            solution = solved(rules)
         with _timed(seconds, "verdict"):
-            found = verdict_figures(rules, solution, tables)
-        del solution, tables
+            found = verdict_figures(rules, tables)
+        del tables
     kept_seconds = dict(costs.get("seconds") or {}) if isinstance(costs, dict) else {}
     kept_peak = costs.get("peak_bytes") if isinstance(costs, dict) else None
     total = float(kept_seconds.pop("total", 0.0)) + sum(seconds.values())
@@ -149,12 +147,10 @@ def supplement(rules: engine.Rules, row: dict[str, Any], costs: dict[str, Any] |
     return Analysis(rules.name, whole, kept_seconds | seconds | {"total": total}, max(peaks) if peaks else None)
 
 
-def verdict_figures(rules: engine.Rules, solution: engine.Solution, tables: engine.tables.PositionTables) -> dict[str, Any]:
-    """The VERDICT_COLUMNS of ``rules``'s row: the start's verdict from its solution and its
-    remoteness (built from ``tables``, not kept), and the fingerprint of its reachable game."""
-    lines = engine.remoteness(rules, tables=tables, cache=None, progress=False)
-    found = verdict(solution, lines)
-    del lines
+def verdict_figures(rules: engine.Rules, tables: engine.tables.PositionTables) -> dict[str, Any]:
+    """The VERDICT_COLUMNS of ``rules``'s row: the start's verdict (engine.solver.start_verdict,
+    from the positions reachable from the start alone) and the fingerprint of its reachable game."""
+    found = start_verdict(rules, tables)
     return {
         "remoteness": found.remoteness,
         "longest_line": found.longest,

@@ -56,36 +56,48 @@ def plan(
     kept: dict[str, Cost],
     killed: dict[str, tuple[int, int]],
     directory: Path,
+    incomplete: dict[str, dict[str, Any] | None] | None = None,
 ) -> Plan:
     """How a run analyses ``missing``: each rule set with the most workers (``rooms``: workers ->
     the memory each has; loky's 1 to --jobs sharing the machine, a dask cluster's only its own)
-    of which a worker holds its expected_bytes and has more room than the last run that was
+    of which a worker holds its task_bytes and has more room than the last run that was
     killed on it KILLS_REFUSED times in a row (``killed``: rows.killed_marks of the atlas's
-    ``directory``, whose STARTED mark a refusal names). The others are refused."""
+    ``directory``, whose STARTED mark a refusal names). The others are refused. The rule sets
+    of ``incomplete`` (name -> its kept row's costs) are completed, not analysed: their tasks
+    cost what completion_seconds and completion_bytes say."""
+    incomplete = incomplete or {}
     phases: dict[int, list[engine.Rules]] = {workers: [] for workers in sorted(rooms, reverse=True)}
     refused = {}
     for rules in missing:
-        fitting = [workers for workers in phases if _fits(rules, rooms[workers], kept, killed.get(rules.name))]
+        needs = task_bytes(rules, kept, incomplete)
+        fitting = [workers for workers in phases if _fits(needs, rooms[workers], killed.get(rules.name))]
         if fitting:
             phases[fitting[0]].append(rules)
         else:
             mark = row_path(directory, rules.name, STARTED)
-            refused[rules.name] = _refusal(rules, max(rooms.values()), kept, killed.get(rules.name), mark)
+            refused[rules.name] = _refusal(rules, needs, max(rooms.values()), killed.get(rules.name), mark)
     return Plan(
-        tuple(Phase(workers, rooms[workers], tuple(run_order(todo, killed, kept))) for workers, todo in phases.items() if todo),
+        tuple(
+            Phase(workers, rooms[workers], tuple(run_order(todo, killed, kept, incomplete)))
+            for workers, todo in phases.items()
+            if todo
+        ),
         refused,
     )
 
 
 def run_order(
-    todo: list[engine.Rules], killed: dict[str, tuple[int, int]], kept: dict[str, Cost] | None = None
+    todo: list[engine.Rules],
+    killed: dict[str, tuple[int, int]],
+    kept: dict[str, Cost] | None = None,
+    incomplete: dict[str, dict[str, Any] | None] | None = None,
 ) -> list[engine.Rules]:
-    """The order a run takes ``todo`` in: the longest first by expected_seconds from ``kept``
+    """The order a run takes ``todo`` in: the longest first by task_seconds from ``kept``
     (so the workers end together; by size where none alike is kept), but after them the rule
     sets alike (LENGTH_FIELDS, which hold alike) to one whose last run was killed on it
     (``killed``: killed_marks), and the killed ones last."""
     kinds = {_length_key(engine.Rules.from_name(name)) for name in killed}
-    seconds = {rules.name: expected_seconds(rules, kept or {}) for rules in todo}
+    seconds = {rules.name: task_seconds(rules, kept or {}, incomplete or {}) for rules in todo}
     return sorted(
         todo, key=lambda rules: (rules.name in killed, _length_key(rules) in kinds, -seconds[rules.name], -positions_of(rules))
     )
@@ -110,12 +122,23 @@ def task_seconds(rules: engine.Rules, kept: dict[str, Cost], incomplete: dict[st
 
 def completion_seconds(rules: engine.Rules, costs: dict[str, Any] | None) -> float:
     """What completing a row of ``rules`` kept without the verdict columns should take
-    (pipeline.atlas.analyse.supplement): its record's ``costs`` building the tables and the
-    solution, again, and the remoteness at pipeline/costs.toml's rate a position."""
+    (pipeline.atlas.analyse.supplement): its record's ``costs`` building the tables, again, and
+    the verdict at pipeline/costs.toml's rate a position."""
     seconds = costs.get("seconds") if isinstance(costs, dict) else None
-    parts = [seconds.get(part) for part in ("tables", "solve")] if isinstance(seconds, dict) else []
-    built = sum(float(part) for part in parts if isinstance(part, int | float) and not isinstance(part, bool))
-    return max(1.0, built + COSTS.remoteness_seconds_per_position * positions_of(rules))
+    built = seconds.get("tables") if isinstance(seconds, dict) else None
+    built = float(built) if isinstance(built, int | float) and not isinstance(built, bool) else 0.0
+    return max(1.0, built + COSTS.verdict_seconds_per_position * positions_of(rules))
+
+
+def task_bytes(rules: engine.Rules, kept: dict[str, Cost], incomplete: dict[str, dict[str, Any] | None]) -> int:
+    """completion_bytes for a rule set of ``incomplete``, else expected_bytes."""
+    return completion_bytes(rules) if rules.name in incomplete else expected_bytes(rules, kept)
+
+
+def completion_bytes(rules: engine.Rules) -> int:
+    """The memory completing a kept row of ``rules`` should need (pipeline.atlas.analyse.supplement):
+    its tables and the start's verdict, at pipeline/costs.toml's size a position."""
+    return COSTS.base_bytes + COSTS.verdict_bytes_per_position * positions_of(rules)
 
 
 def expected_bytes(rules: engine.Rules, kept: dict[str, Cost]) -> int:
@@ -129,13 +152,13 @@ def expected_bytes(rules: engine.Rules, kept: dict[str, Cost]) -> int:
     return max([estimated_bytes(rules), *(round(PEAK_MARGIN * peak) for peak in peaks if peak)])
 
 
-def _fits(rules: engine.Rules, room: int, kept: dict[str, Cost], killed: tuple[int, int] | None) -> bool:
+def _fits(needs: int, room: int, killed: tuple[int, int] | None) -> bool:
     if killed is not None and killed[0] >= KILLS_REFUSED and room <= killed[1]:
         return False
-    return expected_bytes(rules, kept) <= room
+    return needs <= room
 
 
-def _refusal(rules: engine.Rules, room: int, kept: dict[str, Cost], killed: tuple[int, int] | None, mark: Path) -> str:
+def _refusal(rules: engine.Rules, needs: int, room: int, killed: tuple[int, int] | None, mark: Path) -> str:
     here = f"a worker has at most {room / 2**30:.1f} GB here"
     if killed is not None and killed[0] >= KILLS_REFUSED and room <= killed[1]:
         return (
@@ -144,7 +167,7 @@ def _refusal(rules: engine.Rules, room: int, kept: dict[str, Cost], killed: tupl
             f"run it on a larger machine, or delete {mark} to try again"
         )
     return (
-        f"refused {rules.name}: its analysis needs about {expected_bytes(rules, kept) / 2**30:.1f} GB "
+        f"refused {rules.name}: its analysis needs about {needs / 2**30:.1f} GB "
         f"({positions_of(rules):,} positions) and {here}; run it on a larger machine"
     )
 

@@ -149,9 +149,10 @@ def _run_plans(
     planned. The rule sets of ``incomplete`` (rows kept without the verdict columns) are completed."""
     killed = killed_marks(directory, missing)  # read once, before this run writes its own
     kept = kept_costs(directory)
-    planned = plan(missing, rooms, kept, killed, directory)
+    costs_of = {name: row.costs for name, row in incomplete.items()}
+    planned = plan(missing, rooms, kept, killed, directory, costs_of)
     _say_fewer_workers(planned, rooms)
-    bar = _bar(atlas.name, planned, kept, {name: row.costs for name, row in incomplete.items()}, progress)
+    bar = _bar(atlas.name, planned, kept, costs_of, progress)
     finished: set[str] = set()
 
     def done(analysis: Analysis) -> None:
@@ -175,7 +176,7 @@ def _run_plans(
             batch = list(phase.rule_sets if phase.workers == max(rooms) else phase.rule_sets[: phase.workers])
             _compute(directory, batch, (phase.workers, phase.room, killed), done, loky=loky, until=until, incomplete=incomplete)
             missing = [rules for rules in missing if rules.name not in finished]  # all the batch's, but past ``until``
-            planned = plan(missing, rooms, kept_costs(directory), killed, directory)
+            planned = plan(missing, rooms, kept_costs(directory), killed, directory, costs_of)
     finally:
         bar.close()
 

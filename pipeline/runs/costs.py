@@ -59,6 +59,8 @@ class Costs:
     solve_bytes_growth: float
     remoteness_seconds_per_position: float
     remoteness_bytes_per_position: int
+    verdict_seconds_per_position: float
+    verdict_bytes_per_position: int
     solution_bytes_per_position: int
     policy_seconds_per_position: float
     policy_bytes_per_position: int

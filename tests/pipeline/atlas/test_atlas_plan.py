@@ -9,10 +9,22 @@ from pathlib import Path
 import pytest
 
 import engine
+from engine.tables import positions_of
 from pipeline.atlas import run as atlas_run
 from pipeline.atlas.analyse import estimated_bytes
-from pipeline.atlas.plan import KILLS_REFUSED, PEAK_MARGIN, expected_bytes, expected_seconds, plan, run_order
+from pipeline.atlas.plan import (
+    KILLS_REFUSED,
+    PEAK_MARGIN,
+    completion_bytes,
+    completion_seconds,
+    expected_bytes,
+    expected_seconds,
+    plan,
+    run_order,
+    task_seconds,
+)
 from pipeline.atlas.rows import Cost
+from pipeline.runs.costs import COSTS
 
 GB = 2**30
 # The kinds met on this project's machine (23.5 GB, 2026-12-04), as kept rows record them: RULES.md's
@@ -140,7 +152,7 @@ def test_the_runs_bar_says_the_plans_wall_time_left_before_any_rule_set_is_done(
     ordinary, large = rule_sets(ORDINARY, LARGE)
     planned = plan([ordinary, large], MACHINE, KEPT, {}, FOLDER)
     assert [phase.workers for phase in planned.phases] == [2, 1]
-    bar = atlas_run._bar("atlas", planned, KEPT, progress=True)
+    bar = atlas_run._bar("atlas", planned, KEPT, {}, progress=True)
     seconds = expected_seconds(ordinary, KEPT) / 2 + expected_seconds(large, KEPT)
     assert bar.seconds_left(now=bar.started) == pytest.approx(seconds, abs=1)
     bar.close()
@@ -155,3 +167,21 @@ def test_a_run_takes_the_longest_first_by_what_the_kept_rows_alike_took() -> Non
     todo = rule_sets("modiar-feedingoff", "modiar-originoff-rowsown-feedingoff", "modiar-stones3")
     order = [rules.name for rules in run_order(todo, {}, kept)]
     assert order == ["modiar-originoff-rowsown-feedingoff", "modiar-feedingoff", "modiar-stones3"]
+
+
+def test_a_kept_row_to_complete_is_planned_at_what_completing_it_costs(capsys) -> None:
+    """Completing a row kept without the verdict columns builds its tables and the start's verdict,
+    not its whole analysis: the large rule set, which needs a worker alone to be analysed, is
+    completed beside another, and the bar plans it at its tables' seconds and the verdict's rate."""
+    ordinary, large = rule_sets(ORDINARY, LARGE)
+    incomplete = {large.name: {"seconds": {"tables": 16.0, "solve": 300.0, "total": 1657.0}}}
+    planned = plan([ordinary, large], MACHINE, KEPT, {}, FOLDER, incomplete)
+    assert [phase.workers for phase in planned.phases] == [2]
+    assert completion_bytes(large) < MACHINE[2] < expected_bytes(large, KEPT)
+    completing = completion_seconds(large, incomplete[large.name])
+    assert task_seconds(large, KEPT, incomplete) == completing < expected_seconds(large, KEPT)
+    assert completing == pytest.approx(16.0 + COSTS.verdict_seconds_per_position * positions_of(large))
+    bar = atlas_run._bar("atlas", planned, KEPT, incomplete, progress=True)
+    assert bar.seconds_left(now=bar.started) == pytest.approx((expected_seconds(ordinary, KEPT) + completing) / 2, abs=1)
+    bar.close()
+    assert "1 rule set to analyse, 1 rule set to complete" in capsys.readouterr().err
