@@ -64,6 +64,7 @@ SELF_PLAY_SPECS = {"random": "random", "greedy": "greedy", "alphabeta4": "alphab
 COUNTED_EVENTS = (*POSITION_FLAGS, "first_move_forfeit", "capture")
 FIRST_PITS = range(3)  # South's pits: the first move is one of them
 ROUNDING = 1e-12  # engine.exact_outcome's float sums stay far below this
+COMPLETION_PARTS = ("supplement_tables", "verdict")  # the parts of a kept row's completion (supplement)
 # The columns ``verdict_figures`` fills, last in a row: those a row kept from an older atlas lacks.
 VERDICT_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("remoteness", pa.int64()),
@@ -84,6 +85,13 @@ class Analysis:
     row: dict[str, Any]
     seconds: dict[str, float] = field(default_factory=dict)
     peak_bytes: int | None = None
+
+    @property
+    def task_seconds(self) -> float:
+        """What this task took: the whole analysis, or for a completed row (``supplement``) its new parts only."""
+        if COMPLETION_PARTS[0] in self.seconds:
+            return sum(self.seconds.get(part, 0.0) for part in COMPLETION_PARTS)
+        return self.seconds.get("total", 0.0)
 
 
 def estimated_bytes(rules: engine.Rules) -> int:

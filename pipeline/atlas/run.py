@@ -157,7 +157,7 @@ def _run_plans(
 
     def done(analysis: Analysis) -> None:
         finished.add(analysis.rules)
-        bar.done(analysis.rules, f"{analysis.rules} ({analysis.seconds['total']:.0f} s)")
+        bar.done(analysis.rules, f"{analysis.rules} ({analysis.task_seconds:.0f} s)")
 
     try:
         while True:

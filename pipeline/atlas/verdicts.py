@@ -22,13 +22,14 @@ OUTCOMES = (
     ("first", "won by the first player", pl.col("start_value") > 0),
     ("second", "won by the second player", pl.col("start_value") < 0),
 )
-COUNT_COLUMNS = ("rule_sets", "by_play", "at_cap", "not_yet", "games", "games_by_play", "games_at_cap")
+COUNT_COLUMNS = ("rule_sets", "by_play", "at_cap", "not_yet", "games", "games_by_play", "games_at_cap", "parity")
 
 
 def verdict_counts(frame: pl.DataFrame) -> pl.DataFrame:
     """For each outcome (fair, first, second) and in all: its rule sets, how many play decides,
-    how many the cap, how many have no verdict yet, and the distinct games among those with one
-    (in all, decided by play, at the cap)."""
+    how many the cap, how many have no verdict yet, the distinct games among those with one
+    (in all, decided by play, at the cap), and how many change with the cap's parity (another
+    start value under a cap one ply shorter or longer)."""
     rows = []
     for outcome, _, holds in (*OUTCOMES, ("all", "in all", pl.lit(True))):
         part = frame.filter(holds)
@@ -44,9 +45,16 @@ def verdict_counts(frame: pl.DataFrame) -> pl.DataFrame:
                 "games": known["game_fingerprint"].n_unique(),
                 "games_by_play": play["game_fingerprint"].n_unique(),
                 "games_at_cap": cap["game_fingerprint"].n_unique(),
+                "parity": _parity(known).height,
             }
         )
     return pl.DataFrame(rows, schema={"outcome": pl.String} | dict.fromkeys(COUNT_COLUMNS, pl.Int64), orient="row")
+
+
+def _parity(frame: pl.DataFrame) -> pl.DataFrame:
+    """The rule sets whose start value under a cap one ply shorter or longer is another."""
+    value = pl.col("start_value")
+    return frame.filter((pl.col("value_cap_one_less") != value) | (pl.col("value_cap_one_more") != value))
 
 
 def game_groups(frame: pl.DataFrame) -> pl.DataFrame:
@@ -93,6 +101,11 @@ def verdict_sentence(frame: pl.DataFrame) -> str:
         f"rule sets whose games from the start are identical count as one distinct game ({plural(every['games'], 'game')} "
         f"among {plural(every['rule_sets'] - every['not_yet'], 'rule set')})."
     )
+    if every["parity"]:
+        text += (
+            f" {every['parity']} of the verdicts change with the cap's parity: under a cap of {cap - 1} or {cap + 1} plies "
+            "their start value is another."
+        )
     passing = frame.filter((pl.col("decided_by") == CAP) & (pl.col("min_stones_to_play") == 1) & pl.col("sow_origin"))
     if every["at_cap"]:
         text += (
@@ -123,7 +136,17 @@ def verdict_table(frame: pl.DataFrame) -> Table:
     """verdict_counts as the report's table (tables/verdicts.csv)."""
     counts = verdict_counts(frame)
     rows = [[row["outcome"], *(str(row[column]) for column in COUNT_COLUMNS)] for row in counts.iter_rows(named=True)]
-    header = ["outcome", "rule sets", "by play", "at the cap", "not yet", "games", "games by play", "games at the cap"]
+    header = [
+        "outcome",
+        "rule sets",
+        "by play",
+        "at the cap",
+        "not yet",
+        "games",
+        "games by play",
+        "games at the cap",
+        "parity",
+    ]
     return Table("Verdicts by what decides them, in rule sets and distinct games", header, rows, "verdicts")
 
 

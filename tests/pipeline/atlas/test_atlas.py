@@ -40,7 +40,7 @@ from engine.tables.positions import load_tables
 from pipeline import estimates
 from pipeline.atlas import config as atlas_config
 from pipeline.atlas import run as atlas_module
-from pipeline.atlas.analyse import SELF_PLAY_SPECS, estimated_bytes, kept_schema
+from pipeline.atlas.analyse import SELF_PLAY_SPECS, Analysis, estimated_bytes, kept_schema
 from pipeline.atlas.config import Atlas, load_atlas, parse_atlas
 from pipeline.atlas.plan import KILLS_REFUSED, expected_seconds, run_order
 from pipeline.atlas.rows import Cost, kept_costs, row_path
@@ -616,6 +616,7 @@ def test_a_row_kept_without_the_verdict_columns_is_completed_not_computed_again(
     assert seconds["random"] == 5.0 and {"supplement_tables", "verdict"} <= set(seconds)
     added = seconds["supplement_tables"] + seconds["verdict"]
     assert seconds["total"] == pytest.approx(8.0 + added)
+    assert Analysis(name, {}, seconds).task_seconds == pytest.approx(added)  # what the bar says the task took
 
 
 def test_a_kept_row_without_its_verdict_reads_back_with_it_null(small: tuple[Atlas, Path]) -> None:

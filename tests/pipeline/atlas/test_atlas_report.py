@@ -333,6 +333,8 @@ def test_the_verdicts_are_counted_by_what_decides_them_in_rule_sets_and_distinct
             "min_stones_to_play": [2, 2, 1, 2, 2],
             "sow_origin": [True, True, True, True, True],
             "ply_cap": [400] * 5,
+            "value_cap_one_less": [0, 0, -2, -2, None],
+            "value_cap_one_more": [0, 0, 0, -2, None],
         }
     )
     counts = {row["outcome"]: row for row in verdict_counts(frame).iter_rows(named=True)}
@@ -351,6 +353,7 @@ def test_the_verdicts_are_counted_by_what_decides_them_in_rule_sets_and_distinct
     assert "3 are fair: 2 by play (1 distinct game), 1 only at the 400-ply cap (1 game)" in sentence
     assert "1 of the 1 decided at the cap allow singletons" in sentence
     assert "1 rule set kept from an older run has no verdict yet" in sentence
+    assert counts["fair"]["parity"] == 1 and "1 of the verdicts change with the cap's parity" in sentence
 
 
 def test_the_report_counts_its_verdicts(report: Path) -> None:
