@@ -61,7 +61,7 @@ atlas: $(STAMP) ## the atlas's first part (pipeline/studies/atlas.toml [parts.ma
 	$(BIN)/modiar atlas run pipeline/studies/atlas.toml --part make --jobs 2
 	$(BIN)/modiar atlas report data/atlas
 
-atlas-full: $(STAMP) ## the whole atlas (151 rule sets, by far the longest job: its estimate comes first; resumes data/atlas, so it can be run in several goes; HOURS=H sets its time limit, docs/atlas.md), and its report
+atlas-full: $(STAMP) ## the whole atlas (151 rule sets, by far the longest job: its estimate comes first; resumes data/atlas, so it can be run in several goes, and completes kept rows that lack the verdict columns; HOURS=H sets its time limit, docs/atlas.md), and its report
 	$(BIN)/modiar atlas run pipeline/studies/atlas.toml --jobs 2 --yes $(if $(HOURS),--hours $(HOURS))
 	$(BIN)/modiar atlas report data/atlas
 
