@@ -64,6 +64,7 @@ SELF_PLAY_SPECS = {"random": "random", "greedy": "greedy", "alphabeta4": "alphab
 COUNTED_EVENTS = (*POSITION_FLAGS, "first_move_forfeit", "capture")
 FIRST_PITS = range(3)  # South's pits: the first move is one of them
 ROUNDING = 1e-12  # engine.exact_outcome's float sums stay far below this
+UNSHARED = "unshared"  # a peak of resident memory less the pages shared with files (_peak_memory)
 COMPLETION_PARTS = ("supplement_tables", "verdict")  # the parts of a kept row's completion (supplement)
 # The columns ``verdict_figures`` fills, last in a row: those a row kept from an older atlas lacks.
 VERDICT_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
@@ -85,6 +86,7 @@ class Analysis:
     row: dict[str, Any]
     seconds: dict[str, float] = field(default_factory=dict)
     peak_bytes: int | None = None
+    peak_measure: str | None = UNSHARED  # what peak_bytes counts (pipeline.atlas.rows.PEAK_MEASURE); None: not said
 
     @property
     def task_seconds(self) -> float:
@@ -137,7 +139,8 @@ def supplement(rules: engine.Rules, row: dict[str, Any], costs: dict[str, Any] |
     """``row``, a row of ``rules`` kept from before the verdict columns, with them added: the
     tables built again in a scratch cache (as ``analyse``), then the verdict, none of the games
     played again. Its cost is the kept one's (``costs``, a row record's) plus "supplement_tables"
-    and "verdict", and the larger of the two peaks."""
+    and "verdict"; its peak is the kept one's, with what that counted (the completion's where none
+    is kept)."""
     if row.get("rules") != rules.name:
         raise ValueError(f"the row is of {row.get('rules')}, not {rules.name}")
     seconds: dict[str, float] = {}
@@ -147,12 +150,17 @@ def supplement(rules: engine.Rules, row: dict[str, Any], costs: dict[str, Any] |
         with _timed(seconds, "verdict"):
             found = verdict_figures(rules, tables)
         del tables
-    kept_seconds = dict(costs.get("seconds") or {}) if isinstance(costs, dict) else {}
-    kept_peak = costs.get("peak_bytes") if isinstance(costs, dict) else None
+    costs = costs if isinstance(costs, dict) else {}
+    kept_seconds = dict(costs.get("seconds") or {})
     total = float(kept_seconds.pop("total", 0.0)) + sum(seconds.values())
-    peaks = [value for value in (kept_peak, peak.bytes) if isinstance(value, int) and not isinstance(value, bool)]
     whole = {name: row[name] for name in schema().names if name in row} | found
-    return Analysis(rules.name, whole, kept_seconds | seconds | {"total": total}, max(peaks) if peaks else None)
+    kept_peak, measure = costs.get("peak_bytes"), costs.get("peak_measure")
+    if not isinstance(kept_peak, int) or isinstance(kept_peak, bool):  # no peak kept: the completion's
+        return Analysis(rules.name, whole, kept_seconds | seconds | {"total": total}, peak.bytes)
+    # The analysis's peak, as its record measured it, stays the row's: a completion holds far less.
+    return Analysis(
+        rules.name, whole, kept_seconds | seconds | {"total": total}, kept_peak, measure if isinstance(measure, str) else None
+    )
 
 
 def verdict_figures(rules: engine.Rules, tables: engine.tables.PositionTables) -> dict[str, Any]:

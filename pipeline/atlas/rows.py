@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 import engine
 from engine.store import DamagedFileError, read_json, write_atomic, write_json
 from engine.tables import positions_of
-from pipeline.atlas.analyse import SELF_PLAY_SPECS, Analysis, kept_schema, schema
+from pipeline.atlas.analyse import SELF_PLAY_SPECS, UNSHARED, Analysis, kept_schema, schema
 from pipeline.runs.records import check_rows, file_sha256, parquet_bytes, sha256
 from pipeline.runs.sanity import InsaneRowError, check_atlas_row
 
@@ -42,7 +42,7 @@ STARTED = ".started"  # rows/<rule set>.started: its task is in flight, or was w
 # pages shared with files, which the system writes out rather than kill the process for. Older
 # records, without this field, are taken as resident peaks: most are, the solver's log (since
 # file-backed) with them, up to 21 GB where such a rule set now holds 6 (docs/atlas.md, "Memory, here").
-PEAK_MEASURE = "unshared"
+PEAK_MEASURE = UNSHARED
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def write_row(directory: Path, analysis: Analysis) -> None:
     data = parquet_bytes(pa.Table.from_pylist([analysis.row], schema=schema()))
     path = row_path(directory, analysis.rules)
     write_atomic(path, data)
-    costs = {"seconds": analysis.seconds, "peak_bytes": analysis.peak_bytes, "peak_measure": PEAK_MEASURE}
+    costs = {"seconds": analysis.seconds, "peak_bytes": analysis.peak_bytes, "peak_measure": analysis.peak_measure}
     record = {
         "row": {"file": path.name, "bytes": len(data), "sha256": sha256(data)},
         "costs": costs | {"host": socket.gethostname()},

@@ -617,6 +617,8 @@ def test_a_row_kept_without_the_verdict_columns_is_completed_not_computed_again(
     added = seconds["supplement_tables"] + seconds["verdict"]
     assert seconds["total"] == pytest.approx(8.0 + added)
     assert Analysis(name, {}, seconds).task_seconds == pytest.approx(added)  # what the bar says the task took
+    costs = read_json(row_path(out, name, ".json"), _identity(name))["costs"]
+    assert (costs["peak_bytes"], costs["peak_measure"]) == (1 << 30, None)  # the analysis's peak, as measured then
 
 
 def test_a_kept_row_without_its_verdict_reads_back_with_it_null(small: tuple[Atlas, Path]) -> None:
@@ -640,8 +642,8 @@ def _keep_without_verdict(directory: Path, name: str, seconds: dict[str, float] 
     path.write_bytes(kept)
     record = read_json(row_path(directory, name, ".json"), _identity(name))
     record["row"] |= {"bytes": len(kept), "sha256": sha256(kept)}
-    if seconds is not None:
-        record["costs"]["seconds"] = seconds
+    if seconds is not None:  # as an older record: its seconds, and a resident peak that does not say so
+        record["costs"] |= {"seconds": seconds, "peak_bytes": 1 << 30, "peak_measure": None}
     write_json(row_path(directory, name, ".json"), record, _identity(name), indent=1)
 
 
