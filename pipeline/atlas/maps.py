@@ -61,15 +61,20 @@ def map_figure(
         figure.colorbar(image, cax=colour_axes)
         title = words[0].upper() + words[1:]
         if hatched is not None and hatched[0].any():
-            _hatch(axes, hatched[0])
+            _hatch(axes, image, grid, hatched[0])
             title += f"; hatched: {hatched[1]}"
         figure.text(0.005, 1 - 0.03 / height, title, ha="left", va="top", fontsize=8)
     return figure
 
 
-def _hatch(axes: Axes, marked: np.ndarray) -> None:
+def _hatch(axes: Axes, image: Any, grid: np.ndarray, marked: np.ndarray) -> None:
+    """Hatch the ``marked`` cells, light on a dark colour and dark on a light one (as _annotate's text)."""
     for down, across in zip(*np.nonzero(marked), strict=True):
-        cell = Rectangle((across - 0.5, down - 0.5), 1, 1, fill=False, hatch="////", edgecolor="#444444", linewidth=0)
+        red, green, blue, _ = image.cmap(image.norm(grid[down, across]))
+        dark = 0.299 * red + 0.587 * green + 0.114 * blue < 0.5
+        cell = Rectangle((across - 0.5, down - 0.5), 1, 1, fill=False, hatch="//", edgecolor="#cccccc" if dark else "#666666")
+        cell.set_linewidth(0)
+        cell.set_hatch_linewidth(1.2)
         axes.add_patch(cell)
 
 

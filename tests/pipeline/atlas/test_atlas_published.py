@@ -72,3 +72,26 @@ def test_the_readme_states_the_published_atlas_counts():
     ]
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     assert [claim for claim in claims if claim not in readme] == []
+
+
+def test_the_readme_states_what_decides_the_published_verdicts():
+    """README's split of the atlas's verdicts by what decides them (play or the 400-ply cap), in
+    rule sets and distinct games, and its lengths of perfect play that ends, are the published
+    tables' (tables/verdicts.csv, tables/atlas.csv)."""
+    counts = {row["outcome"]: row for row in pl.read_csv(PUBLISHED / "tables" / "verdicts.csv").iter_rows(named=True)}
+    rows = pl.read_csv(PUBLISHED / "tables" / "atlas.csv")
+    every, fair, first, second = (counts[outcome] for outcome in ("all", "fair", "first", "second"))
+    assert every["not_yet"] == 0, "complete the atlas's verdicts (make atlas-full) before publishing them"
+    ended = rows.filter(pl.col("decided_by") == "play")["remoteness"]
+    claims = [
+        f"play decides {every['by_play']} of these verdicts and the 400-ply cap {every['at_cap']}",
+        f"fair by play {fair['by_play']} and only at the cap {fair['at_cap']}",
+        f"first-player wins {first['by_play']} and {first['at_cap']}",
+        f"second-player wins {second['by_play']} and {second['at_cap']}",
+        f"{every['parity']} verdicts change with the cap's parity",
+        f"the {every['rule_sets']} rule sets are {every['games']} distinct games",
+        f"the fair ones {fair['games']} ({fair['games_by_play']} fair by play)",
+        f"ends within {ended.min()} to {ended.max()} plies",
+    ]
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split()).lower()
+    assert [claim for claim in claims if claim.lower() not in readme] == []
