@@ -18,7 +18,7 @@ from locations import ROOT
 
 import engine
 from engine import Rules
-from engine.solver import AT_CAP, Remoteness, remoteness, solve
+from engine.solver import AT_CAP, Remoteness, remoteness, solve, start_verdict, verdict
 from engine.tables.positions import build_tables
 
 # Two 3-stone rule sets (one where a singleton is a pass, so that every game can run to the cap;
@@ -154,3 +154,27 @@ def test_perfect_hurrying_is_exactly_as_strong_as_perfect_and_its_exact_games_la
     outcome = engine.exact_outcome("perfect(ties=hurry)", "perfect(ties=hurry)", rules=rules)
     assert outcome.mean_plies == pytest.approx(remoteness(rules, progress=False).start(), abs=1e-12)
     assert outcome.plies[round(outcome.mean_plies)] == pytest.approx(1.0, abs=1e-12)  # every game alike
+
+
+@pytest.mark.parametrize(
+    ("rules", "cap"),
+    [
+        *BRUTE_FORCE,
+        (Rules(stones_per_pit=4, capture_rows="own"), 80),
+        (Rules(stones_per_pit=4, min_stones_to_play=1, sow_origin=False), 60),
+    ],
+    ids=lambda case: getattr(case, "name", str(case)),
+)
+def test_the_verdict_from_the_reachable_positions_alone_is_the_whole_solutions(rules, cap):
+    # start_verdict iterates over the positions reachable from the start only, without the
+    # solution; the verdict is the one the solution and the remoteness of every position give,
+    # and its remoteness the brute force's where that is cheap.
+    game = rules.replace(ply_cap=cap)
+    tables = build_tables(rules)
+    quick = start_verdict(game, tables)
+    assert quick == verdict(solve(rules, cap, tables=tables, cache=None, progress=False), small_remoteness(rules, cap))
+    if (rules, cap) in BRUTE_FORCE:
+        truth = brute_force(rules, cap)
+        start = next(iter(truth.layers[0]))
+        assert quick.value == truth.value[(*start, 0)]
+        assert quick.remoteness == (None if truth.hurry[(*start, 0)] == AT_CAP else truth.hurry[(*start, 0)])
