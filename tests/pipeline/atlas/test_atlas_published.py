@@ -1,7 +1,8 @@
 """The published atlas (reports/atlas/, kept in git) cannot drift from the code: its files are
 the ones its manifest lists, its engine version is the engine's, its rows are those of the run
 folder kept beside it (data/atlas/, which a clone resumes), and two of its rows, the cheapest
-(3 and 4 stones a pit), are computed again here and must be the published ones."""
+(3 and 4 stones a pit), are computed again here and must be the published ones, their
+verdict columns included; README's counts are the published tables'."""
 
 from __future__ import annotations
 
