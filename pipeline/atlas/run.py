@@ -340,19 +340,27 @@ def _write_manifest(directory: Path, atlas: Atlas, refused: dict[str, str] | Non
 
 
 def gather_rows(directory: Path) -> None:
-    """Write atlas.parquet and the manifest again from the sealed rows when they hold rule sets
-    that atlas.parquet does not (a run killed before its end wrote it only as it started), and
-    say so; when a run holds the folder, say that and leave it be."""
+    """Write atlas.parquet and the manifest again from the sealed rows when they hold rule sets,
+    or verdicts, that atlas.parquet does not (a run killed before its end wrote it only as it
+    started), and say so; when a run holds the folder, say that and leave it be."""
     manifest = read_atlas_manifest(directory)
-    done = rows_done(directory)
-    if set(done) <= set(read_atlas(directory).column("rules").to_pylist()):
+    atlas = atlas_of_manifest(manifest)
+    rows = {rules.name: row for rules in atlas.rule_sets() if (row := read_row(directory, rules)) is not None}
+    done = list(rows)
+    table = read_atlas(directory)
+    waiting = {
+        name
+        for name, by in zip(table.column("rules").to_pylist(), table.column("decided_by").to_pylist(), strict=True)
+        if by is None
+    }
+    if set(done) <= set(table.column("rules").to_pylist()) and not any(rows[name].complete for name in waiting & set(rows)):
         return
     refused = manifest.get("refused")
     try:
         with folder_lock(directory, ATLAS_RUN.command):
-            _write_manifest(directory, atlas_of_manifest(manifest), refused if isinstance(refused, dict) else {})
+            _write_manifest(directory, atlas, refused if isinstance(refused, dict) else {})
     except FolderBusyError:
-        log.warning("a run is writing %s: the report shows the rule sets done when it began", directory)
+        log.warning("a run is writing %s: the report shows the rule sets and verdicts done when it began", directory)
         return
     log.warning("%s held rows a stopped run had not gathered; atlas.parquet now holds all %d", directory, len(done))
 

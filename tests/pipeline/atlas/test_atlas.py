@@ -632,6 +632,12 @@ def test_a_kept_row_without_its_verdict_reads_back_with_it_null(small: tuple[Atl
     assert [row["rules"] for row in table] == [rules.name for rules in atlas.rule_sets()]
     assert table[0]["decided_by"] is None and table[0]["game_fingerprint"] is None
     assert all(row["decided_by"] == "play" for row in table[1:])
+    # A run completes the row and is killed before it writes atlas.parquet: the report gathers the verdict.
+    name = atlas.rule_sets()[0].name
+    for suffix in (".parquet", ".json"):
+        shutil.copy(row_path(folder / "reference", name, suffix), row_path(out, name, suffix))
+    atlas_module.gather_rows(out)
+    assert read_atlas(out).to_pylist()[0]["decided_by"] == "play"
 
 
 def _keep_without_verdict(directory: Path, name: str, seconds: dict[str, float] | None = None) -> None:
