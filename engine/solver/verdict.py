@@ -38,6 +38,17 @@ class Verdict:
     value_one_less: int  # the value under a cap one ply shorter
     value_one_more: int  # ... and one ply longer
 
+    def columns(self) -> dict[str, Any]:
+        """The verdict as the columns of a table row (the fairness search's starts, the atlas's rows)."""
+        return {
+            "remoteness": self.remoteness,
+            "longest_line": self.longest,
+            "decided_by": self.decided_by,
+            "stable_from_cap": self.stable_from,
+            "value_cap_one_less": self.value_one_less,
+            "value_cap_one_more": self.value_one_more,
+        }
+
     @property
     def outcome(self) -> str:
         """ "first" (the first player wins), "fair" or "second"."""

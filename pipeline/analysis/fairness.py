@@ -174,12 +174,7 @@ def start_table(rules: engine.Rules, solution: engine.Solution, lines: engine.Re
                 **{f"first_move_{pit}_value": values.get(pit) for pit in range(ROW)},
                 "pie_value": balanced.pie_value,
                 "komi": balanced.komi,
-                "remoteness": found.remoteness,
-                "longest_line": found.longest,
-                "decided_by": found.decided_by,
-                "stable_from_cap": found.stable_from,
-                "value_cap_one_less": found.value_one_less,
-                "value_cap_one_more": found.value_one_more,
+                **found.columns(),
             }
         )
     frame = pl.DataFrame(rows, schema=START_SCHEMA)

@@ -166,16 +166,7 @@ def supplement(rules: engine.Rules, row: dict[str, Any], costs: dict[str, Any] |
 def verdict_figures(rules: engine.Rules, tables: engine.tables.PositionTables) -> dict[str, Any]:
     """The VERDICT_COLUMNS of ``rules``'s row: the start's verdict (engine.solver.start_verdict,
     from the positions reachable from the start alone) and the fingerprint of its reachable game."""
-    found = start_verdict(rules, tables)
-    return {
-        "remoteness": found.remoteness,
-        "longest_line": found.longest,
-        "decided_by": found.decided_by,
-        "stable_from_cap": found.stable_from,
-        "value_cap_one_less": found.value_one_less,
-        "value_cap_one_more": found.value_one_more,
-        "game_fingerprint": game_fingerprint(rules, tables),
-    }
+    return start_verdict(rules, tables).columns() | {"game_fingerprint": game_fingerprint(rules, tables)}
 
 
 def schema() -> pa.Schema:

@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 
 import engine
+from engine.solver import decided_by
 
 TOLERANCE = 1e-9  # float sums of exact chances stay far below this (engine.exact.outcome: 1e-12)
 SELF_PLAY_SUM = ("south_win", "draw", "north_win", "unresolved")  # an exact outcome's parts of the whole
@@ -132,7 +133,7 @@ def _verdict(row: Mapping[str, Any], rules: engine.Rules, start: int) -> None:
             _whole(row, name, high=rules.ply_cap)
     if hurry is not None and longest is not None and hurry > longest:
         raise InsaneRowError(f"remoteness {hurry} exceeds longest_line {longest}")
-    decided = "play" if (hurry is not None if start else longest is not None) else "cap"
+    decided = decided_by(start, hurry, longest)
     if row["decided_by"] != decided:
         raise InsaneRowError(f"decided_by is {row['decided_by']!r}, where its remoteness and longest line say {decided!r}")
     _whole(row, "stable_from_cap", high=rules.ply_cap)
