@@ -182,17 +182,40 @@ def complete_blocks(block: pl.DataFrame, field: str, others: Sequence[str], valu
     return block.filter(pl.col(field).n_unique().over(others) == values)
 
 
-def field_effects(effects: pl.DataFrame) -> pl.DataFrame:
+def changed_groups(block: pl.DataFrame, fields: Sequence[str], order: dict[str, list[Any]] | None = None) -> pl.DataFrame:
+    """For each field, its groups (the rule sets alike in every other field, one of each of its
+    values: complete_blocks) and how many of them hold more than one start value: how often
+    changing the field alone changes the value under perfect play. A spread of means
+    (field_effects) hides changes that cancel; this count does not."""
+    rows = []
+    for field in fields:
+        others = [other for other in fields if other != field]
+        complete = complete_blocks(block, field, others, len(field_values(block, field, order)))
+        values = pl.col("start_value").n_unique().alias("values")
+        groups = complete.group_by(others).agg(values) if others else complete.select(values).filter(pl.col("values") > 0)
+        rows.append({"field": field, "groups": groups.height, "changed_start_value": int((groups["values"] > 1).sum())})
+    return pl.DataFrame(rows, schema={"field": pl.String, "groups": pl.Int64, "changed_start_value": pl.Int64}, orient="row")
+
+
+def field_effects(effects: pl.DataFrame, changes: pl.DataFrame) -> pl.DataFrame:
     """Each field's effect on each mapped figure: the spread (largest less smallest) of its values'
-    means, and the number of complete blocks they come from; sorted by the effect on the start
-    value, then on the random first player's score, a field with no complete block (a null
-    effect) last."""
+    means (main_effects), the number of complete blocks they come from, and, from ``changes``
+    (changed_groups), in how many of those blocks and what share of them the start value
+    changes with the field; sorted by the effect on the start value, then on the random first
+    player's score, a field with no complete block (a null effect) last."""
     spreads = [
         (pl.col(f"mean_{column}").max() - pl.col(f"mean_{column}").min()).alias(f"effect_{column}") for column, _, _ in MAPPED
     ]
     # A complete block holds one rule set of each value: a value's rule sets are its blocks.
     blocks = pl.col("rule_sets").min().alias("blocks")
     table = effects.group_by("field", maintain_order=True).agg(pl.col("value").str.join(", ").alias("values"), blocks, *spreads)
+    changed = changes.select("field", "changed_start_value")
+    share = (pl.col("changed_start_value") / pl.when(pl.col("blocks") > 0).then(pl.col("blocks"))).alias(
+        "share_changed_start_value"
+    )
+    table = table.join(changed, on="field", how="left", maintain_order="left").with_columns(share)
+    first = ["field", "values", "blocks", "effect_start_value", "changed_start_value", "share_changed_start_value"]
+    table = table.select(*first, pl.exclude(first))
     return table.sort(
         ["effect_start_value", "effect_random_first_player_score", "field"], descending=[True, True, False], nulls_last=True
     )
@@ -304,3 +327,28 @@ def rule_that_matters(spreads: pl.DataFrame) -> str:
         + ("." if by_score["field"] == top["field"] or not moves_score else f"; {score}.")
         + caveat
     )
+
+
+def changes_words(spreads: pl.DataFrame) -> list[str]:
+    """How often changing each field alone changes the start value, which a spread of means hides
+    where changes cancel; and the fields whose means are equal though they change it."""
+    counted = spreads.filter(pl.col("blocks") > 0)
+    if counted.height == 0:
+        return []
+    counts = [
+        f"{row['changed_start_value']} of {row['blocks']} for {FIELD_WORDS[row['field']]}"
+        for row in counted.iter_rows(named=True)
+    ]
+    words = [
+        "A spread of means can hide changes that cancel, so the table also counts the groups (rule sets alike in every "
+        f"other field) in which changing the field alone changes the start value: {listed(counts)}."
+    ]
+    hidden = counted.filter((pl.col("effect_start_value") < NO_EFFECT) & (pl.col("changed_start_value") > 0))
+    for row in hidden.iter_rows(named=True):
+        field = FIELD_WORDS[row["field"]]
+        words.append(
+            f"{field[0].upper()}{field[1:]} changes the start value in {row['changed_start_value']} of its {row['blocks']} "
+            "groups though its values' mean start values are equal: there its gains and losses cancel, so its spread of 0 "
+            "does not mean that it has no effect."
+        )
+    return words

@@ -14,28 +14,39 @@ import numpy as np
 import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 import engine
-from engine.game import EVENT_BY_NAME
-from pipeline.atlas.effects import CENTRES, FIELD_WORDS, LABEL_SIZE, MapLayout, map_grid, value_label
+from engine.game import EVENT_BY_NAME, RULE_FIELD
+from pipeline.atlas.effects import CENTRES, FIELD_WORDS, LABEL_SIZE, NO_EFFECT, MapLayout, map_grid, value_label
 from pipeline.report import figures as plot
 from pipeline.report.prose import signed
 
+KEY_LINE = 1.3 * LABEL_SIZE  # points: a line of a map's key
+
 
 def map_figure(
-    block: pl.DataFrame, layout: MapLayout, column: str, words: str, form: str, hatched: tuple[np.ndarray, str] | None = None
+    block: pl.DataFrame,
+    layout: MapLayout,
+    column: str,
+    words: str,
+    form: str,
+    hatched: tuple[np.ndarray, str] | None = None,
+    reference: str | None = None,
 ) -> Figure:
     """One figure across the grid: a map whose rows and columns are labelled by their fields'
-    values (outer fields spanning their groups), each cell annotated where it fits; given
-    ``hatched`` (a grid of booleans, and what they mean), its true cells hatched, said in a note."""
+    values (outer fields spanning their groups), each cell annotated where it fits, and under it
+    a key saying what each label means; given ``hatched`` (a grid of booleans, and what they
+    mean), its true cells hatched, and given ``reference`` (a rule set's name), its cell
+    outlined, each said in the title."""
     grid = map_grid(block, layout, column)
+    key = _key_lines(layout)
     row_widths = [
         _label_points(max((value_label(field, key[level]) for key in layout.rows), key=len)) + 8
         for level, field in enumerate(layout.row_fields)
     ]
-    left, right, bottom, cell_height = (sum(row_widths) + 8) / 72, 0.55, 0.05, 0.24
+    left, right, cell_height = (sum(row_widths) + 8) / 72, 0.55, 0.24
+    bottom = 0.05 + (KEY_LINE * len(key) + 6) / 72
     cell_points = 72 * (plot.PAGE - left - right) / len(layout.columns)
     wrapped = [_wrapped_level(layout, level, cell_points) for level in range(len(layout.column_fields))]
     line_heights = [19 if wrap else 11 for wrap in wrapped]
@@ -63,8 +74,63 @@ def map_figure(
         if hatched is not None and hatched[0].any():
             _hatch(axes, image, grid, hatched[0])
             title += f"; hatched: {hatched[1]}"
+        cell = reference_cell(block, layout, reference)
+        if cell is not None:
+            _outline(axes, *cell)
+            title += (
+                f"; outlined: RULES.md's rules ({reference})" if reference == engine.Rules().name else f"; outlined: {reference}"
+            )
         figure.text(0.005, 1 - 0.03 / height, title, ha="left", va="top", fontsize=8)
+        figure.text(0.005, 0.03 / height, "\n".join(key), ha="left", va="bottom", fontsize=LABEL_SIZE, linespacing=1.3)
     return figure
+
+
+def reference_cell(block: pl.DataFrame, layout: MapLayout, reference: str | None) -> tuple[int, int] | None:
+    """The (row, column) of the map's cell that holds the rule set named ``reference``; None
+    without one or when the map does not hold it."""
+    found = block.filter(pl.col("rules") == reference)
+    if reference is None or found.height == 0:
+        return None
+    row = found.row(0, named=True)
+    down = layout.rows.index(tuple(row[field] for field in layout.row_fields))
+    return down, layout.columns.index(tuple(row[field] for field in layout.column_fields))
+
+
+def map_key(layout: MapLayout) -> list[str]:
+    """What the map's labels mean, one entry per field: "min 2 / 1: stones needed to play a
+    pit", "origin on / off: first stone back into the origin pit (on) or not (off)"."""
+    entries = []
+    for level, field in enumerate(layout.column_fields):
+        entries.append(_key_entry(field, [key[level] for key in layout.columns]))
+    for level, field in enumerate(layout.row_fields):
+        entries.append(_key_entry(field, [key[level] for key in layout.rows]))
+    return entries
+
+
+def _key_entry(field: str, values: Sequence[Any]) -> str:
+    """One field's entry in the key: its values as the map labels them, shortened, and its words."""
+    head, _, tail = RULE_FIELD[field].label_format.partition("{}")
+    labels = [value_label(field, value) for value in dict.fromkeys(values)]
+    shortened = head + " / ".join(label[len(head) : len(label) - len(tail)] for label in labels) + tail
+    switch = all(isinstance(value, bool) for value in values)
+    return f"{shortened}: {FIELD_WORDS[field]}" + (" (on) or not (off)" if switch else "")
+
+
+def _key_lines(layout: MapLayout) -> list[str]:
+    """The key (map_key) in lines that fit the page's width, its entries whole."""
+    lines: list[str] = []
+    for entry in map_key(layout):
+        if lines and _label_points(f"{lines[-1]}; {entry}") <= 72 * plot.PAGE - 8:
+            lines[-1] += f"; {entry}"
+        else:
+            lines.append(entry if lines else f"Key: {entry}")
+    return lines
+
+
+def _outline(axes: Axes, down: int, across: int) -> None:
+    """Outline a cell in black and white, seen on any colour of the maps' scales."""
+    for colour, width in (("black", 3.0), ("white", 1.2)):
+        axes.add_patch(Rectangle((across - 0.45, down - 0.45), 0.9, 0.9, fill=False, edgecolor=colour, linewidth=width))
 
 
 def _hatch(axes: Axes, image: Any, grid: np.ndarray, marked: np.ndarray) -> None:
@@ -104,76 +170,72 @@ def stones_figure(series: pl.DataFrame) -> Figure:
 
 
 def effects_figure(effects: pl.DataFrame) -> Figure:
-    """Each field's effect (the spread of its values' means) on the start value and on the random
-    first player's score, as bars, the field with the largest effect on the start value on top."""
+    """Each field's effect (field_effects), the field with the largest effect on the start value on
+    top: side by side, the spread of its values' mean start values, the share of its groups in
+    which changing it changes the start value (a spread of 0 whose changes cancel is not "no
+    effect"), and the spread of the random first player's mean score."""
     labels = [FIELD_WORDS[field] for field in effects["field"].to_list()]
     places = np.arange(effects.height)[::-1]
+    spread, changed, score = (
+        effects[column].to_numpy()
+        for column in ("effect_start_value", "share_changed_start_value", "effect_random_first_player_score")
+    )
+    notes = [_spread_note(value, count) for value, count in zip(spread, effects["changed_start_value"].to_list(), strict=True)]
+    shares = [
+        f"{count} of {groups}"
+        for count, groups in zip(effects["changed_start_value"].to_list(), effects["blocks"].to_list(), strict=True)
+    ]
     panels = (
-        ("effect_start_value", "effect on the start value (stones)"),
-        ("effect_random_first_player_score", "effect on the random first player's score"),
+        (spread, notes, "spread of the mean start value\n(stones)", 0),
+        (100 * np.nan_to_num(changed), shares, "groups in which the field\nchanges the start value (%)", 0),
+        (score, [f"{value:.4f}" for value in score], "spread of the random first\nplayer's mean score", 1),
     )
     with plot.style():
-        figure = Figure(figsize=(plot.PAGE, 0.7 + 0.25 * max(effects.height, 2)), layout="constrained")
-        for index, (axes, (column, words)) in enumerate(zip(figure.subplots(1, 2, sharey=True), panels, strict=True)):
-            values = effects[column].to_numpy()
-            axes.barh(places, values, color=plot.OKABE_ITO[index], height=0.6)
-            for place, value in zip(places, values, strict=True):
-                axes.annotate(
-                    f"{value:.3g}", (value, place), xytext=(3, 0), textcoords="offset points", va="center", fontsize=6.5
-                )
-            axes.margins(x=0.12)
+        figure = Figure(figsize=(plot.PAGE, 0.8 + 0.25 * max(effects.height, 2)), layout="constrained")
+        for axes, (values, texts, words, colour) in zip(figure.subplots(1, 3, sharey=True), panels, strict=True):
+            axes.barh(places, values, color=plot.OKABE_ITO[colour], height=0.6)
+            for place, value, text in zip(places, values, texts, strict=True):
+                axes.annotate(text, (value, place), xytext=(3, 0), textcoords="offset points", va="center", fontsize=LABEL_SIZE)
+            axes.margins(x=0.35)
+            axes.set_xlim(left=0)
             axes.set_yticks(places, labels)
             axes.grid(axis="y", visible=False)
             axes.set_xlabel(words)
     return figure
 
 
+def _spread_note(spread: float, changed: int) -> str:
+    """A spread's label: a spread of 0 where the field changes the value in some group says that
+    those changes cancel, not that there are none."""
+    return "0: changes cancel" if spread < NO_EFFECT and changed > 0 else f"{spread:.2f}"
+
+
 def tradeoff_figure(frame: pl.DataFrame, reference: str | None) -> Figure:
     """Fairness against length: each rule set's distance of the random first player's score from 1/2
     against random games' mean length, coloured by how often compulsory feeding (left) and the
-    grand-slam ban (right) change a random game, shaped by who wins under perfect play."""
-    shapes = (
-        ("first player wins", pl.col("start_value") > 0, "^"),
-        ("fair", pl.col("start_value") == 0, "o"),
-        ("second player wins", pl.col("start_value") < 0, "v"),
-    )
+    grand-slam ban (right) change a random game; a rule set without that panel's rule hollow, and
+    ``reference`` ringed and named."""
+    names = frame["rules"].to_list()
     with plot.style():
-        figure = Figure(figsize=(plot.PAGE, 2.9), layout="constrained")
+        figure = Figure(figsize=(plot.PAGE, 2.7), layout="constrained")
         for axes, event in zip(figure.subplots(1, 2, sharey=True), ("feeding_forced", "grand_slam_blocked"), strict=True):
             column, words = f"random_{event}_fires", f"P({EVENT_BY_NAME[event].clause} in a game)"
             norm = matplotlib.colors.Normalize(0.0, max(float(np.max(frame[column].to_numpy(), initial=0.0)), 1e-9))
-            names = frame["rules"].to_list()
             possible = pl.Series([event in engine.possible_events(engine.Rules.from_name(name)) for name in names])
-            for _, condition, marker in shapes:
-                part = frame.with_columns(possible.alias("_possible")).filter(condition)
-                for has_rule, shown in ((True, part.filter("_possible")), (False, part.filter(~pl.col("_possible")))):
-                    x, y = shown["random_mean_plies"].to_numpy(), np.abs(shown["random_first_player_score"].to_numpy() - 0.5)
-                    # a rule set without the rule: hollow, not the colour of "never"
-                    colour = (
-                        {"c": shown[column].to_numpy(), "cmap": "cividis", "norm": norm} if has_rule else {"facecolors": "none"}
-                    )
-                    axes.scatter(x, y, **colour, marker=marker, s=22, edgecolors="#333333", linewidths=0.4)
+            for has_rule in (True, False):
+                shown = frame.filter(possible if has_rule else ~possible)
+                x, y = shown["random_mean_plies"].to_numpy(), np.abs(shown["random_first_player_score"].to_numpy() - 0.5)
+                # a rule set without the rule: hollow, not the colour of "never"
+                colour = {"c": shown[column].to_numpy(), "cmap": "cividis", "norm": norm} if has_rule else {"facecolors": "none"}
+                axes.scatter(x, y, **colour, s=20, edgecolors="#333333", linewidths=0.4)
             _mark_reference(axes, frame, reference)
             lengths = frame["random_mean_plies"].to_numpy()
             if lengths.min() > 0 and lengths.max() > 20 * lengths.min():  # lengths over orders of magnitude
                 axes.set_xscale("log")
                 axes.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
             axes.set_xlabel("mean length, random v random (plies)")
-            figure.colorbar(
-                matplotlib.cm.ScalarMappable(norm, "cividis"),
-                ax=axes,
-                label=words,
-                fraction=0.05,
-                pad=0.01,
-            )
-        handles = [
-            Line2D([], [], linestyle="", marker=marker, color="#999999", markeredgecolor="#333333", label=label)
-            for label, _, marker in shapes
-        ]
-        figure.legend(
-            handles=handles, title="under perfect play:", loc="outside upper center", ncols=3, fontsize=7, title_fontsize=7
-        )
-        figure.axes[0].set_ylabel("|first player's score - 1/2|, random v random")
+            figure.colorbar(matplotlib.cm.ScalarMappable(norm, "cividis"), ax=axes, label=words, fraction=0.05, pad=0.01)
+        figure.axes[0].set_ylabel("|first player's score \u2212 1/2|,\nrandom v random")
     return figure
 
 
@@ -269,9 +331,23 @@ def _annotate(axes: Axes, image: Any, grid: np.ndarray, form: str) -> None:
 
 
 def _mark_reference(axes: Axes, frame: pl.DataFrame, reference: str | None) -> None:
+    """Ring the reference rule set and name it above the ring, joined to it by a line, clear of the
+    ring and of the points beside it."""
     if reference is None:
         return
     row = frame.filter(pl.col("rules") == reference).row(0, named=True)
     x, y = row["random_mean_plies"], abs(row["random_first_player_score"] - 0.5)
-    axes.scatter([x], [y], s=90, facecolors="none", edgecolors=plot.OKABE_ITO[3], linewidths=1.2, zorder=3)
-    axes.annotate(reference, (x, y), xytext=(6, 6), textcoords="offset points", fontsize=6.5, color=plot.OKABE_ITO[3])
+    colour = plot.OKABE_ITO[3]
+    axes.scatter([x], [y], s=90, facecolors="none", edgecolors=colour, linewidths=1.2, zorder=3)
+    line = {"arrowstyle": "-", "color": colour, "linewidth": 0.8, "shrinkA": 1, "shrinkB": 6}
+    axes.annotate(
+        reference,
+        (x, y),
+        xytext=(0, 24),
+        textcoords="offset points",
+        ha="center",
+        va="bottom",
+        fontsize=LABEL_SIZE,
+        color=colour,
+        arrowprops=line,
+    )

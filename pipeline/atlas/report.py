@@ -27,6 +27,7 @@ from matplotlib.figure import Figure
 import engine
 from engine.solver import CAP
 from pipeline.analysis.fairness import balance_table, fair_rule_set_front
+from pipeline.atlas.balancing import balance_section, front_section
 from pipeline.atlas.config import atlas_of_manifest
 from pipeline.atlas.effects import (
     FIELD_WORDS,
@@ -35,6 +36,8 @@ from pipeline.atlas.effects import (
     PARTS,
     MapLayout,
     atlas_frame,
+    changed_groups,
+    changes_words,
     config_order,
     cost_table,
     effects_table,
@@ -52,7 +55,7 @@ from pipeline.atlas.effects import (
     stones_series,
     varying_fields,
 )
-from pipeline.atlas.maps import effects_figure, map_figure, stones_figure, tradeoff_figure
+from pipeline.atlas.maps import effects_figure, map_figure, reference_cell, stones_figure, tradeoff_figure
 from pipeline.atlas.run import gather_rows, read_atlas_manifest
 from pipeline.atlas.verdicts import game_groups, games_section, verdict_counts, verdict_sentence, verdict_table, verdict_words
 from pipeline.report import figures as plot
@@ -116,7 +119,7 @@ def _compose(frame: pl.DataFrame, manifest: dict[str, Any]) -> _Composed:
     fields = varying_fields(block)
     order = config_order(manifest)
     effects = main_effects(block, fields, order)
-    spreads = field_effects(effects)
+    spreads = field_effects(effects, changed_groups(block, fields, order))
     measured = spreads.filter(pl.col("effect_start_value").is_not_null())  # the fields with a complete block
     series = stones_series(frame)
     costs = cost_table(manifest, frame)
@@ -129,9 +132,10 @@ def _compose(frame: pl.DataFrame, manifest: dict[str, Any]) -> _Composed:
         hatched = (map_grid(at_cap, layout, "at_cap") == 1, "decided at the cap")
         for column, words, form in MAPPED:
             figures[f"atlas_map_{column}"] = map_figure(
-                block, layout, column, words, form, hatched if column == "start_value" else None
+                block, layout, column, words, form, hatched if column == "start_value" else None, reference
             )
-        sections.append(_maps_section(block, layout))
+        outlined = reference if reference_cell(block, layout, reference) is not None else None
+        sections.append(_maps_section(block, layout, outlined))
     if series.height:
         figures["atlas_stones"] = stones_figure(series)
         sections.append(_stones_section(series))
@@ -144,12 +148,10 @@ def _compose(frame: pl.DataFrame, manifest: dict[str, Any]) -> _Composed:
         sections.append(_effects_section(block, effects, spreads))
     figures["atlas_tradeoff"] = tradeoff_figure(frame, reference)
     balances, front = balance_table(frame), fair_rule_set_front(frame, reference)
-    sections += [
-        _tradeoff_section(frame, reference),
-        _balance_section(balances, front, reference),
-        _costs_section(costs, manifest),
-        _every_rule_set_section(frame),
-    ]
+    sections += [_tradeoff_section(frame, reference), balance_section(balances)]
+    if front.height and reference is not None:
+        sections.append(front_section(front, reference))
+    sections += [_costs_section(costs, manifest), _every_rule_set_section(frame)]
     tables = {
         "atlas": flat_atlas(frame),
         "fair": fair_rule_sets(frame),
@@ -194,7 +196,8 @@ def _abstract(frame: pl.DataFrame, manifest: dict[str, Any], spreads: pl.DataFra
             f"the start value goes {', '.join(signed(value) for value in series['start_value'].to_list())}."
         )
     text.append(
-        "Every figure is exact (the solution and exact self-play, pipeline.atlas.analyse): "
+        "Every figure is exact (each rule set solved, and each strategy's games against itself summed over every line of "
+        "play): "
         "there is no sampling error and no interval."
     )
     return text
@@ -224,14 +227,18 @@ def _text(frame: pl.DataFrame, manifest: dict[str, Any]) -> list[str]:
     ]
 
 
-def _maps_section(block: pl.DataFrame, layout: MapLayout) -> Section:
+def _maps_section(block: pl.DataFrame, layout: MapLayout, outlined: str | None) -> Section:
+    """The maps of the grid; ``outlined`` is the rule set whose cell they outline, if any."""
     stones = block["stones_per_pit"].unique().to_list()
     fixed = f" at {stones[0]} stones per pit" if len(stones) == 1 else ""
+    own = "RULES.md's own rules" if outlined == engine.Rules().name else "RULES.md's rules at this stone count"
     words = [
         f"The grid{fixed}, {plural(block.height, 'rule set')}: rows are the combinations of "
         f"{listed([FIELD_WORDS[field] for field in layout.row_fields]) or 'nothing'}, columns those of "
         f"{listed([FIELD_WORDS[field] for field in layout.column_fields]) or 'nothing'}; other fields are RULES.md's. "
-        "A grey cell is a rule set not (yet) in the atlas. The start value and the score are coloured about the fair "
+        "The key under each map says what its labels mean. "
+        + (f"The outlined cell is {outlined}, {own}. " if outlined else "")
+        + "A grey cell is a rule set not (yet) in the atlas. The start value and the score are coloured about the fair "
         "value (0 stones, 1/2), the length from shortest to longest."
     ]
     figures = [(f"atlas_map_{column}", f"{words_.capitalize()}, per rule set (exact).") for column, words_, _ in MAPPED]
@@ -298,7 +305,8 @@ def _effects_section(block: pl.DataFrame, effects: pl.DataFrame, spreads: pl.Dat
         "smallest. These are exact averages over the grid, not sampled estimates, and not a model: where fields interact, "
         "a field's effect depends on the values of the others. Only the rule sets whose every value of the field is in "
         "the grid with the other fields alike count, so that an unfinished grid compares like with like (on the whole "
-        "grid that is all of them); a field with no such set yet has no effect (—)."
+        "grid that is all of them); a field with no such set yet has no effect (—).",
+        *changes_words(spreads),
     ]
     effect_rows = [
         [
@@ -306,6 +314,7 @@ def _effects_section(block: pl.DataFrame, effects: pl.DataFrame, spreads: pl.Dat
             row["values"],
             str(row["blocks"]),
             _number(row["effect_start_value"], "{:.3f}"),
+            "—" if row["blocks"] == 0 else f"{row['changed_start_value']} ({row['share_changed_start_value']:.0%})",
             _number(row["effect_random_first_player_score"], "{:.4f}"),
             _number(row["effect_random_mean_plies"], "{:.2f}"),
         ]
@@ -327,8 +336,16 @@ def _effects_section(block: pl.DataFrame, effects: pl.DataFrame, spreads: pl.Dat
         text,
         [
             Table(
-                "Each field's effect (spread of its values' means)",
-                ["field", "values", "blocks", "start value", "first player (random)", "mean plies (random)"],
+                "Each field's effect: the spread of its values' means, and the groups in which it changes the start value",
+                [
+                    "field",
+                    "values",
+                    "groups",
+                    "start value: spread of means",
+                    "start value: groups changed",
+                    "first player (random): spread",
+                    "mean plies (random): spread",
+                ],
                 effect_rows,
                 "field_effects",
             ),
@@ -342,20 +359,22 @@ def _effects_section(block: pl.DataFrame, effects: pl.DataFrame, spreads: pl.Dat
         [
             (
                 "atlas_effects",
-                "Each rule field's effect on the start value and on the random first player's score "
-                "(exact averages over the grid).",
+                "Each rule field's effect, exact over the grid: the spread of its values' mean start values, the share "
+                "of its groups (rule sets alike in every other field) in which changing it alone changes the start "
+                "value, and the spread of the random first player's mean score. A spread of 0 beside changes says "
+                "that they cancel, not that there are none.",
             )
         ],
     )
 
 
 def _tradeoff_section(frame: pl.DataFrame, reference: str | None) -> Section:
-    mark = f" The ringed rule set is {reference}." if reference else ""
+    mark = f" The ringed and named rule set is {reference}." if reference else ""
     text = [
         "Fairness, length and how often the feeding and grand-slam rules change a game, between random players: the "
         "nearer a rule set lies to the bottom, the nearer 1/2 the first player's score; colour is the probability that a "
-        "feed is forced (left) or a grand slam is banned (right) at least once in a game; the marker's shape says who wins "
-        f"under perfect play.{mark}"
+        "feed is forced (left) or a grand slam is banned (right) at least once in a game. Who wins under perfect play is "
+        f"in the section on it above.{mark}"
     ]
     return Section(
         "Fairness, length and the rules that fire",
@@ -409,45 +428,6 @@ def _every_rule_set_section(frame: pl.DataFrame) -> Section:
     return Section("Every rule set", ["All columns are in tables/atlas.csv."], [table], appendix=True)
 
 
-def _balance_section(balances: pl.DataFrame, front: pl.DataFrame, reference: str | None) -> Section:
-    drawn = int((balances["pie_value"] == 0).sum())
-    text = [
-        "Two classic devices balance a game that favours one seat (pipeline.analysis.fairness). The pie rule lets North, after "
-        "South's first move, take South's side: South then opens with a move of least |value| and the game is worth "
-        "minus that to South, never more than 0. Komi gives the first player stones at the end: komi shifts every final "
-        "margin alike, so minus the start value draws under perfect play, and half a stone more or less decides every "
-        f"game. Both follow from the values of the first moves the atlas keeps. The pie rule draws {drawn} of the "
-        f"{plural(balances.height, 'rule set')} (a first move worth 0 exists); tables/balance.csv has every value.",
-    ]
-    rows = [
-        [
-            row["rules"],
-            signed(row["start_value"]),
-            " ".join(
-                "-" if row[f"first_move_{pit}_value"] is None else signed(row[f"first_move_{pit}_value"]) for pit in range(3)
-            ),
-            "-" if row["pie_value"] is None else signed(row["pie_value"]),
-            signed(row["komi"]),
-        ]
-        for row in balances.iter_rows(named=True)
-    ]
-    header = ["rules", "start value", "first moves' values (pits 0 1 2)", "with the pie rule", "komi for a draw"]
-    tables = [Table("The start value, the pie rule and komi of every rule set", header, rows, "balance")]
-    if front.height and reference is not None:
-        columns = [column for column in front.columns if column not in ("rules", "pareto")]
-        text.append(
-            "Among the rule sets fair by play (a fair verdict decided at the cap is the cap's, and one not yet known is "
-            f"left out), those on the Pareto front of closeness to {reference}: no other such rule set is at least as "
-            f"close on each of {listed(columns)} and closer on one."
-        )
-        rows = [
-            [row["rules"], *(f"{row[column]:.4g}" for column in columns), "yes" if row["pareto"] else ""]
-            for row in front.iter_rows(named=True)
-        ]
-        tables.append(Table("The rule sets fair by play and the Pareto front", ["rules", *columns, "Pareto"], rows, "fair_front"))
-    return Section("Balancing: the pie rule and komi", text, tables)
-
-
 def _key_header() -> list[str]:
     return [
         "rules",
@@ -482,4 +462,4 @@ def _key_rows(table: pl.DataFrame) -> list[list[str]]:
 
 
 def _seconds(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1f}"
+    return "n/a" if value is None else f"{value:,.1f}"

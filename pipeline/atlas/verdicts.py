@@ -154,7 +154,7 @@ def games_section(groups: pl.DataFrame) -> Section:
     """The report's section listing each game_groups game once."""
     text = [
         "Rule sets whose games from the start are identical (the same positions, moves, captures and rule events, the "
-        "first move and the cap: engine.exact.game_fingerprint) are one game under several names; each such game is "
+        "first move and the cap) are one game under several names; each such game is "
         f"listed once, {plural(groups.height, 'game')} in all. Every other rule set is a game of its own."
     ]
     rows = [

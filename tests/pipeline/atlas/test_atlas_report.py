@@ -19,6 +19,7 @@ from pipeline.atlas.analyse import schema
 from pipeline.atlas.config import Atlas, parse_atlas
 from pipeline.atlas.effects import (
     atlas_frame,
+    changed_groups,
     config_order,
     fair_rule_sets,
     field_effects,
@@ -112,7 +113,7 @@ def test_main_effects_are_the_means_over_each_value(folder: Path, rows: list[dic
 
 def test_field_effects_are_the_spread_of_the_means_largest_first(folder: Path, rows: list[dict[str, Any]]) -> None:
     block = map_block(atlas_frame(folder))
-    spreads = field_effects(main_effects(block, ["sow_origin", "feeding"]))
+    spreads = field_effects(main_effects(block, ["sow_origin", "feeding"]), changed_groups(block, ["sow_origin", "feeding"]))
     grid = [row for row in rows if row["stones_per_pit"] == 2]
     by_origin = [mean(row["start_value"] for row in grid if row["sow_origin"] == value) for value in (True, False)]
     assert spreads["field"][0] == "sow_origin"
@@ -136,8 +137,10 @@ def test_an_unfinished_grid_compares_each_field_within_complete_blocks(folder: P
             assert found["mean_start_value"].item() == alike["start_value"]
     apart = [row["rules"] for row in grid if row["sow_origin"] == row["feeding"]]  # both on, both off
     whole = map_block(atlas_frame(folder))
-    spreads = field_effects(main_effects(whole.filter(pl.col("rules").is_in(apart)), ["sow_origin", "feeding"]))
+    both = whole.filter(pl.col("rules").is_in(apart))
+    spreads = field_effects(main_effects(both, ["sow_origin", "feeding"]), changed_groups(both, ["sow_origin", "feeding"]))
     assert spreads["effect_start_value"].is_null().all()
+    assert spreads["changed_start_value"].to_list() == [0, 0] and spreads["share_changed_start_value"].is_null().all()
 
 
 def test_fair_and_first_player_lists_follow_the_start_value(folder: Path, rows: list[dict[str, Any]]) -> None:
