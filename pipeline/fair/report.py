@@ -10,6 +10,7 @@ figures/*.svg|pdf|png     the values of the starts one stone away, the count of 
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
 
 import engine
+from engine.exact import TOLERANCE
 from engine.game import EVENT_BY_NAME
 from engine.solver import PLAY
 from pipeline.analysis.fairness import EXACT_COLUMNS, EXACT_EVENTS, PARETO_COLUMNS, no_first_move
@@ -28,7 +30,7 @@ from pipeline.fair.run import FairSearch
 from pipeline.report import figures as plot
 from pipeline.report.document import Section, Table
 from pipeline.report.folder import check_report_out, publish_pages, staging, write_error
-from pipeline.report.prose import plural, signed
+from pipeline.report.prose import listed, plural, signed
 from pipeline.runs.paths import REPORTS
 
 # Each figure of EXACT_COLUMNS in words; an event's are its declaration's (engine.game.Event.brief).
@@ -38,7 +40,13 @@ WORDS = {
     **{f"random_{name}_fires": f"random: {EVENT_BY_NAME[name].brief}" for name in EXACT_EVENTS},
     "perfect_mean_plies": "perfect: mean plies",
 }
+# ... and in a sentence, as the Pareto front's text names the figures it compares.
+PHRASES = {
+    **{f"random_{name}_fires": f"the share of random games in which {EVENT_BY_NAME[name].clause}" for name in EXACT_EVENTS},
+    "perfect_mean_plies": "perfect play's mean length",
+}
 SHOWN_FAIR = 20  # fair starts listed in the page (every one is in tables/starts.csv)
+MOST_TICKS = 13  # value labels the histogram's axis holds at its width
 
 
 def default_out(rules: engine.Rules, exact_within: int) -> Path:
@@ -53,7 +61,7 @@ def build_fair_report(search: FairSearch, out: Path | None = None) -> Path:
     manifest.json saying what made it (the command's settings and the engine's version)."""
     out = check_report_out(out if out is not None else default_out(search.rules, search.exact_within))
     sections, figures = _sections(search)
-    title = f"Fair Modiar: starts, the pie rule and komi ({search.rules.name})"
+    title = report_title(search)
     command = f"modiar fair --rules {search.rules.name} --moved {search.moved} --exact-within {search.exact_within}"
     footer = [f"Made by {command}, engine version {engine.ENGINE_VERSION}."]
     manifest = {
@@ -84,6 +92,16 @@ def build_fair_report(search: FairSearch, out: Path | None = None) -> Path:
     return out
 
 
+def report_title(search: FairSearch) -> str:
+    """The report's title, which says what it holds: a search with exact play from the fair
+    starts is titled apart from one without, as both are published."""
+    held = f"Starts of {search.rules.name} fair under perfect play, within {plural(search.moved, 'stone')} moved: values, "
+    if not search.exact_within:
+        return held + "the pie rule and komi"
+    within = plural(search.exact_within, "stone")
+    return held + f"the pie rule, komi and exact random and perfect play from those within {within} moved"
+
+
 def _tables(search: FairSearch) -> dict[str, pl.DataFrame]:
     balance = search.balance
     own = {
@@ -102,7 +120,7 @@ def _abstract(search: FairSearch) -> list[str]:
     by_moved = {moved: fair.filter(pl.col("moved") == moved) for moved in range(1, search.moved + 1)}
     of_moved = {moved: starts.filter(pl.col("moved") == moved).height for moved in range(1, search.moved + 1)}
     counted = "; ".join(
-        f"{by_moved[m].height} of the {of_moved[m]} starts with {plural(m, 'stone')} moved"
+        f"{by_moved[m].height} of the {of_moved[m]} starts with {plural(m, 'stone')} moved are fair under perfect play"
         + _split(by_moved[m], search.rules.ply_cap)
         for m in by_moved
     )
@@ -121,9 +139,35 @@ def _abstract(search: FairSearch) -> list[str]:
         f"Under perfect play the start of {search.rules.name} is worth {balance.value:+d} to the first player (South). "
         f"{pie}; a komi of {balance.komi:+d} stones to South makes it a draw, and "
         f"{balance.komi + 0.5:+.1f} or {balance.komi - 0.5:+.1f} decide every game. {_decided(search)}",
-        f"Moving stones between pits gives starts that are fair under perfect play (it draws; fair for players "
-        f"who err is another matter, which the exact play below measures): {counted}. {most_natural}",
+        f"Moving stones between pits gives starts that perfect play draws: {counted}. {most_natural}",
+        _fair_for_whom(search),
     ]
+
+
+def _fair_for_whom(search: FairSearch) -> str:
+    """That the fair starts are fair under perfect play only, with random play's first-player
+    score from them where the search played them (else from the own start alone)."""
+    score = "random_first_player_score"
+    own = f"{search.own[score]:.3f}"
+    played = search.starts.filter((pl.col("value") == 0) & pl.col(score).is_not_null())
+    if not played.height:
+        return (
+            f"Fair here means fair under perfect play only, not for players who err: random self-play from the rule "
+            f"set's own start gives the first player a score of {own}, and this report plays no game from the fair starts."
+        )
+    return (
+        f"Fair here means fair under perfect play only, not for players who err: random self-play from the "
+        f"{played.height} fair starts within {plural(search.exact_within, 'stone')} moved gives the first player "
+        f"{_random_scores(search, played)}."
+    )
+
+
+def _random_scores(search: FairSearch, played: pl.DataFrame) -> str:
+    """ "a score from 0.447 to 0.493 (0.464 from the rule set's own start)": random self-play's
+    first-player score over the ``played`` starts, beside the own start's."""
+    score = "random_first_player_score"
+    scores = [float(found) for found in played[score].to_list()]
+    return f"a score from {min(scores):.3f} to {max(scores):.3f} ({search.own[score]:.3f} from the rule set's own start)"
 
 
 def _split(fair: pl.DataFrame, cap: int) -> str:
@@ -152,7 +196,8 @@ def _text(search: FairSearch) -> list[str]:
     return [
         "Every value here is exact: a lookup in the strong solution of the rule set, which holds every "
         "position of its stones, with the first move's forfeit applied as at the rule set's own start. "
-        "The exact figures of play from a start are engine.exact_outcome's, from that start."
+        "The figures of play from a start are exact too: every game of the two strategies weighed by its "
+        "probability, not a sample of games."
     ]
 
 
@@ -230,10 +275,15 @@ def _starts_section(search: FairSearch, fair: pl.DataFrame) -> Section:
         f"{search.rules.ply_cap}-ply cap stops a game that could go on is fair by the cap's scoring, not by play "
         "(docs/remoteness.md). Remoteness: the plies perfect play lasts, the side ahead hurrying."
     ]
-    caption = f"The fair starts, most natural first (the first {SHOWN_FAIR}; all of them in tables/starts.csv)"
+    caption = f"The starts fair under perfect play, most natural first (the first {SHOWN_FAIR}; all of them in tables/starts.csv)"
     figures = [
-        ("fair_one_stone", "The value of every start with one stone moved: from the pit of a row to the pit of a column."),
-        ("fair_values", "How many starts have each value, by the stones moved."),
+        (
+            "fair_one_stone",
+            "The value to South under perfect play of every start with one stone moved: the stone is taken from the "
+            "pit of a row and put into the pit of a column. South's pits are 0, 1 and 2, North's 3, 4 and 5 (RULES.md), "
+            "parted by the lines; 0 is fair.",
+        ),
+        ("fair_values", "How many starts have each value to South under perfect play, by the stones moved; 0 is fair."),
     ]
     return Section("Fair starts", text, [Table(caption, header, rows, name="starts")], figures)
 
@@ -245,12 +295,14 @@ def _exact_section(search: FairSearch, exact: pl.DataFrame) -> Section:
         [row["start"], *(_figure(column, row[column]) for column in EXACT_COLUMNS), "yes" if row["pareto"] else ""]
         for row in exact.iter_rows(named=True)
     ]
-    words = ", ".join(WORDS[column] for column in PARETO_COLUMNS)
+    words = listed([PHRASES[column] for column in PARETO_COLUMNS])
     text = [
         f"Exact play from every fair start within {search.exact_within} moved "
         f"{'stone' if search.exact_within == 1 else 'stones'}: random self-play and perfect self-play "
-        "(ties at random). A start is on the Pareto front when play decides its fairness and no other such "
-        f"start is at least as close to the rule set's own start on each of {words} and closer on one: the "
+        f"(ties at random). These starts are fair under perfect play only: random self-play from them gives the first "
+        f"player {_random_scores(search, exact)}. A start is on the Pareto "
+        "front when play decides its fairness and no other such start is at least as close to the rule set's own "
+        f"start on each of {words} and closer on one: the "
         "designer's menu of fair starts that change the game least. A start fair only at the cap (some "
         "value-keeping game cycles on to it) is played and listed, but is on no front."
     ]
@@ -269,10 +321,10 @@ def _methods_section(search: FairSearch) -> Section:
     return Section(
         "Methods",
         [
-            "The values come from engine.solve (the strong solution, capped at the rule set's ply cap); a start's "
-            "value is the best of its first moves, each worth its capture (none, with the first move's forfeit) "
-            "minus the value of the position it leaves, as engine.Solution.value computes it at ply 0. The exact "
-            "figures come from engine.exact_outcome from the start, at its default tolerance.",
+            "The values come from the strong solution of the rule set, capped at its ply cap; a start's value is "
+            "the best of its first moves, each worth its capture (none, with the first move's forfeit) minus the "
+            "value of the position it leaves. The figures of play carry each position's probability from ply to ply, "
+            f"from the start until the cap or until less than {_power_of_ten(TOLERANCE)} of the probability is still in play.",
             "FairKalah (Neller et al., Computers and Games 2022) made the same search for Kalah(6,4), a first-player "
             "win by 10, and found 254 fair starts with one or two seeds moved (323 with empty captures off).",
         ],
@@ -289,21 +341,32 @@ def _one_stone_figure(search: FairSearch) -> Figure:
         source = next(pit for pit, count in enumerate(counts) if count < standard)
         target = next(pit for pit, count in enumerate(counts) if count > standard)
         values[source, target] = float(row["value"])
+    taken, put = "a stone taken from", "and put into"
     rows = [
-        {"from pit": f"pit {source}", "to pit": f"pit {target}", "value": values.get((source, target))}
-        for source in range(6)
-        for target in range(6)
+        {taken: pit_name(source), put: pit_name(target), "value": values.get((source, target))}
+        for source in range(engine.game.PITS)
+        for target in range(engine.game.PITS)
     ]
-    return plot.heatmap(
-        pl.DataFrame(rows, schema={"from pit": pl.String, "to pit": pl.String, "value": pl.Float64}),
-        row="from pit",
-        column="to pit",
+    figure = plot.heatmap(
+        pl.DataFrame(rows, schema={taken: pl.String, put: pl.String, "value": pl.Float64}),
+        row=taken,
+        column=put,
         value="value",
-        title="The value to South of each start with one stone moved (0: fair)",
+        title="The value to South under perfect play of each start with one stone moved (0: fair)",
         colour_label="value to South",
         fmt="{:.0f}",
         diverging=0.0,
     )
+    axes = figure.axes[0]  # the grid (the colour bar's axes come after it)
+    half = engine.game.PITS / 2 - 0.5  # between South's last pit and North's first
+    axes.axhline(half, color="0.2", linewidth=1.0)
+    axes.axvline(half, color="0.2", linewidth=1.0)
+    return figure
+
+
+def pit_name(pit: int) -> str:
+    """A pit with its owner, as the one-stone figure labels it: "South's pit 0", "North's pit 3"."""
+    return f"{'South' if pit < engine.game.PITS // 2 else 'North'}'s pit {pit}"
 
 
 def _values_figure(search: FairSearch) -> Figure:
@@ -311,9 +374,7 @@ def _values_figure(search: FairSearch) -> Figure:
     colour per count of stones moved: the palette's while it has enough, else the steps of a
     sequential colour map read on a colour bar (more classes than a palette tells apart, in order)."""
     counts = search.starts.group_by("moved", "value").agg(pl.len().alias("starts")).sort("moved", "value")
-    low, high = int(counts["value"].min()), int(counts["value"].max())  # type: ignore[arg-type]
-    step = 2 * max(1, -(-(high - low) // 16))  # at most 9 labels: every second value, or fewer
-    ticks = list(range(low, high + 1, step))
+    ticks = value_ticks(int(counts["value"].min()), int(counts["value"].max()))  # type: ignore[arg-type]
     stepped = search.moved > len(plot.OKABE_ITO)
     colours = ListedColormap(colormaps["cividis"](np.linspace(0, 1, search.moved))) if stepped else None
     with plot.style():
@@ -326,13 +387,22 @@ def _values_figure(search: FairSearch) -> Figure:
             colour = plot.OKABE_ITO[place] if colours is None else colours(place)
             axes.bar(x, found["starts"].to_numpy(), width, label=f"{plural(moved, 'stone')} moved", color=colour)
         axes.set_xticks(ticks, [_signed(tick) for tick in ticks])
-        axes.set_xlabel("value to South under perfect play")
+        axes.set_xlabel("value to South under perfect play (0: fair)")
         axes.set_ylabel("starts")
         if colours is None:
             axes.legend(frameon=False)
         else:
             _moved_colour_bar(figure, axes, colours, search.moved)
     return figure
+
+
+def value_ticks(low: int, high: int) -> list[int]:
+    """The values the histogram labels: every even value from ``low`` to ``high`` (a start's value
+    is even, as the stones are), or every fourth, sixth, ... past MOST_TICKS of them; always the
+    multiples of the step, so that 0, the fair value, is labelled whenever it is in range."""
+    step = 2 * max(1, -(-(high - low) // (2 * (MOST_TICKS - 1))))
+    first = -(-low // step) * step
+    return list(range(first, high + 1, step))
 
 
 def _moved_colour_bar(figure: Figure, axes: Axes, colours: ListedColormap, most: int) -> None:
@@ -369,6 +439,11 @@ def _figure(column: str, value: float | None) -> str:
     if value is None:
         return "-"
     return f"{value:.1f}" if column.endswith("plies") else f"{value:.4f}"
+
+
+def _power_of_ten(value: float) -> str:
+    """1e-15 as a page prints it: 10⁻¹⁵."""
+    return "10" + str(round(math.log10(value))).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
 
 
 def _signed(value: int | None) -> str:

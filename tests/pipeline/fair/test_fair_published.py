@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import html
+import json
+from pathlib import Path
+from xml.etree import ElementTree
+
 import polars as pl
+import pytest
 from locations import ROOT
+
+from pipeline.report.prose import plural, signed
 
 PUBLISHED = ROOT / "reports" / "fair" / "modiar"
 
@@ -31,3 +39,72 @@ def test_every_fair_start_ranked_as_natural_is_decided_by_play():
     assert (won["remoteness"].is_not_null() == (won["decided_by"] == "play")).all()
     drawn = starts.filter(pl.col("value") == 0)  # ... and a draw when every value-keeping game ends
     assert (drawn["longest_line"].is_not_null() == (drawn["decided_by"] == "play")).all()
+
+
+# ---------------------------------------------------------------------------------------------
+# What the published pages say: that fair means fair under perfect play, what each report holds,
+# and figures a reader can read (the fair value ticked, whose pits are whose).
+
+FOLDERS = [PUBLISHED, PUBLISHED.parent / "modiar-exact-within-1"]
+SVG = "{http://www.w3.org/2000/svg}"
+PIT_NAMES = ["South's pit 0", "South's pit 1", "South's pit 2", "North's pit 3", "North's pit 4", "North's pit 5"]  # RULES.md
+
+
+def _abstract(folder: Path) -> str:
+    report = (folder / "report.md").read_text(encoding="utf-8")
+    return report.split("## Abstract", 1)[1].split("\n## ", 1)[0]
+
+
+def _tick_labels(svg: Path, axis: str) -> list[str]:
+    """The labels of the ``axis`` ("x" or "y") ticks of a matplotlib SVG's first axes (text kept as text)."""
+    root = ElementTree.parse(svg).getroot()
+    grid = next(group for group in root.iter(f"{SVG}g") if group.get("id") == "axes_1")  # not a colour bar's
+    ticks = [group for group in grid.iter(f"{SVG}g") if group.get("id", "").startswith(f"{axis}tick_")]
+    return ["".join(text.itertext()).strip() for group in ticks for text in group.iter(f"{SVG}text")]
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=lambda folder: folder.name)
+def test_the_published_fair_counts_say_fair_under_perfect_play_and_what_random_play_scores(folder):
+    starts = pl.read_csv(folder / "tables" / "starts.csv")
+    abstract = " ".join(_abstract(folder).split())
+    for moved in sorted(set(starts["moved"])):
+        within = starts.filter(pl.col("moved") == moved)
+        fair = within.filter(pl.col("value") == 0).height
+        assert f"{fair} of the {within.height} starts with {plural(moved, 'stone')} moved are fair under perfect play" in abstract
+    assert "fair under perfect play only, not for players who err" in abstract
+    played = starts.filter((pl.col("value") == 0) & pl.col("random_first_player_score").is_not_null())
+    own = pl.read_csv(folder / "tables" / "balance.csv")["random_first_player_score"][0]
+    if played.height:
+        scores = played["random_first_player_score"]
+        assert f"a score from {scores.min():.3f} to {scores.max():.3f} ({own:.3f} from the rule set's own start)" in abstract
+    else:
+        assert f"a score of {own:.3f}, and this report plays no game from the fair starts" in abstract
+
+
+def test_the_two_published_fair_reports_have_titles_that_say_what_each_holds():
+    titles = []
+    for folder in FOLDERS:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        title = (folder / "report.md").read_text(encoding="utf-8").splitlines()[0].removeprefix("# ")
+        assert f"<h1>{html.escape(title)}</h1>" in (folder / "index.html").read_text(encoding="utf-8")
+        assert "fair under perfect play" in title and f"within {plural(manifest['moved'], 'stone')} moved" in title
+        played = f"exact random and perfect play from those within {plural(manifest['exact_within'], 'stone')} moved"
+        assert (played in title) == (manifest["exact_within"] > 0)
+        titles.append(title)
+    assert len(set(titles)) == len(titles)
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=lambda folder: folder.name)
+def test_the_published_value_histogram_ticks_every_value_the_starts_take_fair_included(folder):
+    values = pl.read_csv(folder / "tables" / "starts.csv")["value"]
+    expected = [signed(value, "{:+d}") for value in range(values.min(), values.max() + 1, 2)]
+    labels = _tick_labels(folder / "figures" / "fair_values.svg", "x")
+    assert labels == expected and "0" in labels
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=lambda folder: folder.name)
+def test_the_published_one_stone_heatmap_says_whose_pits_are_whose(folder):
+    svg = folder / "figures" / "fair_one_stone.svg"
+    assert _tick_labels(svg, "y") == PIT_NAMES and _tick_labels(svg, "x") == PIT_NAMES
+    report = (folder / "report.md").read_text(encoding="utf-8")
+    assert "South's pits are 0, 1 and 2, North's 3, 4 and 5" in report.split("](figures/fair_one_stone.svg)")[0]
