@@ -11,6 +11,7 @@ new field is one line here plus the rule itself (engine.game.moves, engine.table
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import re
 from collections.abc import Callable
@@ -207,7 +208,10 @@ class Rules:
             try:
                 fields[field.name] = field.parse(text)
             except ValueError:
-                raise ValueError(f"rule set name {name!r} has a bad value {text!r} for {field.name}") from None
+                raise ValueError(
+                    f"rule set name {name!r} has a bad value {text!r} for {field.name}, which takes {field.takes}"
+                    + _nearest_parts(token, field)
+                ) from None
         return cls(**fields)
 
     def replace(self, **changes: Any) -> Rules:
@@ -260,7 +264,41 @@ def _field_of_token(token: str, name: str) -> RuleField:
     for field in sorted(RULE_FIELDS, key=lambda field: -len(field.prefix)):
         if token.startswith(field.prefix):
             return field
-    raise ValueError(f"rule set name {name!r} has an unknown part {token!r}")
+    raise ValueError(f"rule set name {name!r} has an unknown part {token!r}{_nearest_parts(token)}")
+
+
+def _nearest_parts(token: str, refused: RuleField | None = None) -> str:
+    """The way out of a part of a rule set's name that spells no token: the token nearest in
+    spelling, the part's number kept ("stone5" gives "stones5"), else what a part is made of
+    (RULES.md, Rule-set names). For a part whose value the field ``refused``, only another
+    field's token or a completion of its own ("slamallow" gives "slamallowed"), else nothing:
+    the message gives the values the field takes."""
+    part = token.lower()
+    value = re.sub(r"^[a-z]*", "", part)
+    value = "" if re.search(r"[a-z]", value) else value  # a number, or nothing of use
+    spellings = [
+        spelling
+        for field in RULE_FIELDS
+        for spelling in _spellings(field, value)
+        if field is not refused or (spelling.startswith(part) and isinstance(field.kind, _Switch | _Choice))
+    ]
+    nearest = difflib.get_close_matches(part, spellings, n=1, cutoff=0.6)
+    if nearest:
+        return f"; did you mean {nearest[0]!r}?"
+    if refused is not None:
+        return ""
+    prefixes = ", ".join(field.prefix for field in RULE_FIELDS)
+    return f"; each part is a field's prefix ({prefixes}) and its value, e.g. modiar-stones5-feedingoff"
+
+
+def _spellings(field: RuleField, value: str) -> list[str]:
+    """The tokens of ``field`` a part holding ``value`` may have meant: each of a switch's or a
+    choice's, and the prefix with ``value`` (or the default) for a number or a list of counts."""
+    if isinstance(field.kind, _Switch):
+        return [field.token(True), field.token(False)]
+    if isinstance(field.kind, _Choice):
+        return [field.token(choice) for choice in field.kind.choices]
+    return [field.prefix + (value or field.kind.text(field.default))]
 
 
 def check_rules(rules: object) -> None:
