@@ -8,6 +8,7 @@ way records store it. This module sits above every strategy class (``engine.play
 
 from __future__ import annotations
 
+import difflib
 import re
 from inspect import signature
 
@@ -91,13 +92,24 @@ def _parsed(spec: str) -> tuple[str, dict[str, object]]:
     match = _SPEC.match(spec)
     known = ", ".join(sorted(REGISTRY))
     if match is None or match.group(1) not in REGISTRY:
-        raise UnknownStrategyError(f"unknown strategy {spec!r}; known strategies: {known}")
+        raise UnknownStrategyError(f"unknown strategy {spec!r}{_nearest(spec, match)}; known strategies: {known}")
     name, text = match.groups()
     try:
         bound = signature(REGISTRY[name]).bind(**_parse_arguments(text or "", spec))
     except TypeError:  # a parameter the strategy does not take
         raise UnknownStrategyError(f"bad parameters in strategy {spec!r}: {_parameters(name)}") from None
     return name, dict(bound.arguments)
+
+
+def _nearest(spec: str, match: re.Match[str] | None) -> str:
+    """The hint for a spec whose name is a known one misspelt, its parameters kept: " (did you mean
+    'perfect(epsilon=0.1)'?)"; else nothing."""
+    name, parameters = match.groups() if match else (spec.strip(), None)
+    nearest = difflib.get_close_matches(name.lower(), REGISTRY, n=1)
+    if not nearest:
+        return ""
+    suggestion = nearest[0] + (f"({parameters})" if parameters else "")
+    return f" (did you mean {suggestion!r}?)"
 
 
 def _parameters(name: str) -> str:
