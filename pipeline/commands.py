@@ -43,10 +43,12 @@ def rules_from(arguments: argparse.Namespace) -> engine.Rules:
 def _rule_change(text: str) -> tuple[str, object]:
     """FIELD=VALUE of ``--rule``, VALUE spelled as engine.game.RuleField.parse reads it."""
     from engine.game import RULE_FIELD
+    from pipeline.runs.config import rule_hint
 
     name, equals, value = text.partition("=")
     if not equals or name not in RULE_FIELD:
-        raise UsageError(f"--rule takes FIELD=VALUE with FIELD one of {', '.join(RULE_FIELD)}, not {text!r}")
+        hint = rule_hint(name) if equals else ""
+        raise UsageError(f"--rule takes FIELD=VALUE with FIELD one of {', '.join(RULE_FIELD)}, not {text!r}{hint}")
     field = RULE_FIELD[name]
     try:
         return name, field.parse(value)

@@ -6,15 +6,16 @@ each field; a table of them changes RULES.md's). Each product's config module ad
 
 from __future__ import annotations
 
+import difflib
 import stat
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import engine
 from engine.game import RULE_FIELD, RULE_FIELDS, RuleField
-from pipeline.runs.paths import NAME_RULE, is_name
+from pipeline.runs.paths import NAME_RULE, RUNS, STUDIES, bundled, bundled_kind, is_name
 
 MAX_CONFIG_BYTES = 1 << 20
 MAX_SHOWN = 80  # characters of a value an error message quotes
@@ -29,6 +30,7 @@ class ConfigError(ValueError):
 def load_config(path: Path, kind: str, parse: Callable[[dict[str, Any]], T]) -> T:
     """Read a ``kind`` config (a study, a ladder) and check it with ``parse``; any mistake raises
     ConfigError naming the file."""
+    _check_bundled_kind(path, kind)
     try:
         data = tomllib.loads(read_config(path, kind))
     except tomllib.TOMLDecodeError as error:
@@ -47,7 +49,7 @@ def check_keys(data: dict[str, Any], keys: tuple[str, ...], required: tuple[str,
     """Refuse a key a ``kind`` config does not have, and a missing required one."""
     unknown = [key for key in data if key not in keys]
     if unknown:
-        raise ConfigError(f"unknown key {unknown[0]!r}; a {kind} has the keys {', '.join(keys)}")
+        raise ConfigError(f"unknown key {unknown[0]!r}{did_you_mean(unknown[0], keys)}; a {kind} has the keys {', '.join(keys)}")
     missing = [key for key in required if key not in data]
     if missing:
         raise ConfigError(f"missing key {missing[0]!r}; every {kind} needs {', '.join(required)}")
@@ -60,6 +62,8 @@ def read_config(path: Path, kind: str = "study") -> str:
             raise ConfigError(f"{kind} config {path} is not a regular file")
         with open(path, "rb") as handle:
             data = handle.read(MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError as error:
+        raise ConfigError(f"cannot read {kind} config {path}: {error.strerror}; {_bundled_words(path, kind)}") from None
     except OSError as error:
         raise ConfigError(f"cannot read {kind} config {path}: {error.strerror or error}") from None
     if len(data) > MAX_CONFIG_BYTES:
@@ -97,6 +101,40 @@ def shown(value: object) -> str:
     return text if len(text) <= MAX_SHOWN else f"{text[: MAX_SHOWN - 3]}..."
 
 
+def did_you_mean(word: object, known: Sequence[str]) -> str:
+    """The hint after a name that is none of ``known`` but near one in spelling: " (did you mean
+    'games_per_seat'?)"; else nothing."""
+    nearest = difflib.get_close_matches(str(word), known, n=1, cutoff=0.75)
+    return f" (did you mean {nearest[0]!r}?)" if nearest else ""
+
+
+def rule_hint(name: object) -> str:
+    """The hint after a rule field that is none of Rules': the field nearest in spelling, or the
+    one whose token in a rule set's name begins so (stones: stones_per_pit); else nothing."""
+    by_spelling = {field.prefix: field.name for field in RULE_FIELDS} | {field.name: field.name for field in RULE_FIELDS}
+    nearest = difflib.get_close_matches(str(name), by_spelling, n=1, cutoff=0.75)
+    return f" (did you mean {by_spelling[nearest[0]]!r}?)" if nearest else ""
+
+
+def _check_bundled_kind(path: Path, kind: str) -> None:
+    """Refuse a bundled config of another kind (``modiar study run ladder``), naming the command that runs it."""
+    other = bundled_kind(path.stem)
+    if other != kind and path.parent.resolve() == STUDIES.resolve() and path.is_file():
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise ConfigError(f"{path.stem} is a bundled {other}, not {article} {kind}: {RUNS[other]} {path.stem} runs it")
+
+
+def _bundled_words(path: Path, kind: str) -> str:
+    """The way out of a config file that is not there: the bundled ones of its kind, named without a path."""
+    names = bundled(kind)
+    nearest = difflib.get_close_matches(path.name, names, n=1)
+    kinds = kind[:-1] + "ies" if kind.endswith("y") else kind + ("es" if kind.endswith("s") else "s")
+    bundled_ones = f"bundled {kinds} are named without a path: {', '.join(names)}"
+    if nearest:
+        return f"did you mean {nearest[0]} ({RUNS[kind]} {nearest[0]})? {bundled_ones}"
+    return f"{bundled_ones} (e.g. {RUNS[kind]} {names[0]})"
+
+
 def _canonical(spec: str, key: str) -> str:
     try:
         return engine.canonical_spec(spec)
@@ -111,7 +149,7 @@ def parse_rules(table: object, base: engine.Rules | None = None, where: str = "[
     fields = list(RULE_FIELD)
     unknown = [key for key in table if key not in fields]
     if unknown:
-        raise ConfigError(f"unknown rule {unknown[0]!r} in {where}; the rules are {', '.join(fields)}")
+        raise ConfigError(f"unknown rule {unknown[0]!r} in {where}{rule_hint(unknown[0])}; the rules are {', '.join(fields)}")
     try:
         return (engine.Rules() if base is None else base).replace(**table)
     except (ValueError, TypeError) as error:

@@ -42,6 +42,15 @@ ATLAS = "atlas"  # bundled configs named atlas* are atlases (pipeline.atlas.run)
 SEARCH = "search"  # and those named search* search ladders (pipeline.search_ladder.run)
 EXACT = "exact.parquet"  # the exact outcomes of a study with exact = true or "self-play"
 
+# The command that runs each kind of config, a bundled one by its name alone (the kind as its loader says it).
+RUNS = {
+    "study": "modiar study run",
+    "ladder": "modiar ladder run",
+    "search ladder": "modiar ladder search",
+    "atlas": "modiar atlas run",
+}
+_STARTS = {"ladder": LADDER, "search ladder": SEARCH, "atlas": ATLAS}  # how the names of the bundled ones begin
+
 # atlas-<host>-<pid>-<mkdtemp's letters, digits and _>: an atlas task's scratch folder (scratch_prefix)
 _SCRATCH_NAME = re.compile(r"atlas-(.+)-(\d+)-[A-Za-z0-9_]+")
 
@@ -101,19 +110,29 @@ def scratch_owner(name: str) -> tuple[str, int] | None:
 def study_config(text: str) -> Path:
     """The config a user names: a file, or the name of a bundled study (smoke, default, variants)."""
     path = Path(text)
-    bundled = STUDIES / f"{text}.toml"
-    return bundled if not path.exists() and is_name(text) and bundled.is_file() else path
+    named = STUDIES / f"{text}.toml"
+    return named if not path.exists() and is_name(text) and named.is_file() else path
+
+
+def bundled(kind: str) -> list[str]:
+    """The bundled configs of a kind of RUNS ("study", "ladder", "search ladder", "atlas") by name."""
+    return sorted(path.stem for path in STUDIES.glob("*.toml") if bundled_kind(path.stem) == kind)
+
+
+def bundled_kind(name: str) -> str:
+    """The kind of a bundled config by its name: those named ladder* are skill ladders
+    (pipeline.ladder.run), search* search ladders (pipeline.search_ladder.run), atlas* atlases
+    (pipeline.atlas.run), the rest studies."""
+    return next((kind for kind, start in _STARTS.items() if name.startswith(start)), "study")
 
 
 def bundled_studies() -> list[str]:
-    """The bundled study configs; those named ladder* are skill ladders (pipeline.ladder.run), atlas* atlases
-    (pipeline.atlas.run), search* search ladders (pipeline.search_ladder.run)."""
-    return sorted(path.stem for path in STUDIES.glob("*.toml") if not path.stem.startswith((LADDER, ATLAS, SEARCH)))
+    return bundled("study")
 
 
 def bundled_ladders() -> list[str]:
-    return sorted(path.stem for path in STUDIES.glob(f"{LADDER}*.toml"))
+    return bundled("ladder")
 
 
 def bundled_atlases() -> list[str]:
-    return sorted(path.stem for path in STUDIES.glob(f"{ATLAS}*.toml"))
+    return bundled("atlas")

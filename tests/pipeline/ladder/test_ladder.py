@@ -69,7 +69,7 @@ def test_the_bundled_ladder_climbs_from_random_to_perfect_through_every_alphabet
     assert any("epsilon" in rung for rung in bundled.rungs) and any("temperature" in rung for rung in bundled.rungs)
     assert bundled.opponents == ("perfect", "random")
     assert bundled_ladders() == ["ladder"] and "ladder" not in bundled_studies()
-    with pytest.raises(ConfigError, match="unknown key 'rungs'"):  # a ladder is not a study
+    with pytest.raises(ConfigError, match="ladder is a bundled ladder, not a study: modiar ladder run ladder"):
         load_study(STUDIES / "ladder.toml")
 
 
