@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 
 import numpy as np
 import pytest
@@ -13,7 +14,9 @@ import pytest
 import engine
 import pipeline.cli
 from engine import Rules
+from engine.game import EVENT_BY_NAME
 from pipeline.cli import main
+from pipeline.exact.summary import mean, probability
 
 SMALL = ["--rule", "stones_per_pit=3", "--rule", "ply_cap=10"]
 SMALL_RULES = Rules(stones_per_pit=3, ply_cap=10)
@@ -65,16 +68,32 @@ def test_the_length_summary_is_that_of_the_plies_distribution(capsys: pytest.Cap
     assert record["margin_mean"] == pytest.approx(sum(int(m) * p for m, p in record["margin"].items()), abs=1e-12)
 
 
-def test_the_printed_outcome_gives_the_score_to_nine_decimals_and_every_event(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["exact", "greedy", "random", *SMALL, "--quiet"]) == 0
+def test_the_printed_outcome_rounds_its_figures_and_names_each_possible_event_in_words(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The page a researcher reads: probabilities by ``probability``, every rule event the rule set
+    allows by its name in the reports, none it rules out, no column name, no float noise."""
+    assert main(["exact", "greedy", "random", *SMALL, "--rule", "feeding=off", "--quiet"]) == 0
     out = capsys.readouterr().out
-    expected = engine.exact_outcome("greedy", "random", rules=SMALL_RULES)
-    assert out.startswith("exact outcome: greedy (South) against random (North), rules modiar-stones3-cap10\n")
-    assert f"{expected.first_player_score:.9f}" in out
-    assert f"{expected.south_win:.9f}" in out and f"{expected.north_win:.9f}" in out
+    rules = SMALL_RULES.replace(feeding=False)
+    expected = engine.exact_outcome("greedy", "random", rules=rules)
+    assert out.startswith("exact outcome: greedy (South) against random (North), rules modiar-stones3-feedingoff-cap10\n")
+    rows = {line[:32].strip(): line[32:].split() for line in out.splitlines()}
+    for label, value in [
+        ("South wins", expected.south_win),
+        ("draws", expected.draw),
+        ("North wins", expected.north_win),
+        ("first-player score", expected.first_player_score),
+    ]:
+        assert rows[label][0] == probability(value), label
     for name in engine.EVENTS:
-        line = next(line for line in out.splitlines() if line.startswith(f"{name} "))
-        assert line.split()[1:] == [f"{expected.event_fires[name]:.9f}", f"{expected.event_mean[name]:.9f}"]
+        short = EVENT_BY_NAME[name].short
+        if name in engine.possible_events(rules):
+            assert rows[short] == [probability(expected.event_fires[name]), mean(expected.event_mean[name])], name
+        else:
+            assert short not in rows, name  # feeding forced, feeding lapsed: ruled out, not counted as 0
+    assert not [name for name in engine.EVENTS if "_" in name and name in out]
+    assert not re.search(r"\d\.\d{8,}|\de[-+]\d", out), "a figure with float noise or an exponent"
     for needle in (
         "standard deviation",
         "median",
@@ -85,6 +104,36 @@ def test_the_printed_outcome_gives_the_score_to_nine_decimals_and_every_event(ca
         "time:",
     ):
         assert needle in out
+
+
+@pytest.mark.parametrize(
+    ("p", "printed"),
+    [
+        (0.0, "0"),
+        (-1e-17, "0"),  # a float sum's error below 0
+        (1e-20, "< 0.000001"),
+        (8.3e-6, "0.0000083"),
+        (0.00081, "0.00081"),
+        (0.0012, "0.0012"),
+        (0.0396, "0.0396"),
+        (0.5, "0.5000"),
+        (0.463581707, "0.4636"),
+        (0.99996, "0.999960"),
+        (0.99999917, "> 0.999999"),
+        (1 - 1e-10, "1"),  # 1 but for the propagation's float error
+        (1.0, "1"),
+    ],
+)
+def test_a_probability_is_printed_to_4_decimals_or_2_significant_digits_from_0_or_1(p: float, printed: str) -> None:
+    assert probability(p) == printed
+
+
+@pytest.mark.parametrize(
+    ("value", "printed"),
+    [(7.500000001, "7.5000"), (5.999999998913457, "6"), (33.272864976, "33.2729"), (0.00081, "0.00081"), (0.0, "0")],
+)
+def test_a_mean_count_is_printed_to_4_decimals_a_whole_one_whole(value: float, printed: str) -> None:
+    assert mean(value) == printed
 
 
 @pytest.mark.parametrize(
@@ -132,3 +181,4 @@ def test_exact_help_names_the_arguments(capsys: pytest.CaptureFixture[str]) -> N
     out = capsys.readouterr().out
     for needle in ("SOUTH", "NORTH", "--rule FIELD=VALUE", "--json", "--cache DIR", "mcts"):
         assert needle in out
+
