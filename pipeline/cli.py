@@ -123,8 +123,10 @@ def _parser() -> argparse.ArgumentParser:
     show = commands.add_parser(
         "show",
         help="play one seeded game and draw the board after every move",
-        description="Play one seeded game and draw the board after every move, with the value each move loses "
-        "against a best move under perfect play.",
+        description="Play one seeded game of --south against --north (the same seed, the same game) and draw the board "
+        "after every move, with the value the move loses against a best move under perfect play (0 for a best move; "
+        "RULES.md: Perfect play); at the end, why the game ended, the score and what each side lost in all. "
+        "Strategies: docs/studies.md#strategies; a position's every move: modiar analyse.",
     )
     _add_game_options(show)
     show.add_argument("--seed", type=int, default=0, help="the game's seed (default 0)")
@@ -189,7 +191,11 @@ def _parser() -> argparse.ArgumentParser:
     play = commands.add_parser(
         "play",
         help="play a game in the terminal: a person (human) against any strategy",
-        description="Play a game in the terminal: a person (human) against any strategy, or two people.",
+        description="Play a game in the terminal: a person (human) against any strategy, or two people. Type a pit "
+        "for each move (South's row is pits 0 to 2, North's 3 to 5; q leaves); a pit that cannot be played is refused "
+        "with the reason, and the game ends saying why it ended and who won. --hints shows, before each move, every "
+        "legal move's value, the value it loses and its remoteness (docs/remoteness.md). Strategies: "
+        "docs/studies.md#strategies; the rules: RULES.md.",
     )
     play.add_argument("--south", default="human", help="South's strategy, or human (default human)")
     play.add_argument("--north", default="greedy", help="North's strategy, or human (default greedy)")
@@ -199,7 +205,20 @@ def _parser() -> argparse.ArgumentParser:
     _add_yes_option(play)
     _add_cache_option(play)
     play.set_defaults(run=do.play)
+    _describe(parser)
     return parser
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """Every command's --help opens with what it does: its own description, else its line in the
+    list of its parent's commands, as a sentence."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            lines = {choice.dest: choice.help or "" for choice in action._choices_actions}
+            for name, child in action.choices.items():
+                if child.description is None:
+                    child.description = lines[name][:1].upper() + lines[name][1:] + "."
+                _describe(child)
 
 
 def _add_study_commands(commands: argparse._SubParsersAction[_Parser]) -> None:

@@ -182,3 +182,19 @@ def test_exact_help_names_the_arguments(capsys: pytest.CaptureFixture[str]) -> N
     for needle in ("SOUTH", "NORTH", "--rule FIELD=VALUE", "--json", "--cache DIR", "mcts"):
         assert needle in out
 
+
+@pytest.mark.parametrize("words", [words for words in _commands(pipeline.cli._parser()) if words], ids=" ".join)
+def test_every_help_opens_with_what_the_command_does(capsys: pytest.CaptureFixture[str], words: tuple[str, ...]) -> None:
+    with pytest.raises(SystemExit):
+        main([*words, "--help"])
+    paragraphs = capsys.readouterr().out.split("\n\n")
+    assert paragraphs[0].startswith("usage: ") and paragraphs[1].strip().endswith("."), paragraphs[1]
+    assert paragraphs[1][0].isupper() and not paragraphs[1].startswith(("options:", "positional arguments:"))
+
+
+@pytest.mark.parametrize("command", ["show", "play"])
+def test_show_and_play_say_what_they_do_and_where_to_read_more(capsys: pytest.CaptureFixture[str], command: str) -> None:
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    description = " ".join(capsys.readouterr().out.split("\n\n")[1].split())
+    assert description.startswith("Play ") and "docs/studies.md#strategies" in description and "RULES.md" in description
