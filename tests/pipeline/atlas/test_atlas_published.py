@@ -13,6 +13,7 @@ from locations import ROOT
 import engine
 from pipeline.atlas.analyse import VERDICT_COLUMNS, analyse
 from pipeline.atlas.config import load_atlas
+from pipeline.atlas.effects import varying_fields
 from pipeline.atlas.run import read_atlas, rows_done, rows_incomplete
 from pipeline.report.folder import check_published
 
@@ -56,43 +57,94 @@ def test_a_cheap_row_of_the_published_atlas_is_computed_again_the_same(name, tmp
             assert str(row[column]) == str(value), column
 
 
+README_OUTCOMES = ("fair", "first player wins", "second player wins", "in all")  # the README table's rows
+FIELD_NAMES = {"capture_rows": "the capture rows", "min_stones_to_play": "singletons", "first_move_forfeit": "the forfeit"}
+
+
+def readme() -> str:
+    """README.md with its whitespace collapsed: a claim may be wrapped anywhere."""
+    return " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+
+
 def test_the_readme_states_the_published_atlas_counts():
-    """The README's atlas findings are the published atlas's: how many rule sets are done, fair,
-    won by each seat and drawn by the pie rule. An atlas run that changes them must change the
-    README (and docs/atlas.md, which gives the same counts) with it."""
+    """The README's atlas findings are the published atlas's: how many rule sets are done and
+    drawn by the pie rule, and its table of verdicts: per outcome the rule sets, how many play
+    decides and how many only the 400-ply cap, and the distinct games (those decided by play in
+    brackets). An atlas run that changes them must change the README (and docs/atlas.md, which
+    gives the same counts) with it."""
     rows = pl.read_csv(PUBLISHED / "tables" / "atlas.csv")
     balance = pl.read_csv(PUBLISHED / "tables" / "balance.csv")
+    counts = {row["outcome"]: row for row in pl.read_csv(PUBLISHED / "tables" / "verdicts.csv").iter_rows(named=True)}
+    assert counts["all"]["not_yet"] == 0, "complete the atlas's verdicts (make atlas-full) before publishing them"
     total = len(load_atlas(ROOT / "pipeline" / "studies" / "atlas.toml").rule_sets())
     value = rows["start_value"]
+    assert [counts[outcome]["rule_sets"] for outcome in ("fair", "first", "second", "all")] == [
+        (value == 0).sum(),
+        (value > 0).sum(),
+        (value < 0).sum(),
+        rows.height,
+    ]
     claims = [
         f"{rows.height} of its {total} rule sets are computed",
-        f"{(value == 0).sum()} are fair",
-        f"the first player wins {(value > 0).sum()}",
-        f"and the second {(value < 0).sum()}",
-        f"the pie rule draws {(balance['pie_value'] == 0).sum()}",
+        f"The pie rule draws {(balance['pie_value'] == 0).sum()} rule sets",
+        *(
+            f"| {words} | {row['rule_sets']} | {row['by_play']} | {row['at_cap']} | {row['games']} ({row['games_by_play']}) |"
+            for words, row in zip(
+                README_OUTCOMES, (counts[outcome] for outcome in ("fair", "first", "second", "all")), strict=True
+            )
+        ),
     ]
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    assert [claim for claim in claims if claim not in readme] == []
+    assert [claim for claim in claims if claim not in readme()] == []
 
 
 def test_the_readme_states_what_decides_the_published_verdicts():
-    """README's split of the atlas's verdicts by what decides them (play or the 400-ply cap), in
-    rule sets and distinct games, and its lengths of perfect play that ends, are the published
-    tables' (tables/verdicts.csv, tables/atlas.csv)."""
+    """README's words on what decides the atlas's verdicts (play or the 400-ply cap), the cap's
+    parity, singletons, the fields that move the start value and the lengths of perfect play
+    are the published tables' (tables/verdicts.csv, tables/atlas.csv, tables/field_effects.csv)."""
     counts = {row["outcome"]: row for row in pl.read_csv(PUBLISHED / "tables" / "verdicts.csv").iter_rows(named=True)}
     rows = pl.read_csv(PUBLISHED / "tables" / "atlas.csv")
-    every, fair, first, second = (counts[outcome] for outcome in ("all", "fair", "first", "second"))
-    assert every["not_yet"] == 0, "complete the atlas's verdicts (make atlas-full) before publishing them"
+    every = counts["all"]
     ended = rows.filter(pl.col("decided_by") == "play")["remoteness"]
+    cap = rows["ply_cap"].max()
+    seven = rows.filter(pl.col("stones_per_pit") == 7)  # the grid
+    first = seven.filter(pl.col("start_value") > 0)
+    value = pl.col("start_value")
+    flipped = first.filter((pl.col("value_cap_one_less") != value) | (pl.col("value_cap_one_more") != value))
+    other = set(flipped["value_cap_one_less"]) | set(flipped["value_cap_one_more"])
+    assert len(other) == 1, "README gives one start value for the first-player wins that change with the cap's parity"
+    passing = rows.filter((pl.col("min_stones_to_play") == 1) & pl.col("sow_origin"))
+    assert set(passing["decided_by"]) == {"cap"}, "README says every rule set where a singleton is a pass is decided at the cap"
+    assert seven["perfect_mean_plies"].max() == pytest.approx(cap), "README says some perfect games last the whole cap"
     claims = [
-        f"play decides {every['by_play']} of these verdicts and the 400-ply cap {every['at_cap']}",
-        f"fair by play {fair['by_play']} and only at the cap {fair['at_cap']}",
-        f"first-player wins {first['by_play']} and {first['at_cap']}",
-        f"second-player wins {second['by_play']} and {second['at_cap']}",
+        f"play decides {every['by_play']} of their verdicts under perfect play, and the {cap}-ply cap {every['at_cap']}",
         f"{every['parity']} verdicts change with the cap's parity",
-        f"the {every['rule_sets']} rule sets are {every['games']} distinct games",
-        f"the fair ones {fair['games']} ({fair['games_by_play']} fair by play)",
-        f"ends within {ended.min()} to {ended.max()} plies",
+        f"{flipped.height} of the {first.height} first-player wins at 7 stones a pit are {other.pop():+d} "
+        f"under a cap of {cap - 1} or {cap + 1} plies",
+        f"all {passing.height} such rule sets are decided at the cap",
+        f"perfect games with random ties average from {seven['perfect_mean_plies'].min():g} plies to the whole cap",
+        f"over all {rows.height}, perfect play that play decides ends within {ended.min()} to {ended.max()} plies",
+        *field_claims(rows),
     ]
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split()).lower()
-    assert [claim for claim in claims if claim.lower() not in readme] == []
+    readme_lower = readme().lower().replace("−", "-")  # README's minus sign is the typographic one
+    assert [claim for claim in claims if claim.lower() not in readme_lower] == []
+
+
+def field_claims(rows: pl.DataFrame) -> list[str]:
+    """README's words on the fields that move the start value: the three largest spreads of mean
+    start values, in order (tables/field_effects.csv), and compulsory feeding, whose means are
+    equal though it changes the start value in some groups of rule sets alike in every other
+    field (counted here from tables/atlas.csv)."""
+    spreads = pl.read_csv(PUBLISHED / "tables" / "field_effects.csv")
+    top = spreads.head(3).iter_rows(named=True)
+    named = [(FIELD_NAMES.get(row["field"], row["field"]), row["effect_start_value"]) for row in top]
+    feeding = spreads.filter(pl.col("field") == "feeding").row(0, named=True)
+    grid = rows.filter(pl.col("stones_per_pit") == 7)
+    others = [field for field in varying_fields(grid) if field != "feeding"]
+    groups = grid.group_by(others).agg(pl.col("start_value").n_unique().alias("values"), pl.len())
+    assert set(groups["len"]) == {2}, "each group holds feeding on and off"
+    assert feeding["effect_start_value"] == pytest.approx(0, abs=1e-9), "README says feeding's means are equal"
+    return [
+        f"{named[0][0]} move the start value most (their settings' mean values lie {named[0][1]:.2f} stones apart), "
+        f"then {named[1][0]} ({named[1][1]:.2f}) and {named[2][0]} ({named[2][1]:.2f})",
+        f"feeding's means are equal, yet it changes the value in {(groups['values'] > 1).sum()} of its {groups.height} groups",
+    ]
