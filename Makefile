@@ -71,7 +71,7 @@ fair: $(STAMP) ## the fairness search of RULES.md's rules: every start within 2 
 fair-exact: $(STAMP) ## the same, with random and perfect self-play played exactly from each fair start within 1 moved stone (the first time the longest part; cached): reports/fair/modiar-exact-within-1
 	$(BIN)/modiar fair --exact-within 1
 
-notebooks: $(STAMP) ## run the notebooks on data/default and data/variants into reports/notebooks/ (git's copies stay clean); one whose study is not built says which target builds it
+notebooks: $(STAMP) ## run the notebooks on data/default, data/variants and the published atlas and fairness search into reports/notebooks/ (git's copies stay clean); one whose study is not built says which target builds it
 	$(BIN)/python -m pipeline.notebooks --output-dir reports/notebooks notebooks/*.ipynb
 
 sample: $(STAMP) ## a quick look: 20,000 seeded random games summarised, no files written

@@ -1,15 +1,16 @@
 """The notebooks of notebooks/: the study each one reads, and a runner that executes them.
 
-    study_folder(variable, default=..., target=...)
-        the study folder a notebook reads; when it holds no study, MissingStudyError: one
-        line that names the make target building it
+    study_folder(variable, default=..., target=..., kind="study")
+        the folder a notebook reads (a study, or a published atlas or fairness search); when
+        it holds none, MissingStudyError: one line that names the make target building it
     python -m pipeline.notebooks [--output-dir DIR] [NOTEBOOK ...]
         run each notebook into DIR (`make notebooks`; by default reports/notebooks, or
         $MODIAR_REPORTS/notebooks), printing "ran", "skipped: <the missing study>" or
         "failed: <error>" for each; exit status 1 when one failed
 
 A notebook whose study is missing is skipped, not failed: ``make notebooks`` after ``make study``
-runs the notebooks of the default study and says which target builds the others'. The runner
+runs the notebooks of the default study and of the published atlas and fairness search (kept in
+git), and says which target builds the others' (``make variants``). The runner
 needs nbclient, nbformat and ipykernel, which the extra modiar-lab[notebooks] installs; without
 them it says so in one line (exit status 2). They are imported only by the runner, so a notebook
 can import study_folder wherever the package is installed.
@@ -43,14 +44,15 @@ class MissingStudyError(FileNotFoundError):
         return [str(self)]
 
 
-def study_folder(variable: str, *, default: str, target: str) -> Path:
-    """The study folder in the environment variable ``variable``, else ``default``; a relative
-    path is taken from the repository root. Raises MissingStudyError, whose one line names
-    ``make target`` (the target that builds the default study), when the folder has no manifest."""
+def study_folder(variable: str, *, default: str, target: str, kind: str = "study") -> Path:
+    """The folder in the environment variable ``variable``, else ``default``; a relative path is
+    taken from the repository root. Raises MissingStudyError, whose one line names ``make
+    target`` (the target that builds the default folder), when the folder has no manifest.
+    ``kind`` names what the folder holds in that line: a study, an atlas, a fairness search."""
     chosen = os.environ.get(variable) or ""
     folder = ROOT / Path(chosen or default)  # an absolute path stays as it is
     if not (folder / MANIFEST).is_file():
-        raise MissingStudyError(_missing(folder, variable, default, target, chosen=bool(chosen)))
+        raise MissingStudyError(_missing(folder, variable, default, target, kind, chosen=bool(chosen)))
     return folder
 
 
@@ -109,14 +111,14 @@ def _announced(path: Path, output: Path) -> str:
     return outcome
 
 
-def _missing(folder: Path, variable: str, default: str, target: str, *, chosen: bool) -> str:
-    shown = _shown(folder)
+def _missing(folder: Path, variable: str, default: str, target: str, kind: str, *, chosen: bool) -> str:
+    shown, article = _shown(folder), "an" if kind[0] in "aeiou" else "a"
     if chosen:
         return (
-            f"no study in {shown} (from {variable}): set {variable} to a study folder, "
+            f"no {kind} in {shown} (from {variable}): set {variable} to {article} {kind} folder, "
             f"or unset it to read {default} (`make {target}` builds it)"
         )
-    return f"no study in {shown}: `make {target}` builds it (or set {variable} to a study folder)"
+    return f"no {kind} in {shown}: `make {target}` builds it (or set {variable} to {article} {kind} folder)"
 
 
 def _shown(folder: Path) -> str:
