@@ -22,6 +22,7 @@ import polars as pl
 from scipy.stats import binom
 
 import engine
+from engine.game import EVENT_BY_NAME
 from pipeline.runs.records import PAIRING_COLUMNS
 
 SHARES = ("south_win", "draw", "north_win")
@@ -131,11 +132,14 @@ def least_count_variance(mean: float, fires: float) -> float:
 
 
 def label(quantity: str) -> str:
-    """A quantity of QUANTITIES in words: "South wins", "games where capture fires", ..."""
+    """A quantity of QUANTITIES in words: "South wins", "captures: share of games it fires in",
+    "stones captured: mean per game", ... (an event by its short name, engine.game.Event.short)."""
     if quantity in _LABELS:
         return _LABELS[quantity]
     kind, name = quantity.split("_", 1)
-    return f"games where {name} fires" if kind == "fires" else f"{name} per game"
+    found = EVENT_BY_NAME.get(name)
+    words = found.short if found is not None else name.replace("_", " ")
+    return f"{words}: share of games it fires in" if kind == "fires" else f"{words}: mean per game"
 
 
 _LABELS = {

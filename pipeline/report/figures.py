@@ -19,6 +19,7 @@ Outputs are reproducible: no timestamps in SVG or PDF, and a fixed SVG id salt.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -179,39 +180,75 @@ def forest(
     return figure
 
 
-def length_distributions(lengths: pl.DataFrame, *, title: str | None = None, columns: int = 3) -> Figure:
-    """Game length distributions, one small panel per pairing (column pairing; columns plies and
-    games): the share of its games that last each number of plies. Each panel's ply axis stops
-    where 99.5% of its games are over, so that one long-running pairing does not flatten the
-    others; one colour throughout, since the panels' titles name them."""
+def length_ecdf(lengths: pl.DataFrame, *, title: str | None = None) -> Figure:
+    """Game length distributions on one pair of axes (column pairing; columns plies and games):
+    for each pairing, the share of its games over by each ply (an empirical distribution
+    function), so that pairings compare at a glance. The ply axis stops where 99.5% of every
+    pairing's games are over; a colour and a line style per pairing."""
     pairings = lengths["pairing"].unique(maintain_order=True).to_list()
-    rows = -(-len(pairings) // columns)
+    limit = max(quantile_ply(lengths.filter(pl.col("pairing") == name), 0.995) for name in pairings)
+    dashes = ("-", "--", ":", "-.")
     with style():
-        figure = Figure(figsize=(PAGE, 0.4 + 1.2 * rows))
-        grid = figure.subplots(rows, columns, squeeze=False)
-        for i, axes in enumerate(grid.flat):
-            if i >= len(pairings):
-                axes.set_visible(False)
-                continue
-            part = lengths.filter(pl.col("pairing") == pairings[i])
-            limit = quantile_ply(part, 0.995)
-            plies = np.arange(0, limit + 1)
-            counts = np.zeros(limit + 1)
-            inside = part.filter(pl.col("plies") <= limit)
-            counts[inside["plies"].to_numpy()] = inside["games"].to_numpy()
-            share = 100 * counts / max(int(part["games"].sum()), 1)
-            axes.fill_between(plies, share, step="mid", color=OKABE_ITO[0], alpha=0.35, linewidth=0)
-            axes.step(plies, share, where="mid", color=OKABE_ITO[0], linewidth=0.8)
-            axes.set_title(pairings[i], loc="left", fontsize=7)
-            axes.set_xlim(0, limit)
-            axes.set_ylim(bottom=0)
-            if i % columns == 0:
-                axes.set_ylabel("games (%)")
-            if i >= len(pairings) - columns:
-                axes.set_xlabel("game length (plies)")
-        if title:
-            figure.suptitle(title, x=0.0, ha="left")
-        figure.set_layout_engine("constrained")
+        figure, axes = _canvas(COLUMN, 2.6 + 0.12 * len(pairings))
+        for i, name in enumerate(pairings):
+            part = lengths.filter(pl.col("pairing") == name).group_by("plies").agg(pl.col("games").sum()).sort("plies")
+            lasted = part["plies"].to_numpy()
+            plies = np.concatenate([[0], lasted, [max(limit, int(lasted.max()))]])
+            over = np.cumsum(part["games"].to_numpy()) / max(int(part["games"].sum()), 1)
+            share = 100 * np.concatenate([[0.0], over, [over[-1]]])
+            axes.step(
+                plies,
+                share,
+                where="post",
+                color=OKABE_ITO[i % 8],
+                linestyle=dashes[i % 4],
+                label=name,
+            )
+        axes.set_xlim(0, limit)
+        axes.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+        axes.set_ylim(0, 100.5)
+        axes.set_xlabel("game length (plies)")
+        axes.set_ylabel("games over by then (%)")
+        _title(axes, title)
+        axes.legend(loc="lower left", bbox_to_anchor=(0, 1.02, 1, 0.2), ncols=2, borderaxespad=0)
+    return figure
+
+
+def z_histogram(z: np.ndarray, *, flag: float, certain: int = 0, title: str | None = None) -> Figure:
+    """The calibration of sampled figures against their exact values: a histogram of their z
+    scores, (sampled - exact) / standard error, against the standard normal density they follow
+    when the sampling and the exact values agree; dashed lines at +-``flag``, the alarm's level.
+    Infinite z (a figure exactly known but sampled otherwise) are counted in the legend, and so
+    are ``certain``, the figures left out of ``z`` because they cannot vary (an event that the
+    exact outcome makes certain or impossible: sampled and exact agree, z is 0 by definition)."""
+    finite = z[np.isfinite(z)]
+    width = max(4.5, float(np.ceil(np.abs(finite).max()))) if finite.size else 4.5
+    with style():
+        figure, axes = _canvas(COLUMN, 2.4)
+        axes.hist(
+            finite,
+            bins=np.arange(-width, width + 0.25, 0.25).tolist(),
+            density=True,
+            color=OKABE_ITO[0],
+            alpha=0.6,
+            label=f"{finite.size:,} figures' z",
+        )
+        grid = np.linspace(-width, width, 400)
+        axes.plot(grid, np.exp(-(grid**2) / 2) / np.sqrt(2 * np.pi), color=OKABE_ITO[7], linewidth=1.0, label="standard normal")
+        for side in (-flag, flag):
+            axes.axvline(side, color="#555555", linewidth=0.8, linestyle="--", zorder=0)
+        beyond = int((np.abs(finite) > 2).sum())
+        expected = math.erfc(2 / math.sqrt(2)) * finite.size  # the normal's chance of |z| > 2, 4.55%
+        axes.plot([], [], " ", label=f"|z| > 2: {beyond:,} (normal: {expected:,.0f})")
+        if z.size > finite.size:
+            axes.plot([], [], " ", label=f"infinite z: {z.size - finite.size:,}")
+        if certain:
+            axes.plot([], [], " ", label=f"left out, certain (no variance): {certain:,}")
+        axes.set_xlim(-width, width)
+        axes.set_xlabel("z = (sampled - exact) / standard error")
+        axes.set_ylabel("density")
+        _title(axes, title)
+        axes.legend(loc="upper left", fontsize=6)
     return figure
 
 
@@ -269,7 +306,8 @@ def dot_grid(
 ) -> Figure:
     """Several series of estimates with intervals on shared rows (e.g. each rule event, one
     series per pairing): dots with 95% bars, series side by side within a row; a dashed
-    reference line if given, and a log scale for values that span orders of magnitude."""
+    reference line if given, and a log scale for values that span orders of magnitude (linear
+    near 0 when a value or an interval reaches 0)."""
     rows = table[row].unique(maintain_order=True).to_list()
     names = table[series].unique(maintain_order=True).to_list()
     stem = _stem(value)
@@ -287,7 +325,15 @@ def dot_grid(
         if reference is not None:
             axes.axvline(reference, color="#555555", linewidth=0.8, linestyle="--", zorder=0)
         if log:
-            axes.set_xscale("log")
+            # a value or an interval's end of 0 has no place on a log axis: then the axis is linear
+            # below the smallest positive value drawn, logarithmic above (matplotlib's symlog)
+            drawn = scale * table.select(value, f"{stem}_low", f"{stem}_high").to_numpy().ravel()
+            positive = drawn[drawn > 0]
+            if (drawn <= 0).any() and positive.size:
+                axes.set_xscale("symlog", linthresh=10 ** np.floor(np.log10(positive.min())))
+                axes.set_xlim(left=0)
+            else:
+                axes.set_xscale("log")
             axes.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
         axes.set_yticks(np.arange(len(rows))[::-1], rows)
         axes.grid(axis="y", visible=False)

@@ -6,6 +6,7 @@ with its interval, a value with its sign, a p-value.
     interval(0.5, 0.4, 0.6, ".2f")  0.50 [0.40, 0.60]
     signed(-8)                      -8 (and 0, never +0)
     p_value(0.0625)                 0.062 in a table cell; p_words, = 0.062 after "p" in a sentence
+    figure(0.0000081)               0.0000081 (never 8.1e-06: the digits that count, without an exponent)
 
 A report's own wording (what its figures mean, how it names a rule set) stays with the report.
 """
@@ -13,6 +14,8 @@ A report's own wording (what its figures mean, how it names a rule set) stays wi
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+import numpy
 
 
 def plural(count: int, word: str) -> str:
@@ -50,3 +53,16 @@ def p_words(p: float | None) -> str:
 def p_value(p: float | None) -> str:
     """A p-value in a table cell: p_words without its "= " ("0.062", "< 0.001")."""
     return p_words(p).removeprefix("= ")
+
+
+def figure(value: float, digits: int = 2, *, decimals: int = 4) -> str:
+    """A figure that may be small, as a paper prints it beside others in one column: ``decimals``
+    fixed decimals when that keeps ``digits`` significant ones, else ``digits`` significant
+    digits, never an exponent: 0.4636, 0.0012, 0.0000081 and 0; "n/a" for None or NaN."""
+    if value is None or value != value:
+        return "n/a"
+    if value == 0:
+        return "0"
+    if abs(value) >= 10 ** (digits - 1 - decimals):
+        return f"{value:.{decimals}f}"
+    return numpy.format_float_positional(value, precision=digits, unique=False, fractional=False, trim="-")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import polars as pl
 
@@ -46,7 +47,8 @@ class ReportData:
     functions document; ``outcomes`` adds first_player_p_holm, and ``seat_effect`` is
     seat_effects'. ``ratings``, ``first_move`` and ``ratings_fit`` are None when no rule set
     has two strategies to rate; ``agreement`` is None when the study never played ``perfect``; ``exact``
-    and ``exact_check`` are None when the study has no exact outcomes (exact.parquet).
+    and ``exact_check`` are None when the study has no exact outcomes (exact.parquet), and so is
+    ``exploitability``, which build_report adds (pipeline.study.report.exploits).
     ``ludii_plies``, ``ludii_comparable`` and ``events_by_ply`` are None when compute was told
     not to replay every game (per_ply=False); so are ``agreement`` and ``openings`` when it was
     given no solution.
@@ -54,7 +56,6 @@ class ReportData:
 
     rule_sets: pl.DataFrame  # one row per rule set: rules, variant (its label), games, start_value
     outcomes: pl.DataFrame  # per pairing: pipeline.analysis.metrics.outcomes
-    outcomes_overall: pl.DataFrame  # per rule set, every pairing pooled
     ludii: pl.DataFrame  # per pairing: pipeline.analysis.metrics.ludii (with the length's quantiles)
     ludii_plies: pl.DataFrame | None = None  # per pairing: pipeline.analysis.turns.ludii_plies
     ludii_comparable: pl.DataFrame | None = None  # per self-play pairing: pipeline.analysis.ludii.comparable
@@ -70,6 +71,7 @@ class ReportData:
     exact: pl.DataFrame | None = None  # per pairing with an exact outcome: exact.parquet, flat (EXACT_COLUMNS)
     exact_check: pl.DataFrame | None = None  # per pairing and quantity: pipeline.exact.check.exact_check
     coverage: pl.DataFrame | None = None  # per figure and interval: pipeline.analysis.coverage, in the main self-play pairing
+    exploitability: pl.DataFrame | None = None  # per table strategy of the study's rule set: pipeline.study.report.exploits
 
     def tables(self) -> Iterator[tuple[str, pl.DataFrame]]:
         """(name, table) for every table there is, in the order of the fields."""
@@ -148,7 +150,6 @@ def compute(
         rule_sets=_rule_sets(first, agreement, manifest),
         outcomes=pairings,
         seat_effect=seat_effects(pairings, exact_table),
-        outcomes_overall=outcomes(games, by=["rules"]),
         ludii=ludii(games, by=keys),
         ludii_plies=ludii_plies,
         ludii_comparable=None if ludii_plies is None else comparable(games, ludii_plies, by=keys),
@@ -258,15 +259,19 @@ def seat_effects(pairings: pl.DataFrame, exact: pl.DataFrame | None = None) -> p
     conservative for two pooled orders, and the interval that agrees with it; seat_effect_test
     names it, see _equal_weights for pairs whose orders played unequal games), seat_effect_p_holm
     (Holm's adjustment over every pair of every rule set), and seat_effect_exact (the mean of the
-    two orders' exact first-player scores minus 1/2; null unless both are known). With as many
-    games in each order, as a study plays, the pooled score is the mean of the two orders'."""
+    two orders' exact first-player scores minus 1/2; null unless both are known), and sweep: the
+    pair's games cannot show a seat effect when one strategy wins every game from either seat, or
+    every game is drawn (the strategy's name, or "draws"; null otherwise, and for self-play). With
+    as many games in each order, as a study plays, the pooled score is the mean of the two orders'."""
     totals: dict[tuple[str, str, str], list[list[int]]] = {}
+    winners: dict[tuple[str, str, str], list[str | None]] = {}
     for (rules,), part in pairings.group_by("rules", maintain_order=True):
         rank = {name: place for place, name in enumerate(pl.concat([part["south"], part["north"]]).unique(maintain_order=True))}
         for row in part.iter_rows(named=True):
             a, b = sorted((row["south"], row["north"]), key=rank.__getitem__)
             orders = totals.setdefault((str(rules), a, b), [])
             orders.append([int(row[column]) for column in ("games", "south_wins", "draws", "north_wins")])
+            winners.setdefault((str(rules), a, b), []).append(_sole_outcome(row))
     counts = [[sum(order[place] for order in orders) for place in range(4)] for orders in totals.values()]
     table = pl.DataFrame(
         [(*key, *pooled) for key, pooled in zip(totals, counts, strict=True)],
@@ -282,7 +287,20 @@ def seat_effects(pairings: pl.DataFrame, exact: pl.DataFrame | None = None) -> p
     )
     table = _equal_weights(table, list(totals.values()))
     table = table.with_columns(pl.Series("seat_effect_p_holm", holm(table["seat_effect_p"].to_numpy())))
-    return table.with_columns(_exact_seat_effect(table, exact))
+    sweeps = [
+        found[0] if len(found) == 2 and found[0] is not None and found[0] == found[1] else None for found in winners.values()
+    ]
+    return table.with_columns(_exact_seat_effect(table, exact), pl.Series("sweep", sweeps, dtype=pl.String))
+
+
+def _sole_outcome(row: dict[str, Any]) -> str | None:
+    """The strategy that won every game of an ordered pairing, "draws" when every game was drawn,
+    None when its games had more than one outcome."""
+    games = int(row["games"])
+    for column, name in (("south_wins", row["south"]), ("north_wins", row["north"]), ("draws", "draws")):
+        if games and int(row[column]) == games:
+            return str(name)
+    return None
 
 
 def _equal_weights(table: pl.DataFrame, orders: list[list[list[int]]]) -> pl.DataFrame:

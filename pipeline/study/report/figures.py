@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 
 from engine.game import EVENT_BY_NAME, GAME_EVENTS, Rules, start_board, unpack
 from pipeline.analysis.turns import END_EVENTS, TURN_FLAGS
+from pipeline.exact.check import FLAG_Z
 from pipeline.report import figures as plot
 from pipeline.runs.records import IS_SELF_PLAY, PAIRING_COLUMNS
 from pipeline.study.report.data import ReportData
@@ -38,7 +39,7 @@ def figure_names(data: ReportData) -> list[str]:
         names.append("perfect_play_agreement")
     if several:
         names = ["variant_first_player_advantage", "variant_game_length", "variant_rule_events", *names]
-    if data.exact is not None and _self_play_exact(data).height:
+    if data.exact_check is not None and data.exact_check.height:
         names.append("sampled_against_exact")
     return names
 
@@ -135,18 +136,23 @@ def _length_figure(data: ReportData) -> Figure:
         lengths = data.with_variant(lengths).with_columns(label.alias("pairing"))
     else:
         lengths = data.lengths.filter(IS_SELF_PLAY).with_columns(pl.format("{} v {}", "south", "north").alias("pairing"))
-    return plot.length_distributions(lengths)
+    return plot.length_ecdf(lengths)
 
 
 def _events_figure(data: ReportData) -> Figure:
     table = data.events.filter(IS_SELF_PLAY & pl.col("event").is_in(GAME_EVENTS))
     label = pl.format("{}: {}", "rules", "south") if data.several_rules else pl.col("south")
+    # an event that fires in every game beside one that fires in a game in a thousand: a log axis
+    # (symmetric about 0, linear below a hundredth of a percent, so that a share of 0 still shows)
     return plot.dot_grid(
         _named(table).with_columns(label.alias("self-play")),
         row="event",
         series="self-play",
         value="fired_share",
-        xlabel="games in which it fires (%)",
+        xlabel="games in which it fires (%, log scale)"
+        if _spans_decades(table["fired_share"])
+        else "games in which it fires (%)",
+        log=_spans_decades(table["fired_share"]),
     )
 
 
@@ -238,21 +244,11 @@ def _variant_events_figure(data: ReportData) -> Figure:
 
 
 def _exact_figure(data: ReportData) -> Figure:
-    """The sampled first-player score of each self-play pairing with its interval, and its exact value."""
-    table = _self_play_exact(data)
-    label = pl.format("{}: {}", "rules", "south") if data.several_rules else pl.col("south")
-    table = table.with_columns(label.alias("label"))
-    figure = plot.forest(table, label="label", value="first_player_score", xlabel="first-player score (draw = 1/2)")
-    with plot.style():
-        axes = figure.axes[0]
-        axes.containers[0].set_label("its games, 95% interval")
-        positions = np.arange(table.height)[::-1]
-        axes.scatter(
-            table["exact_score"].to_numpy(), positions, **plot.EXACT_MARKER, zorder=3, label="exact", path_effects=plot.HALO
-        )
-        handles, labels = axes.get_legend_handles_labels()
-        axes.legend(handles[::-1], labels[::-1], loc="lower left", bbox_to_anchor=(0, 1.02, 1, 0.2), ncols=2, borderaxespad=0)
-    return figure
+    """Every sampled figure tested against its exact value (pipeline.exact.check): the histogram
+    of their z scores against the standard normal they follow when both are right."""
+    check = _present(data.exact_check, "exact_check", "the study has no exact outcomes")
+    varies = check.filter((pl.col("se") > 0) | ~pl.col("z").is_finite())  # an infinite z is an alarm: kept
+    return plot.z_histogram(varies["z"].to_numpy().astype(float), flag=FLAG_Z, certain=check.height - varies.height)
 
 
 _DRAWINGS: dict[str, Callable[[ReportData], Figure]] = {
@@ -277,14 +273,6 @@ def _self_play_by_variant(data: ReportData, table: pl.DataFrame, value: str, xla
     """One of a table's estimates for each strategy's self-play, a row per rule set."""
     self_play = data.with_variant(table.filter(IS_SELF_PLAY)).rename({"south": "strategy"})
     return plot.dot_grid(self_play, row="variant", series="strategy", value=value, xlabel=xlabel, percent=False, **style)
-
-
-def _self_play_exact(data: ReportData) -> pl.DataFrame:
-    """The self-play pairings with an exact outcome: their outcomes and exact_score, the exact first-player score."""
-    exact = _present(data.exact, "exact", "the study has no exact outcomes").select(
-        *PAIRING_COLUMNS, pl.col("first_player_score").alias("exact_score")
-    )
-    return data.outcomes.filter(IS_SELF_PLAY).join(exact, on=list(PAIRING_COLUMNS), maintain_order="left")
 
 
 def _by_ply(data: ReportData, names: Sequence[str]) -> pl.DataFrame:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from engine.game import Rules
 from pipeline.report.document import Section
 from pipeline.report.prose import plural
 from pipeline.runs.records import Manifest
@@ -32,7 +33,7 @@ from pipeline.study.report.sections.outcomes import (
     headline_section,
     solved_words,
 )
-from pipeline.study.report.sections.ratings import agreement_section, ratings_section
+from pipeline.study.report.sections.ratings import agreement_section, exploit_section, ratings_section
 from pipeline.study.report.sections.variants import variant_sections
 
 __all__ = ["Report", "compose"]
@@ -84,6 +85,8 @@ def compose(manifest: Manifest, data: ReportData, *, warning: str | None = None,
         sections.append(agreement_section(data.agreement, data))
     if data.ratings is not None and data.first_move is not None and data.ratings_fit is not None:
         sections.append(ratings_section(data.ratings, data.first_move, data.ratings_fit, data))
+    if data.exploitability is not None:
+        sections.append(exploit_section(data.exploitability, data))
     sections.append(ludii_section(data))
     if data.exact_check is not None:
         sections.append(exact_section(data.exact_check, data))
@@ -103,7 +106,8 @@ def _abstract(data: ReportData, exact_pending: str | None = None) -> list[str]:
     rules = data.rule_sets["rules"][0]
     pending = f" Every figure below is sampled: {exact_pending}." if exact_pending and data.exact is None else ""
     text = [
-        "Modiar is a small mancala from the villages around Tangier: two rows of three pits, seven stones in each. "
+        "Modiar is a small mancala from the villages around Tangier: two rows of three pits, "
+        f"{_stones(rules)} in each{' under the rules of this study' if _stones(rules) != 'seven stones' else ''}. "
         f"This report gives what {int(data.outcomes['games'].sum()):,} games between computer strategies"
         f"{' (and their exact outcomes)' if data.exact is not None else ''} say about the game"
         f"{' and its variants' if data.several_rules else ''}.{pending}"
@@ -113,3 +117,10 @@ def _abstract(data: ReportData, exact_pending: str | None = None) -> list[str]:
     text += length_words(data, rules)
     text += event_words(data, rules)
     return text
+
+
+def _stones(rules: str) -> str:
+    """The stones a pit starts with under ``rules``, in words ("seven stones")."""
+    count = Rules.from_name(rules).stones_per_pit
+    words = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+    return f"{words[count] if count < len(words) else count} stone{'' if count == 1 else 's'}"

@@ -14,15 +14,15 @@ import polars as pl
 import engine
 from engine.game import Rules
 from pipeline.exact.check import FLAG_Z
-from pipeline.report.prose import interval, listed
-from pipeline.runs.records import PAIRING_COLUMNS
+from pipeline.report.prose import figure, interval, listed
+from pipeline.runs.records import IS_SELF_PLAY, PAIRING_COLUMNS
 from pipeline.study.report.data import ReportData
 from pipeline.study.report.words import short
 
 # The rules the report's words refer to: the repository's RULES.md, seen from reports/<study>/.
 RULES_MD = "[RULES.md](RULES.md)"  # the copy every report carries (pipeline.study.report.render)
 # An exact value has no sampling error: it is printed with more digits than its sampled estimate.
-EXACT_SCORE_DIGITS = 9  # the headline's first-player score
+EXACT_SCORE_DIGITS = 4  # the headline's first-player score: its float error is far below 1e-4
 
 
 def ruled_out(data: ReportData) -> str:
@@ -56,6 +56,30 @@ def significant_seats(seat_effect: pl.DataFrame) -> tuple[int, int, int]:
     significant = pairs.filter(pl.col("seat_effect_p_holm") < 0.05)
     worse = significant.filter(pl.col("seat_effect") < 0).height
     return pairs.height, worse, significant.filter(pl.col("seat_effect") > 0).height
+
+
+def swept_words(seat_effect: pl.DataFrame) -> tuple[int, str]:
+    """The pairs of different strategies whose games cannot show a seat effect, as a count and a
+    phrase naming them: one strategy won every game from either seat, or every game was drawn
+    (data.seat_effects' sweep)."""
+    swept = seat_effect.filter((pl.col("strategy_a") != pl.col("strategy_b")) & pl.col("sweep").is_not_null())
+    by_winner: dict[str, list[str]] = {}
+    drawn = []
+    for row in swept.iter_rows(named=True):
+        if row["sweep"] == "draws":
+            drawn.append(f"{row['strategy_a']} and {row['strategy_b']} draw every game")
+            continue
+        loser = row["strategy_b"] if row["sweep"] == row["strategy_a"] else row["strategy_a"]
+        by_winner.setdefault(row["sweep"], []).append(loser)
+    phrases = [f"{winner} wins every game against {listed(losers)} from either seat" for winner, losers in by_winner.items()]
+    return swept.height, "; ".join(phrases + drawn)
+
+
+def unmeasured_seats(seat_effect: pl.DataFrame) -> int:
+    """The pairs of different strategies whose games detect no seat effect (Holm-adjusted p at
+    least 0.05) although they could: those whose games sweep (swept_words) are not counted."""
+    pairs = seat_effect.filter(pl.col("strategy_a") != pl.col("strategy_b"))
+    return pairs.filter((pl.col("seat_effect_p_holm") >= 0.05) & pl.col("sweep").is_null()).height
 
 
 def total_stones(rules: str) -> int:
@@ -100,9 +124,9 @@ def plain(row: dict[str, Any], name: str, digits: int) -> str:
 def ludii_cell(name: str, value: float | None) -> str:
     if value is None or value != value:  # no ply to measure: games of 0 plies
         return "n/a"
-    # Repetitions are rare (a few in ten million states): three significant digits, not four decimals.
+    # Repetitions are rare (a few in ten million states): three significant digits, no exponent.
     if name.startswith("PositionalRepetition"):
-        return f"{value:.3g}"
+        return figure(value, 3)
     return f"{value:.1f}" if name == "Duration_p99" else f"{value:.4f}"
 
 
@@ -179,10 +203,27 @@ def exact_note(data: ReportData) -> str:
     """The sentence that introduces a table's exact columns, when it has them."""
     if data.exact is None:
         return ""
-    return (
-        " Beside each sampled figure, its exact value (engine.exact_outcome, no sampling error) where the study "
-        'computed one; n/a where it did not (a pairing with mcts, or not self-play under exact = "self-play").'
-    )
+    return f" Beside each sampled figure, its exact value (no sampling error){_without_exact(data)}."
+
+
+def _without_exact(data: ReportData) -> str:
+    """Which pairings have no exact value, and why: those with a strategy that has no exact
+    outcome (a search that samples, such as mcts), and those the study chose not to compute."""
+    assert data.exact is not None
+    computed = data.exact.select(*PAIRING_COLUMNS)
+    missing = data.outcomes.select(*PAIRING_COLUMNS).join(computed, on=list(PAIRING_COLUMNS), how="anti")
+    if not missing.height:
+        return ""
+    names = pl.concat([missing["south"], missing["north"]]).unique(maintain_order=True).to_list()
+    sampling = [name for name in names if not engine.is_table_strategy(name)]
+    has, its = ("has", "its") if len(sampling) == 1 else ("have", "their")
+    reasons = [f"{listed(sampling)} {has} none, choosing {its} moves by sampling"] if sampling else []
+    chosen = missing.filter(~pl.col("south").is_in(sampling) & ~pl.col("north").is_in(sampling))
+    if chosen.height:
+        reasons.append(
+            "the study computed self-play only" if chosen.filter(IS_SELF_PLAY).height == 0 else "the study left it out"
+        )
+    return f"; n/a where there is none ({'; '.join(reasons)})"
 
 
 def z_score(z: float) -> str:

@@ -23,14 +23,15 @@ def exact_section(check: pl.DataFrame, data: ReportData) -> Section:
         check.with_columns(pl.col("z").abs().alias("_size")).sort("_size", descending=True, nulls_last=True).row(0, named=True)
     )
     text = [
-        "Where the study has the exact outcome of a pairing (engine.exact_outcome: the outcome distribution of two "
-        "table strategies, with no sampling error), every figure its games estimate is tested against its exact value: "
+        "Where the study has the exact outcome of a pairing (the distribution of the outcome of two table strategies, "
+        "computed over every position their games can reach, with no sampling error), every figure its games estimate "
+        "is tested against its exact value: "
         "the shares of South wins, draws and North wins, the first-player score, the mean length and, for every rule "
         "event, the share of games in which it fires and its mean count per game. The test is a one-sample z test, "
         "z = (sampled - exact) / standard error, the standard error being that of the pairing's games under the exact "
         "distribution (for an event's mean count, whose exact variance is not stored, the sample's, but never below the "
         f"least a count with the exact mean can have). A figure with |z| above {FLAG_Z:g} (a chance of {FLAG_P:.1e} for one "
-        "honest figure) is flagged as a possible bug at the top of the report. pipeline.exact.check gives the details; "
+        "honest figure) is flagged as a possible bug at the top of the report (the code: pipeline.exact.check); "
         "tables/exact_check.csv has every test and tables/exact.csv every exact outcome, at full precision.",
         f"**{len(check):,} figures of {plural(pairings, 'pairing')} tested: {flag_count(len(flagged))}.** "
         f"The z farthest from 0 is {z_score(largest['z'])}: {_figure(largest, data)}"
@@ -81,8 +82,10 @@ def exact_section(check: pl.DataFrame, data: ReportData) -> Section:
         [
             (
                 "sampled_against_exact",
-                "First-player score of each self-play pairing: its games' estimate with its 95% Wilson interval (dot and "
-                "bar) and its exact value (cross).",
+                "Every sampled figure tested against its exact value: the histogram of their z scores against the "
+                "standard normal density they follow when games and exact values agree. Dashed lines: the alarm's "
+                f"level, |z| = {FLAG_Z:g}. Approximate z (rare events, small pairings) are included; figures that cannot "
+                "vary (certain or impossible under the exact outcome, z = 0) are counted, not drawn.",
             )
         ],
     )

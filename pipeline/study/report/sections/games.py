@@ -57,7 +57,13 @@ def length_section(data: ReportData) -> Section:
         "Game length",
         ["Plies per game (a ply is one player's move)." + cap + exact_note(data)],
         [Table("Game length per pairing", header, rows, "ludii")],
-        [("game_length", f"Distribution of game length in {subjects}; each panel's axis stops at 99.5% of its games.")],
+        [
+            (
+                "game_length",
+                f"Game length in {subjects}: the share of each one's games over by each length, on one axis; it stops where "
+                "99.5% of every pairing's games are over.",
+            )
+        ],
     )
 
 
@@ -116,7 +122,11 @@ def events_by_ply_section(data: ReportData) -> Section:
         ],
         [],
         [
-            ("events_by_ply", "Turn events by ply (first_move_forfeit fires at ply 0 only), 95% Wilson bands, log scale."),
+            (
+                "events_by_ply",
+                "Turn events by ply (the first capture given up is left out: it can happen at the first move only), 95% Wilson "
+                "bands, log scale.",
+            ),
             (
                 "end_events_by_ply",
                 "End events: of the games reaching a ply, the share that end there, 95% Wilson bands, log scale.",

@@ -53,21 +53,36 @@ def ludii_section(data: ReportData) -> Section:
 
 def ludii_appendix(data: ReportData) -> Section:
     table = data.ludii.join(per_ply_words(data.ludii_plies).drop("games", strict=False), on=list(PAIRING_COLUMNS), how="left")
-    names = ["AdvantageP1", "Balance", "Completion", "Drawishness", "Timeouts", "Duration"]
-    names += ["BranchingFactor", "DecisionMoves", "PositionalRepetition"]
-    names = [name for name in names if name != "Timeouts" or bool(table["Timeouts"].max())]
+    names = [name for name in _OUR_NAMES if name != "Timeouts" or bool(table["Timeouts"].max())]
     rows = [[*pairing_cells(row, data), *(ludii_cell(name, row[name]) for name in names)] for row in table.iter_rows(named=True)]
     return Section(
         "Game metrics of every pairing",
         [
-            "The Ludii metrics as this project defines them, for every ordered pairing: a game stopped by the ply cap "
-            "keeps the winner of its score, BranchingFactor is the mean per game without the games of no move, "
-            "PositionalRepetition ours (pipeline.analysis.turns)."
-            f"{'' if bool(table['Timeouts'].max()) else ' Timeouts is left out: no game reached the ply cap.'}"
+            "The same kinds of figure as Ludii's, for every ordered pairing, but under this project's conventions and "
+            "so under names of its own: a game stopped by the ply cap keeps the winner of its score (Ludii's "
+            "AdvantageP1, Balance, Completion and Drawishness count it as a draw); the branching factor is the mean per "
+            "game without the games of no move; repetition is the share of a game's positions (board and player to "
+            "move) seen before in it."
+            f"{'' if bool(table['Timeouts'].max()) else ' No game reached the ply cap, so none is counted as stopped there.'}"
         ],
-        [Table("Ludii metrics per pairing", [*pairing_header(data), *names], rows, "ludii")],
+        [Table("Game metrics per pairing", [*pairing_header(data), *(_OUR_NAMES[name] for name in names)], rows, "ludii")],
         appendix=True,
     )
+
+
+# The appendix's columns (tables/ludii.csv keeps Ludii's names) under this project's own names:
+# with a game stopped at the cap scored by its margin, they are not Ludii's figures.
+_OUR_NAMES = {
+    "AdvantageP1": "first player wins",
+    "Balance": "balance of wins",
+    "Completion": "decisive",
+    "Drawishness": "drawn",
+    "Timeouts": "stopped at the cap",
+    "Duration": "mean plies",
+    "BranchingFactor": "moves a turn",
+    "DecisionMoves": "turns with a choice",
+    "PositionalRepetition": "positions repeated",
+}
 
 
 def methods_section(data: ReportData) -> Section:

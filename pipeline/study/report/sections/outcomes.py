@@ -10,7 +10,7 @@ import polars as pl
 
 from engine.game import GAME_EVENTS
 from pipeline.report.document import Section, Table
-from pipeline.report.prose import interval, listed, p_value, p_words, plural
+from pipeline.report.prose import figure, interval, listed, p_value, p_words, plural
 from pipeline.study.report.data import ReportData
 from pipeline.study.report.sections.cells import (
     EXACT_SCORE_DIGITS,
@@ -29,8 +29,10 @@ from pipeline.study.report.sections.cells import (
     start_values,
     start_words,
     stones_words,
+    swept_words,
     table_row,
     total_stones,
+    unmeasured_seats,
 )
 from pipeline.study.report.words import short
 
@@ -76,11 +78,11 @@ def _sampled_headline(data: ReportData, keys: dict[str, Any]) -> str:
 
 
 def _exact_headline(outcome: dict[str, Any], exact: dict[str, Any]) -> str:
-    rates = "; ".join(f"{short(name)} {100 * exact[f'fires_{name}']:.4f}" for name in GAME_EVENTS)
+    rates = "; ".join(f"{short(name)} {figure(100 * exact[f'fires_{name}'], decimals=2)}" for name in GAME_EVENTS)
     return (
         f"First-player score {exact['first_player_score']:.{EXACT_SCORE_DIGITS}f} (exact; its games give "
-        f"{plain(outcome, 'first_player', 3)}); South wins {100 * exact['south_win']:.4f}%, draws "
-        f"{100 * exact['draw']:.4f}% (exact). Mean length {exact['mean_plies']:.4f} plies (exact). "
+        f"{plain(outcome, 'first_player', 3)}); South wins {figure(100 * exact['south_win'], decimals=2)}%, draws "
+        f"{figure(100 * exact['draw'], decimals=2)}% (exact). Mean length {exact['mean_plies']:.2f} plies (exact). "
         f"Games in which each rule fires (%, exact): {rates}."
     )
 
@@ -92,15 +94,14 @@ def advantage_section(data: ReportData) -> Section:
         [*pairing_cells(row, data), *put_beside(_without_north(_outcome_cells(row)), exact_outcome_cells(data, row), data)]
         for row in data.outcomes.iter_rows(named=True)
     ]
-    pooled = [[row["rules"], *_outcome_cells(row)[:-1]] for row in data.outcomes_overall.iter_rows(named=True)]
     cells = ["games", "South wins (%)", "draws (%)", "North wins (%)", "first-player score", "p (score = 1/2)", "p (Holm)"]
     exact = [None, "South wins, exact (%)", "draws, exact (%)", "first-player score, exact", None, None]
     text = (
         "The first player's score per ordered pairing (South's strategy first), with the exact sign test against one "
         "half and its Holm adjustment over every pairing; North wins the rest of the games (tables/outcomes.csv gives "
-        "that share too, with its interval). Then every game of a rule set pooled (each pairing weighs as many games "
-        "as it played). Between different strategies the score mixes the seat with their strengths: the seat effect "
-        "is read from both orders together (Who gains from moving first)."
+        "that share too, with its interval). Between different strategies the score mixes the seat with their "
+        "strengths: the seat effect is read from both orders together (Who gains from moving first). No score pooled "
+        "over every pairing is given: it would weigh each pairing by the games the design gave it, and mean nothing."
     )
     text += exact_note(data)
     return Section(
@@ -110,7 +111,6 @@ def advantage_section(data: ReportData) -> Section:
             Table(
                 "Outcomes per pairing", [*pairing_header(data), *put_beside(_without_north(cells), exact, data)], rows, "outcomes"
             ),
-            Table("All pairings pooled", ["rules", *cells[:-1]], pooled, "outcomes_overall"),
         ],
         [("first_player_advantage", "First-player score per pairing, 95% intervals; the dashed line is a fair game.")],
         appendix=True,
@@ -171,14 +171,26 @@ def first_player_words(data: ReportData, rules: str) -> list[str]:
             f"**{_seat_verdict(data, rules)}** Between two copies of the same strategy, South's score (a win 1, a draw "
             f"one half) is: {exact_tagged(scores)}. A fair seat would give 0.5."
         )
-    pairs, worse, better = significant_seats(data.seat_effect.filter(pl.col("rules") == rules))
+    seats = data.seat_effect.filter(pl.col("rules") == rules)
+    pairs, worse, better = significant_seats(seats)
     if pairs:
         text.append(
             f"Over both seat orders of each of the {pairs} pairs of different strategies, which cancels their "
             f"strengths, moving first significantly lowers the score in {worse} and raises it in {better} (Holm-adjusted "
-            f"p < 0.05); in the other {pairs - worse - better} the games detect no seat effect."
+            f"p < 0.05){_undetected(seats)}."
         )
     return text
+
+
+def _undetected(seats: pl.DataFrame) -> str:
+    """The rest of the pairs in words: those whose games could show a seat effect but do not, and
+    those whose games cannot (one strategy wins every game from either seat, or all are drawn)."""
+    swept, named = swept_words(seats)
+    silent = unmeasured_seats(seats)
+    parts = [f"in {silent} the games detect none"] if silent else []
+    if swept:
+        parts.append(f"in {swept} strength decides every game, so the seat cannot show at all ({named})")
+    return "; " + " and ".join(parts) if parts else ""
 
 
 def _seat_verdict(data: ReportData, rules: str) -> str:
@@ -255,7 +267,7 @@ def first_player_section(data: ReportData, exact_pending: str | None = None) -> 
         "strategy's self-play is a pair of its own.",
         f"**Of {plural(pairs, 'pair')} of different strategies, moving first is a significant disadvantage in "
         f"{worse} and a significant advantage in {better}** (Holm-adjusted p < 0.05 over every pair"
-        f"{' and rule set' if data.several_rules else ''}).",
+        f"{' and rule set' if data.several_rules else ''}){_undetected(table)}.",
         "The test is the exact sign test on the decisive games (draws carry no sign), two-sided against a seat effect "
         "of 0; pooling two seat orders makes it conservative. The interval is built to agree with it (see Methods). "
         f"{_unequal_orders(table)}"

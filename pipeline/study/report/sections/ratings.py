@@ -9,10 +9,17 @@ import polars as pl
 from pipeline.analysis.agreement import MAX_GAMES_PER_PAIRING
 from pipeline.analysis.ratings import fits_poorly
 from pipeline.report.document import Section, Table
-from pipeline.report.prose import interval, listed, p_value
+from pipeline.report.prose import interval, listed, p_value, signed
 from pipeline.study.report.data import ReportData
 from pipeline.study.report.figures import ladder_axis
-from pipeline.study.report.sections.cells import anchor_text, rules_cells, rules_header, share_cell, start_values
+from pipeline.study.report.sections.cells import (
+    anchor_text,
+    rules_cells,
+    rules_header,
+    share_cell,
+    start_values,
+    start_words,
+)
 
 
 def ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, fit: pl.DataFrame, data: ReportData) -> Section:
@@ -127,12 +134,17 @@ def agreement_section(agreement: pl.DataFrame, data: ReportData) -> Section:
         ]
         for row in agreement.iter_rows(named=True)
     ]
-    values = ", ".join(f"{rules}: {value:+d}" for rules, value in start_values(agreement))
+    found = start_values(agreement)
+    values = (
+        start_words(*found[0])
+        if len(found) == 1
+        else "; ".join(f"under {rules}, {start_words(rules, value)}" for rules, value in found)
+    )
     rules = rules_header(data)
     section = Section(
         "Perfect play",
         [
-            f"The value of the start under perfect play (South's final total minus North's): {values}; the value of each "
+            f"The value of the start: {values}. The value of each "
             "of South's first moves is that of the game after it, both sides then playing perfectly. Each strategy's "
             "moves against the strong solution: the share that keep the value and the value lost per move "
             f"(in stones of final margin), over the first {MAX_GAMES_PER_PAIRING:,} games (by game id) of every pairing. "
@@ -156,3 +168,50 @@ def agreement_section(agreement: pl.DataFrame, data: ReportData) -> Section:
         header = [*rules, "pit", "value for South (stones)", "best"]
         section.tables.insert(0, Table("South's first moves under perfect play", header, openings, "openings"))
     return section
+
+
+def exploit_section(table: pl.DataFrame, data: ReportData) -> Section:
+    """What a best response wins against each table strategy (pipeline.study.report.exploits)."""
+    rows = [
+        [
+            *rules_cells(row, data),
+            row["strategy"],
+            signed(row["as_south"], "{:+.2f}"),
+            signed(row["as_north"], "{:+.2f}"),
+            signed(row["mean"], "{:+.2f}"),
+        ]
+        for row in table.iter_rows(named=True)
+    ]
+    ranked = table.sort("mean", descending=True)
+    most, least = ranked.row(0, named=True), ranked.row(-1, named=True)
+    text = [
+        "A strategy's **exploitability** is what the best possible counter-strategy wins against it, in stones of "
+        "final margin a game, computed exactly (value iteration over every position, an expectation at the strategy's "
+        "turns and a best move at the responder's; no sampling): as South, the responder moving first, and as North. "
+        "A strategy that plays perfectly allows only the game's value; every other allows more. Unlike the ratings, "
+        "which measure a strategy against the others of the study, it measures it against the worst case.",
+        f"**{most['strategy']} is the most exploitable: a best response wins {most['mean']:.1f} stones a game against "
+        f"it, on average over the seats; {least['strategy']} the least, {signed(least['mean'], '{:+.1f}')}.**"
+        f"{_weaker_than_random(table)}",
+    ]
+    header = [*rules_header(data), "strategy", "responder as South", "responder as North", "mean"]
+    return Section(
+        "How much a best response wins",
+        text,
+        [Table("Exploitability (stones a game, exact)", header, rows, "exploitability")],
+    )
+
+
+def _weaker_than_random(table: pl.DataFrame) -> str:
+    """The strategies a best response beats by more than it beats random, in a sentence (none: empty)."""
+    random = table.filter(pl.col("strategy") == "random")
+    if not random.height:
+        return ""
+    floor = random["mean"][0]
+    worse = table.filter(pl.col("mean") > floor)["strategy"].to_list()
+    if not worse:
+        return ""
+    return (
+        f" A best response beats {listed(worse)} by more than it beats random ({floor:.1f}): a strategy can win "
+        "against the field and still be easier to punish than one that plays at random."
+    )
