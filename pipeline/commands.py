@@ -377,7 +377,8 @@ def fair(arguments: argparse.Namespace) -> None:
     print(f"fair {rules.name}: start value {balance.value:+d}, {pie_words(balance, rules)}, komi {balance.komi:+d}")
     for moved in range(1, search.moved + 1):
         of = search.starts.filter(search.starts["moved"] == moved).height
-        print(f"  {(fair_starts['moved'] == moved).sum()} of {of} starts with {moved} stone(s) moved are fair")
+        fair = (fair_starts["moved"] == moved).sum()
+        print(f"  {fair} of {of} starts with {moved} stone{'s' * (moved > 1)} moved are fair under perfect play")
     print(f"report: {folder / 'index.html'} ({', '.join(f'{step} {seconds:.1f} s' for step, seconds in search.seconds.items())})")
 
 

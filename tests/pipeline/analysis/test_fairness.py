@@ -128,7 +128,7 @@ def test_modiar_fair_writes_its_report_and_refuses_bad_input_in_one_line(tmp_pat
     command = [sys.executable, "-m", "pipeline.cli", "fair", "--rules", "modiar-stones3", "--moved", "1", "--quiet"]
     done = subprocess.run([*command, "--out", str(out)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
-    assert "of 30 starts with 1 stone(s) moved are fair" in done.stdout
+    assert "of 30 starts with 1 stone moved are fair under perfect play" in done.stdout
     starts = pl.read_csv(out / "tables" / "starts.csv")
     assert starts.height == 30
     assert (out / "index.html").is_file() and (out / "figures" / "fair_one_stone.svg").is_file()
