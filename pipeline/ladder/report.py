@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -235,15 +236,47 @@ def build_ladder_report(directory: Path, out: Path | None = None, *, progress: b
         "ladder_exploitability": exploitability_figure(rungs),
     }
     sections = _sections(rungs, opponents, manifest)
+    published = published_manifest(manifest)
     with staging(out) as folder:
         for stem, figure in figures.items():
             plot.save(figure, folder / "figures", stem)
         publish_pages(
-            folder, out, f"Skill ladder: {name}", _abstract(rungs, manifest), sections, {"rungs": rungs, "pairings": pairings}
+            folder,
+            out,
+            f"Skill ladder: {name}",
+            _abstract(rungs, manifest),
+            sections,
+            {"rungs": rungs, "pairings": pairings},
+            footer=[_made(published)],
+            manifest=published,
         )
     if progress:
         print(f"report of the ladder {name} in {time.perf_counter() - started:.1f} s: {out / 'index.html'}", file=sys.stderr)
     return out
+
+
+def published_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
+    """What made the report, for its manifest.json (pipeline.report.folder.check_published): the
+    ladder's name, rule set and config, the engine that computed its figures (the run's, so that a
+    report of an older run is not passed off as this engine's) with the other versions, and the
+    SHA-256 of the run's files the report was read from."""
+    versions = manifest.get("versions")
+    return {
+        "kind": "ladder",
+        "ladder": manifest["ladder"],
+        "rules": manifest.get("rules"),
+        "config": manifest["config"],
+        "engine": versions.get("engine") if isinstance(versions, dict) else None,
+        "versions": versions,
+        "records": {name: entry.get("sha256") for name, entry in manifest["files"].items() if isinstance(entry, dict)},
+    }
+
+
+def _made(published: dict[str, Any]) -> str:
+    return (
+        f"Computed exactly by engine version {published['engine']} under the rule set {published['rules']}; "
+        "manifest.json beside this page lists every file of the report with its SHA-256."
+    )
 
 
 def _abstract(rungs: pl.DataFrame, manifest: dict[str, object]) -> list[str]:

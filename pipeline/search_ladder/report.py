@@ -159,6 +159,7 @@ def build_search_ladder_report(directory: Path, out: Path | None = None, *, prog
     rungs = rungs_table(rows, opponents)
     references = exact_references(rules)
     playouts = rungs["playouts"].to_list()
+    published = published_manifest(manifest, rows, references)
     with staging(out) as folder:
         plot.save(ladder_figure(rungs, opponents, references), folder / "figures", "search_ladder")
         publish_pages(
@@ -167,13 +168,58 @@ def build_search_ladder_report(directory: Path, out: Path | None = None, *, prog
             f"Search ladder {name}: mcts from {min(playouts):,} to {max(playouts):,} playouts a move",
             _method(rows, config),
             _sections(rungs, opponents, references),
-            {"pairings": rows, "rungs": rungs},
+            {"pairings": rows, "rungs": rungs, "exact_players": exact_players_table(references)},
+            footer=[_made(published)],
+            manifest=published,
         )
     if progress:
         print(
             f"report of the search ladder {name} in {time.perf_counter() - started:.1f} s: {out / 'index.html'}", file=sys.stderr
         )
     return out
+
+
+def exact_players_table(references: dict[str, tuple[float, float]]) -> pl.DataFrame:
+    """The exact players drawn beside the searches, one row each: the score against perfect
+    over both seats and the first player's score in self-play (none when the cache held none)."""
+    return pl.DataFrame(
+        {
+            "strategy": list(references),
+            "score_v_perfect": [score for score, _ in references.values()],
+            "self_play_first_player_score": [first for _, first in references.values()],
+        },
+        schema={"strategy": pl.String, "score_v_perfect": pl.Float64, "self_play_first_player_score": pl.Float64},
+    )
+
+
+def published_manifest(
+    manifest: dict[str, Any], rows: pl.DataFrame, references: dict[str, tuple[float, float]]
+) -> dict[str, Any]:
+    """What made the report, for its manifest.json (pipeline.report.folder.check_published): the
+    search ladder's name, rule set and config (its seed among them), the engine that played its
+    games (the run's) with the other versions, the games played, the SHA-256 of the run's rows and
+    the exact players the cache folder held when the report was drawn."""
+    versions = manifest.get("versions")
+    files = manifest["files"] if isinstance(manifest.get("files"), dict) else {}
+    return {
+        "kind": "search-ladder",
+        "search_ladder": manifest[SEARCH_LADDER.name],
+        "rules": manifest.get("rules"),
+        "config": manifest["config"],
+        "engine": versions.get("engine") if isinstance(versions, dict) else None,
+        "versions": versions,
+        "games": int(rows["games"].sum()),
+        "records": {name: entry.get("sha256") for name, entry in files.items() if isinstance(entry, dict)},
+        "exact_players": list(references),
+    }
+
+
+def _made(published: dict[str, Any]) -> str:
+    return (
+        f"Games played by engine version {published['engine']} under the rule set {published['rules']}, seed "
+        f"{published['config'].get('seed')}; manifest.json beside this page lists every file of the report with its "
+        "SHA-256."
+    )
 
 
 def _method(rows: pl.DataFrame, config: dict[str, Any]) -> list[str]:
@@ -223,7 +269,10 @@ def _sections(rungs: pl.DataFrame, opponents: list[str], references: dict[str, t
                 ["Exact outcomes from the cache folder (the skill ladder's and the default study's pairings)."],
                 tables=[
                     Table(
-                        "Exact players", ["strategy", "score v perfect, both seats", "first player's score in self-play"], exact
+                        "Exact players",
+                        ["strategy", "score v perfect, both seats", "first player's score in self-play"],
+                        exact,
+                        name="exact_players",
                     )
                 ],
             )

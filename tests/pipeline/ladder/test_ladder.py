@@ -4,6 +4,7 @@ pairings, its files and their bytes, its cache, its report and its errors."""
 from __future__ import annotations
 
 import hashlib
+import json
 
 import polars as pl
 import pytest
@@ -16,6 +17,7 @@ from engine.players.search import solution
 from pipeline.cli import main
 from pipeline.ladder.report import build_ladder_report, ladder_tables
 from pipeline.ladder.run import EXPLOITABILITY, OUTCOMES, Ladder, load_ladder, parse_ladder, run_ladder
+from pipeline.report.folder import check_published
 from pipeline.runs.config import ConfigError
 from pipeline.runs.paths import MANIFEST, STUDIES, bundled_ladders, bundled_studies
 from pipeline.runs.records import RecordError
@@ -170,6 +172,33 @@ def test_the_command_line_runs_and_reports_a_ladder_and_refuses_a_bad_one_in_one
     assert error.count("\n") == 1 and "mcts(playouts=5) has no policy table" in error
     assert main(["ladder", "report", str(tmp_path / "nowhere"), "--quiet"]) == 2
     assert "not found" in capsys.readouterr().err
+
+
+def test_the_report_is_published_with_a_manifest_of_what_made_it_and_every_files_sha256(tmp_path, cache):
+    """reports/ladder/ is kept in git like the atlas: its manifest.json says which ladder, config
+    and engine made it and lists every file, so that a changed file is caught."""
+    small = ladder()
+    folder = run_ladder(small, tmp_path / "ladder", progress=False)
+    out = build_ladder_report(folder, tmp_path / "report", progress=False)
+    manifest = check_published(out)
+    assert (manifest["kind"], manifest["ladder"], manifest["rules"]) == ("ladder", "small", small.rules.name)
+    assert manifest["engine"] == engine.ENGINE_VERSION
+    assert manifest["config"] == json.loads(json.dumps(small.config()))
+    assert manifest["records"] == {name: digest(folder / name) for name in (OUTCOMES, EXPLOITABILITY)}
+    written = {str(path.relative_to(out)) for path in out.rglob("*") if path.is_file()}
+    assert set(manifest["files"]) == written - {"manifest.json", ".modiar-report"}
+    assert f"engine version {engine.ENGINE_VERSION} under the rule set {small.rules.name}" in (out / "index.html").read_text()
+    rungs = out / "tables" / "rungs.csv"
+    rungs.write_text(rungs.read_text().replace("perfect", "perfekt"))
+    with pytest.raises(RecordError, match=r"rungs\.csv is not the file .*manifest\.json lists"):
+        check_published(out)
+
+
+def test_a_published_report_names_the_engine_that_computed_its_figures_not_the_one_that_drew_them(tmp_path, cache):
+    folder = run_ladder(ladder(rungs=["random"]), tmp_path / "ladder", progress=False)
+    edit_manifest(folder, lambda manifest: manifest["versions"].update(engine="0"))  # a run of an older engine
+    out = build_ladder_report(folder, tmp_path / "report", progress=False)
+    assert check_published(out)["engine"] == "0"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import numpy as np
+import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
@@ -13,6 +15,9 @@ from engine import Rules
 from engine.game.rules import ROW
 from engine.players.search import solution
 from pipeline import estimates
+from pipeline.analysis.stats import points
+from pipeline.exact.cache import cached_exact_outcome
+from pipeline.report.folder import check_published
 from pipeline.runs.config import ConfigError
 from pipeline.runs.records import RecordError
 from pipeline.search_ladder.report import build_search_ladder_report
@@ -92,6 +97,37 @@ def test_the_same_config_gives_the_same_bytes_for_any_number_of_workers(tmp_path
     assert "Search ladder tiny" in (report / "index.html").read_text() and "| 4 | " in (report / "report.md").read_text()
     with pytest.raises(RecordError, match="choose an --out outside it"):  # the records are never written over
         build_search_ladder_report(one, one, progress=False)
+
+
+def test_the_report_is_published_with_a_manifest_and_the_exact_players_the_cache_held(tmp_path, cache):
+    """reports/search-ladder/ is kept in git like the atlas: its manifest.json says which config,
+    seed and engine played it and which exact players it drew, and lists every file; the exact
+    players' figures it prints are the engine's."""
+    tiny = ladder(playouts=[1])
+    run = run_search_ladder(tiny, tmp_path / "run", jobs=1)
+    pairings = [("random", "perfect"), ("perfect", "random"), ("random", "random")]
+    for pairing in pairings:  # random's outcomes in the cache folder, as the skill ladder leaves them
+        cached_exact_outcome(*pairing, tiny.rules)
+    out = build_search_ladder_report(run, tmp_path / "report", progress=False)
+    manifest = check_published(out)
+    assert (manifest["kind"], manifest["search_ladder"], manifest["rules"]) == ("search-ladder", "tiny", tiny.rules.name)
+    assert manifest["engine"] == engine.ENGINE_VERSION
+    assert manifest["config"] == json.loads(json.dumps(tiny.config()))
+    assert manifest["games"] == sum(row["games"] for row in pq.read_table(run / ROWS).to_pylist())
+    assert manifest["exact_players"] == ["random"]
+    south, north, itself = (engine.exact_outcome(*pairing, rules=tiny.rules) for pairing in pairings)
+    exact = pl.read_csv(out / "tables" / "exact_players.csv").row(0, named=True)
+    assert exact["strategy"] == "random"
+    score = (points(south.south_win, south.draw) + points(north.north_win, north.draw)) / 2
+    assert (exact["score_v_perfect"], exact["self_play_first_player_score"]) == (score, itself.first_player_score)
+    assert f"| random | {exact['score_v_perfect']:.4f} | {itself.first_player_score:.4f} |" in (out / "report.md").read_text()
+    assert (
+        f"engine version {engine.ENGINE_VERSION} under the rule set {tiny.rules.name}, seed 3" in (out / "index.html").read_text()
+    )
+    figure = out / "figures" / "search_ladder.svg"
+    figure.write_bytes(figure.read_bytes() + b"<!-- edited -->")
+    with pytest.raises(RecordError, match=r"search_ladder\.svg is not the file"):
+        check_published(out)
 
 
 def test_a_pairing_played_once_is_read_back_not_played_again(tmp_path, cache, monkeypatch):
