@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import re
 
+import polars as pl
 import pytest
 
 import engine
 from pipeline.cli import main
 from pipeline.report.figures import FORMATS_VARIABLE
+from pipeline.runs.records import read_study_manifest, scan_games
+from pipeline.study.report import compute
+from pipeline.study.report.sections.ratings import ratings_section
 
 FOUR = engine.Rules(stones_per_pit=4)
 CONFIG = """name = "swept"
@@ -131,3 +135,22 @@ def test_exploitability_is_the_engines(text):
 def _signed(value: float) -> str:
     text = f"{value:+.2f}"
     return text.lstrip("+-") if float(text) == 0 else text
+
+
+def test_a_rating_the_games_barely_bound_reads_as_such(report):
+    """A rating whose interval is wider than the prior's spread (perfect's in the default study,
+    3303 [-18204, 24809]) is given as its half-width and named in the text, never as an interval
+    that reads as a number."""
+    study = report.parent / "study"
+    data = compute(scan_games(study), read_study_manifest(study))
+    prior = float(data.first_move["prior_sd"][0])
+    wide = data.ratings.with_columns(
+        pl.when(pl.col("strategy") == "perfect").then(pl.col("rating") - 20 * prior).otherwise("low").alias("low"),
+        pl.when(pl.col("strategy") == "perfect").then(pl.col("rating") + 20 * prior).otherwise("high").alias("high"),
+    )
+    section = ratings_section(wide, data.first_move, data.ratings_fit, data)
+    ladder = {row[0]: row[1] for row in section.tables[0].rows}
+    perfect = wide.filter(pl.col("strategy") == "perfect").row(0, named=True)
+    assert ladder["perfect"] == f"{perfect['rating']:,.0f} ± {20 * prior:,.0f} (barely bounded)"
+    assert all("barely" not in cell for name, cell in ladder.items() if name != "perfect")
+    assert any(paragraph.startswith("**Barely bounded: perfect.**") for paragraph in section.text)

@@ -23,11 +23,12 @@ from pipeline.study.report.sections.cells import (
 
 
 def ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, fit: pl.DataFrame, data: ReportData) -> Section:
+    prior = float(first_move["prior_sd"][0])
     rows = [
         [
             *rules_cells(row, data),
             row["strategy"],
-            interval(row["rating"], row["low"], row["high"], ".0f") if row["bounded"] else "not bounded by the games",
+            _elo(row["rating"], row["low"], row["high"], prior) if row["bounded"] else "not bounded by the games",
             f"{row['games']:,}",
             "n/a" if row["score"] is None else f"{row['score']:.3f}",
         ]
@@ -37,7 +38,7 @@ def ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, fit: pl.Data
         [
             *rules_cells(row, data),
             row["strategy"],
-            "n/a" if row["elo"] is None else interval(row["elo"], row["low"], row["high"], ".0f"),
+            "n/a" if row["elo"] is None else _elo(row["elo"], row["low"], row["high"], prior),
             "n/a"
             if row["elo"] is None
             else interval(row["expected_score"], row["expected_score_low"], row["expected_score_high"]),
@@ -72,6 +73,14 @@ def ratings_section(ladder: pl.DataFrame, first_move: pl.DataFrame, fit: pl.Data
         "(tables/ratings_fit.csv). Every interval is widened by the square root of the dispersion when it is above 1 "
         "(quasi-likelihood; McCullagh and Nelder, Generalized Linear Models, section 4.5).",
     ]
+    loose = [row["strategy"] for row in ladder.iter_rows(named=True) if row["bounded"] and (row["high"] - row["low"]) / 2 > prior]
+    if loose:
+        text.append(
+            f"**Barely bounded: {listed(loose)}.** The games bound {'its rating' if len(loose) == 1 else 'their ratings'}, "
+            f"but by so few points scored against {'it' if len(loose) == 1 else 'them'} that the 95% interval is wider "
+            f"than the prior's spread ({prior:,.0f} Elo): the tables give the rating with the interval's half-width, and "
+            "the figure cuts the interval at its edge. Read such a rating as far above the rest, not as a number."
+        )
     if unbounded:
         text.append(
             f"**Not bounded by the games: {listed(unbounded)}.** The strategies split into groups one of which never "
@@ -215,3 +224,12 @@ def _weaker_than_random(table: pl.DataFrame) -> str:
         f" A best response beats {listed(worse)} by more than it beats random ({floor:.1f}): a strategy can win "
         "against the field and still be easier to punish than one that plays at random."
     )
+
+
+def _elo(value: float, low: float, high: float, prior: float) -> str:
+    """A rating (or a first-move term) with its interval, in Elo; an interval wider than the
+    prior's spread (the games barely bound it) as its half-width, which reads at a glance."""
+    half = (high - low) / 2
+    if half > prior:
+        return f"{value:,.0f} ± {half:,.0f} (barely bounded)"
+    return interval(value, low, high, ".0f")
