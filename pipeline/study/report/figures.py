@@ -143,16 +143,16 @@ def _events_figure(data: ReportData) -> Figure:
     table = data.events.filter(IS_SELF_PLAY & pl.col("event").is_in(GAME_EVENTS))
     label = pl.format("{}: {}", "rules", "south") if data.several_rules else pl.col("south")
     # an event that fires in every game beside one that fires in a game in a thousand: a log axis
-    # (symmetric about 0, linear below a hundredth of a percent, so that a share of 0 still shows)
+    # (linear below the smallest share drawn, so that a share of 0 still shows: plot.dot_grid)
+    shares = table["fired_share"]
+    log = _spans_decades(shares.filter(shares > 0))
     return plot.dot_grid(
         _named(table).with_columns(label.alias("self-play")),
         row="event",
         series="self-play",
         value="fired_share",
-        xlabel="games in which it fires (%, log scale)"
-        if _spans_decades(table["fired_share"])
-        else "games in which it fires (%)",
-        log=_spans_decades(table["fired_share"]),
+        xlabel=f"games in which it fires (%{', log scale' if log else ''})",
+        log=log,
     )
 
 

@@ -108,7 +108,13 @@ def events_section(data: ReportData) -> Section:
             f"{ruled_out(data)}"
         ],
         [Table("Rule events", header, rows, "events")],
-        [("rule_events", "Share of games in which each rule fires, self-play pairings, 95% Wilson intervals.")],
+        [
+            (
+                "rule_events",
+                "Share of games in which each rule fires, self-play pairings, 95% Wilson intervals; on a log axis when "
+                "the shares span orders of magnitude (linear near 0, so that a share of 0 shows).",
+            )
+        ],
     )
 
 
