@@ -88,8 +88,10 @@ def map_figure(
 def reference_cell(block: pl.DataFrame, layout: MapLayout, reference: str | None) -> tuple[int, int] | None:
     """The (row, column) of the map's cell that holds the rule set named ``reference``; None
     without one or when the map does not hold it."""
+    if reference is None:
+        return None
     found = block.filter(pl.col("rules") == reference)
-    if reference is None or found.height == 0:
+    if found.height == 0:
         return None
     row = found.row(0, named=True)
     down = layout.rows.index(tuple(row[field] for field in layout.row_fields))
