@@ -286,9 +286,10 @@ def _abstract(rungs: pl.DataFrame, manifest: dict[str, object]) -> list[str]:
     text = [
         f"{rungs.height} strategies from {rungs['rung'][0]} to {rungs['rung'][-1]} under the rules {manifest.get('rules', '?')}, "
         "each against itself and against each opponent in both seats, and what a best counter-strategy wins against "
-        "each (its exploitability): every figure is exact (engine.exact_outcome, engine.exploitability; no game is "
-        "sampled, so there are no intervals). A strategy's strength is read here as its exploitability: the fewer "
-        "stones a best response wins against it, the stronger it is.",
+        "each (its exploitability): every figure is exact (the outcome of every game weighed by its probability, and "
+        "the best response by value iteration over every position; no game is sampled, so there are no intervals). "
+        "A strategy's strength is read here as its exploitability: the fewer stones a best response wins against it, "
+        "the stronger it is.",
     ]
     # Players who may play every legal move spread their self-play over the whole game: their
     # first player's score is a property of the seat at that strength, not of one line of play.

@@ -229,7 +229,7 @@ def _method(rows: pl.DataFrame, config: dict[str, Any]) -> list[str]:
         f"±{config['half_width']:.3f} (a fixed-width sequential interval, Chow and Robbins 1965), or until games x playouts "
         f"reached {config['playout_budget']:,}: {int((rows['stopped'] == 'budget').sum())} of {rows.height} pairings stopped "
         "by that budget and have wider intervals. First-player intervals: Clopper-Pearson on the decisive games with Wilson "
-        "on their share (pipeline.analysis.stats.first_player); scores against an opponent: the mean of the two seats, "
+        "on their share; scores against an opponent: the mean of the two seats, "
         "each with its "
         "Wilson interval. Perfect moves and the loss in stones are the strong solution's, exact per position, over every "
         "move mcts chose after the first in the rung's own games."
