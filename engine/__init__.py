@@ -6,7 +6,17 @@
 (0, 1, 2)
 """
 
-from engine.exact import ExactLengths, ExactOutcome, ExactProgress, Exploitability, exact_lengths, exact_outcome, exploitability
+from engine.exact import (
+    ExactLengths,
+    ExactOutcome,
+    ExactProgress,
+    ExactQuality,
+    Exploitability,
+    exact_lengths,
+    exact_outcome,
+    exact_quality,
+    exploitability,
+)
 from engine.game import (
     END_EVENTS,
     EVENTS,
@@ -54,6 +64,7 @@ __all__ = [
     "ExactLengths",
     "ExactOutcome",
     "ExactProgress",
+    "ExactQuality",
     "Exploitability",
     "GameBatch",
     "GameRecord",
@@ -75,6 +86,7 @@ __all__ = [
     "end_event",
     "exact_lengths",
     "exact_outcome",
+    "exact_quality",
     "exploitability",
     "is_table_strategy",
     "legal_moves",

@@ -1,0 +1,492 @@
+"""Exact game quality: how a game between two table strategies goes, measured against perfect play.
+
+The chain of engine.exact_outcome (states: position and South's margin so far, pushed forward
+ply by ply with each move's exact chance) carries here, beside each state's mass, a few sums
+that make the path-dependent measures exact without a second pass (docs/quality.md):
+
+    mass                      the probability of the state
+    behind[S], behind[N]      mass times the plies so far at which South (North) was behind
+    behind_by[S], [N]         the same, each ply weighed by |F| there
+    never_behind[S], [N]      the mass of the paths on which South (North) was never behind
+    last_off[w], w = -1, 0, 1 the mass times (1 + the last ply whose forecast's sign was not w)
+
+where the forecast F_t = m_t + V(p_t, cap - t) (engine.exact.judge) is the margin the game ends
+with under perfect play from ply t, and "behind" means F_t's sign is the side's loss. Each sum
+is linear in the mass, so the chain's sparse products move them as they move the mass; when a
+game ends with margin sign w they are read off for that w: the plies and |F| summed where the
+eventual winner was behind (drama), whether it ever was (comeback), and the ply from which the
+sign stayed w (decided). The measures that depend on one turn only (a move's loss, a mistake, a
+decision, a lead change) are expectations of a term of the state, summed over the plies.
+
+Far from the cap the terms of a position do not change from ply to ply; a ply recomputes only
+those of the positions whose children's values or mover's chances may still change
+(engine.exact.judge.Judge.dirty_from). The graph and its matrices are engine.exact.graph's; the
+last plies, where a policy's classes change at every position (alphabeta's depth), merge the
+children of the states in play instead, as engine.exact_outcome does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from engine.exact.graph import Graph, Merger, States
+from engine.exact.judge import POSITION_TERMS, Judge, Moves, Solved, forecasts, lead_changes, position_terms
+from engine.exact.outcome import BUILDING, PROPAGATING, TOLERANCE, ExactProgress
+from engine.game import ROW, Board, Rules, check_rules
+from engine.players import SCALE, NearCap, PolicyTable, Strategy, policy_table, solution
+from engine.tables import PositionTables, checked_start, first_moves, kept_tables, row_differences, row_stones, table_rules
+
+DEFAULT_RULES = Rules()
+# The sums each state carries (module docstring), in this order.
+MASS, BEHIND, BEHIND_BY, NEVER_BEHIND, LAST_OFF = 0, 1, 3, 5, 7
+SUMS = 10
+SIDES = ("south", "north")
+MEASURES = (
+    "lead_changes",
+    "comeback",
+    "drama_plies",
+    "drama_severity",
+    "decided_ply",
+    "stones_lost_south",
+    "stones_lost_north",
+    "mistakes_south",
+    "mistakes_north",
+    "decisions",
+    "only_move",
+    "free_choice",
+    "stake",
+    "plies",
+)
+CURVES = ("in_play", "forecast", "south_ahead", "north_ahead", "stones_lost", "mistakes")
+
+
+@dataclass(frozen=True)
+class ExactQuality:
+    """The exact quality of ``south`` against ``north`` under ``rules``: each measure's
+    expectation over their games (MEASURES; docs/quality.md defines them), the outcome, and
+    the curves by ply (``frame``)."""
+
+    south: str
+    north: str
+    rules: Rules
+    measures: dict[str, float]
+    south_win: float
+    draw: float
+    north_win: float
+    curves: dict[str, np.ndarray]  # each CURVES name: a sum over the states at each ply
+    unresolved: float
+    timings: dict[str, float] = field(default_factory=dict, compare=False)
+
+    def as_dict(self) -> dict[str, float]:
+        return dict(self.measures)
+
+    def frame(self) -> Any:
+        """The curves by ply as a polars frame: the mass in play, the mean forecast and the
+        share of the games in play that South and North lead, and the mean stones lost and
+        mistakes of the ply's moves (per game in play)."""
+        import polars as pl  # loaded only when asked for, as the engine's other frames
+
+        mass = self.curves["in_play"]
+        plies = int(np.flatnonzero(mass)[-1]) + 1 if mass.any() else 0
+        mass = mass[:plies]
+
+        def per_game(name: str) -> np.ndarray:
+            share: np.ndarray = self.curves[name][:plies] / mass
+            return share
+
+        return pl.DataFrame(
+            {
+                "ply": np.arange(plies),
+                "in_play": mass,
+                "mean_forecast": per_game("forecast"),
+                "south_ahead": per_game("south_ahead"),
+                "north_ahead": per_game("north_ahead"),
+                "stones_lost": per_game("stones_lost"),
+                "mistakes": per_game("mistakes"),
+            }
+        )
+
+
+def exact_quality(
+    south: str | Strategy,
+    north: str | Strategy,
+    *,
+    rules: Rules = DEFAULT_RULES,
+    tables: PositionTables | None = None,
+    tolerance: float = TOLERANCE,
+    progress: Callable[[ExactProgress], None] | None = None,
+    start: Board | None = None,
+) -> ExactQuality:
+    """The exact game quality of ``south`` against ``north``, two table strategies; the
+    arguments are engine.exact_outcome's, and so is the stop: at the cap, or once the mass in
+    play is below ``tolerance`` (then ``unresolved``)."""
+    check_rules(rules)
+    if not isinstance(tolerance, int | float) or isinstance(tolerance, bool) or not 0 <= tolerance < 1:
+        raise ValueError(f"tolerance is a mass of games from 0 to below 1, such as {TOLERANCE}; not {tolerance!r}")
+    tables = kept_tables(rules) if tables is None else tables
+    if table_rules(tables.rules) != table_rules(rules):
+        raise ValueError(f"the tables are those of {tables.rules.name}, not of the rules asked for, {rules.name}")
+    players = (policy_table(south, rules, tables=tables), policy_table(north, rules, tables=tables))
+    run = _Quality(rules, tables, players, checked_start(rules, start), tolerance, progress or (lambda _: None))
+    return run.result()
+
+
+class _Quality:
+    """One propagation: the chain's states and the sums read off as games end."""
+
+    def __init__(
+        self,
+        rules: Rules,
+        tables: PositionTables,
+        players: tuple[PolicyTable, PolicyTable],
+        start: Board | None,
+        tolerance: float,
+        report: Callable[[ExactProgress], None],
+    ) -> None:
+        self.rules, self.tables, self.players, self.tolerance, self.report = rules, tables, players, tolerance, report
+        self.cap = rules.ply_cap
+        solved = Solved.of(solution(rules))
+        self.judges = [Judge(solved, tables, player) for player in players]
+        own, other = row_stones(tables.index)
+        self.captured = rules.total_stones - own - other
+        self.rows = row_differences(rules.total_stones).astype(np.int64)
+        self.merge = Merger(self.captured)
+        self.totals = dict.fromkeys(MEASURES, 0.0)
+        self.outcome = np.zeros(3)  # North wins, draw, South wins
+        self.plies = np.zeros(self.cap + 1)
+        self.curves = {name: np.zeros(self.cap + 1) for name in CURVES}
+        self.unresolved = 0.0
+        # The graph's needs (engine.exact.graph._Run). As in engine.exact_outcome, the first graph
+        # holds the far moves; if mass is left where a policy's classes start to change, and
+        # perfect's values say which positions change when (sparse_floor), a second graph holds
+        # every move of those, corrected ply by ply.
+        self.floors = [player.far_from for player in players]
+        self.varying = [player.far == player.varies for player in players]
+        self.deepened = False
+        self.near = [NearCap(player) for player in players]
+        self.flag_bits = np.zeros(0, dtype=np.int64)
+        self.event_mean: dict[str, float] = {}
+        self.steady_until = self._first_below()
+        self._start = start
+
+    def _first_below(self) -> int:
+        """The first ply whose mover has fewer plies left than its floor (the cap if none)."""
+        cap = self.cap
+        return next((ply for ply in range(1, cap) if cap - ply < self.floors[ply % 2]), cap)
+
+    def _deepen(self) -> bool:
+        """Once: the floors of perfect's values (engine.exact.outcome._Run.deepen); whether
+        steady_until moved."""
+        if self.deepened:
+            return False
+        self.deepened = True
+        floors = [player.sparse_floor() for player in self.players]
+        if floors == self.floors:
+            return False
+        self.floors = floors
+        self.varying = [player.unsettled(floor) for player, floor in zip(self.players, floors, strict=True)]
+        until, self.steady_until = self.steady_until, self._first_below()
+        return self.steady_until > until
+
+    def _score(self, states: States, ply: int) -> None:  # the graph's protocol; the steps here read ends themselves
+        raise NotImplementedError
+
+    def _end(self, states: States, ply: int) -> None:
+        raise NotImplementedError
+
+    def result(self) -> ExactQuality:
+        states = self._first_move()
+        ply = 1
+        while states is not None and len(states.position):
+            mass = float(states.total.sum())
+            if ply >= self.cap:
+                self._finish(states, ply)
+                break
+            if mass < self.tolerance:
+                self.unresolved += mass
+                break
+            if ply < self.steady_until:
+                states, ply = self._steady(states, ply)
+                continue
+            if self._deepen():
+                continue
+            states = self._merged_ply(states, ply)
+            ply += 1
+            self.report(ExactProgress(ply, self.cap, 0.0 if states is None else float(states.total.sum()), PROPAGATING))
+        north, draw, south = (float(p) for p in self.outcome)
+        measures = dict(self.totals)
+        measures["plies"] = float(np.arange(self.cap + 1) @ self.plies)
+        return ExactQuality(
+            self.players[0].spec, self.players[1].spec, self.rules, measures, south, draw, north, self.curves, self.unresolved
+        )
+
+    # The first move: the forfeit of its captures makes it a position of its own (engine.tables.first_move).
+    def _first_move(self) -> States | None:
+        first = first_moves(self.rules, self._start)
+        judge = self.judges[0]
+        children = first.children
+        if not len(children):
+            self._read_ends(_fresh(1), np.array([first.start_rows]), 0)
+            return None
+        after = judge.solution.values_of(children, self.cap - 1).astype(np.int64)
+        values = np.full((1, ROW), np.iinfo(np.int64).min)
+        values[0, first.pits] = first.captured - after
+        legal = np.zeros((1, ROW), dtype=bool)
+        legal[0, first.pits] = True
+        moves = Moves(values, legal, values.max(axis=1))
+        chances = self.players[0].chances(np.array([self.players[0].first_class(first)])) / SCALE
+        self._turn_terms(moves, chances, np.ones(1), 0)
+        forecast = forecasts(moves, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), True)
+        self.totals["lead_changes"] += float(lead_changes(moves, chances, np.zeros(1, dtype=np.int64), forecast, True)[0])
+        sums = _fresh(1)
+        self._curves(sums[MASS], forecast, 0)
+        _visit(sums, Marks(np.sign(forecast), np.abs(forecast)), 0)
+        chance = chances[0, first.pits]
+        moving = chance > 0
+        columns = sums[:, [0] * int(moving.sum())] * chance[moving]
+        return self.merge(children[moving], first.captured[moving], columns[MASS], columns[1:].T)
+
+    def _turn_terms(self, moves: Moves, chances: np.ndarray, mass: np.ndarray, ply: int) -> None:
+        """Add the turn's terms of positions with ``mass`` at ``ply`` (POSITION_TERMS) to the totals."""
+        terms = mass @ position_terms(moves, chances)
+        self._add_terms(terms, ply)
+
+    def _add_terms(self, terms: np.ndarray, ply: int) -> None:
+        side = SIDES[ply % 2]
+        for name, value in zip(POSITION_TERMS, terms.tolist(), strict=True):
+            key = f"{name}_{side}" if name in ("stones_lost", "mistakes") else name
+            self.totals[key] += value
+        self.curves["stones_lost"][ply] += terms[0]
+        self.curves["mistakes"][ply] += terms[1]
+
+    def _curves(self, mass: np.ndarray, forecast: np.ndarray, ply: int) -> None:
+        self.curves["in_play"][ply] += float(mass.sum())
+        self.curves["forecast"][ply] += float(mass @ forecast)
+        self.curves["south_ahead"][ply] += float(mass[forecast > 0].sum())
+        self.curves["north_ahead"][ply] += float(mass[forecast < 0].sum())
+
+    def _read_ends(self, sums: np.ndarray, final: np.ndarray, ply: int) -> None:
+        """Games that end at ``ply`` with South's ``final`` margins: their outcome, length and
+        the sums read off for their winner (module docstring)."""
+        w = np.sign(final).astype(np.int64)
+        mass = sums[MASS]
+        self.outcome += np.bincount(w + 1, weights=mass, minlength=3)
+        self.plies[ply] += float(mass.sum())
+        won = w > 0  # South won: South behind is drama
+        lost = w < 0
+        self.totals["drama_plies"] += float(sums[BEHIND, won].sum() + sums[BEHIND + 1, lost].sum())
+        self.totals["drama_severity"] += float(sums[BEHIND_BY, won].sum() + sums[BEHIND_BY + 1, lost].sum())
+        self.totals["comeback"] += float((mass[won] - sums[NEVER_BEHIND, won]).sum())
+        self.totals["comeback"] += float((mass[lost] - sums[NEVER_BEHIND + 1, lost]).sum())
+        self.totals["decided_ply"] += float(sums[LAST_OFF + 1 + w, np.arange(len(w))].sum())
+
+    def _finish(self, states: States, ply: int) -> None:
+        """The states in play at the cap: their games end there."""
+        sums = _sums(states)
+        final = states.margin + _signed(self.rows[states.position], ply)
+        self._curves(sums[MASS], final.astype(float), ply)
+        self._read_ends(sums, final, ply)
+
+    def _merged_ply(self, states: States, ply: int) -> States | None:
+        """One ply of the states in play, each computed at its plies left (the last plies)."""
+        plies_left, south = self.cap - ply, ply % 2 == 0
+        judge = self.judges[ply % 2]
+        sums = _sums(states)
+        at, owner = np.unique(states.position, return_inverse=True)
+        moves = judge.moves(at, plies_left)
+        chances = judge.chances(at, plies_left)
+        playable: np.ndarray = moves.legal.any(axis=1)
+        over = ~playable[owner]
+        forecast = forecasts(moves, owner, states.margin, south)
+        self._curves(sums[MASS], forecast.astype(float), ply)
+        if over.any():
+            self._read_ends(sums[:, over], forecast[over], ply)
+        self._turn_terms(moves, chances, np.bincount(owner, weights=sums[MASS], minlength=len(at)), ply)
+        self.totals["lead_changes"] += float(sums[MASS] @ lead_changes(moves, chances, owner, forecast, south))
+        _visit(sums, Marks(np.sign(forecast), np.abs(forecast)), ply)
+        parts = []
+        sign = 1 if south else -1
+        for pit in range(ROW):
+            chance = chances[owner, pit] * moves.legal[owner, pit]
+            moving = np.flatnonzero(chance > 0)
+            if not len(moving):
+                continue
+            position = states.position[moving]
+            child = self.tables.child[position, pit].astype(np.int64)
+            margin = states.margin[moving] + sign * self.tables.captured[position, pit].astype(np.int64)
+            parts.append((child, margin, sums[:, moving] * chance[moving]))
+        if not parts:
+            return None
+        child, margin, moved = (np.concatenate(part, axis=-1) for part in zip(*parts, strict=True))
+        return self.merge(child, margin, moved[MASS], moved[1:].T)
+
+    def _steady(self, states: States, ply: int) -> tuple[States, int]:
+        """The plies before steady_until by sparse products over the graph of the states reachable."""
+        self.report(ExactProgress(ply, self.cap, float(states.total.sum()), BUILDING))
+        s = (states.margin + self.captured[states.position]) // 2
+        graph = Graph(self, states.position, s, ply % 2, by_margin=True)
+        parity = ply % 2
+        sums = np.zeros((graph.count[parity], SUMS))  # a row per state, for the sparse products
+        columns = _sums(states)
+        for row in range(SUMS):
+            sums[:, row] = np.bincount(graph.start, weights=columns[row], minlength=graph.count[parity])
+        sides = [_Side(self, graph, q) for q in (0, 1)]
+        while True:
+            sums = sides[ply % 2].step(sums, ply)
+            ply += 1
+            mass = float(sums[:, MASS].sum())
+            self.report(ExactProgress(ply, self.cap, mass, PROPAGATING))
+            if mass == 0 or mass < self.tolerance or ply >= self.steady_until:
+                break
+        alive = np.flatnonzero(sums[:, MASS])
+        q = ply % 2
+        position = graph.position[q][alive].astype(np.int64)
+        margin = 2 * graph.s[q][alive].astype(np.int64) - self.captured[position]
+        return States(position, margin, sums[alive, MASS], sums[alive, 1:]), ply
+
+
+class _Side:
+    """One parity's states in the graph, with their far terms (engine.exact.judge): a ply
+    adds the terms of every state from those, then corrects the positions still changing."""
+
+    def __init__(self, run: _Quality, graph: Graph, parity: int) -> None:
+        self.run, self.parity, self.south = run, parity, parity == 0
+        self.moves = graph.moves[parity]
+        judge = self.judge = run.judges[parity]
+        position = graph.position[parity].astype(np.int64)
+        self.margin = 2 * graph.s[parity].astype(np.int64) - run.captured[position]
+        starts = np.flatnonzero(np.r_[True, position[1:] != position[:-1]]) if len(position) else np.empty(0, np.int64)
+        self.first = np.append(starts, len(position))  # each position's states: first[u] .. first[u + 1]
+        self.at = position[starts]
+        self.owner = np.repeat(np.arange(len(starts)), np.diff(self.first))
+        self.far = judge.moves(self.at, run.cap, far=True)
+        self.far_chances = judge.chances(self.at, run.cap, far=True)
+        self.terms = position_terms(self.far, self.far_chances)
+        self.forecast = forecasts(self.far, self.owner, self.margin, self.south).astype(float)
+        self.changes = lead_changes(self.far, self.far_chances, self.owner, self.forecast, self.south)
+        marks = Marks(np.sign(self.forecast), np.abs(self.forecast))
+        self.south_ahead, self.north_ahead = marks.north_behind, marks.south_behind
+        self.marks = RowMarks(marks)
+        dirty = judge.dirty_from(self.at)
+        self.order = np.argsort(-dirty, kind="stable")  # the positions that change first, first
+        self.dirty_below = dirty[self.order]
+        self.lengths = np.diff(self.first)
+        self.rows = run.rows[position]
+
+    def step(self, sums: np.ndarray, ply: int) -> np.ndarray:
+        """Ply ``ply`` of this parity's states, their sums a row each (states, SUMS): the sums a ply on."""
+        run, moves = self.run, self.moves
+        plies_left = run.cap - ply
+        mass = sums[:, MASS].copy()
+        if len(moves.ended):  # games over: their forecast is their final margin
+            ended = moves.ended
+            run._read_ends(sums[ended].T, self.margin[ended] + _signed(self.rows[ended], ply), ply)
+        per_position = np.add.reduceat(mass, self.first[:-1]) if len(mass) else mass
+        run._add_terms(per_position @ self.terms, ply)
+        run.totals["lead_changes"] += float(mass @ self.changes)
+        curves = run.curves
+        curves["in_play"][ply] += float(mass.sum())
+        curves["forecast"][ply] += float(mass @ self.forecast)
+        curves["south_ahead"][ply] += float(mass @ self.south_ahead)
+        curves["north_ahead"][ply] += float(mass @ self.north_ahead)
+        count = int(np.searchsorted(-self.dirty_below, -plies_left, side="left"))
+        dirty = np.sort(self.order[:count])
+        dirty = dirty[per_position[dirty] > 0]
+        if len(dirty):  # positions whose terms differ from the far ones at this ply
+            states = _ranges(self.first, dirty)
+            owner = np.repeat(np.arange(len(dirty)), self.lengths[dirty])
+            now = self.judge.moves(self.at[dirty], plies_left)
+            chances = self.judge.chances(self.at[dirty], plies_left)
+            run._add_terms(per_position[dirty] @ (position_terms(now, chances) - self.terms[dirty]), ply)
+            exact = forecasts(now, owner, self.margin[states], self.south).astype(float)
+            changes = lead_changes(now, chances, owner, exact, self.south)
+            here = mass[states]
+            run.totals["lead_changes"] += float(here @ (changes - self.changes[states]))
+            curves["forecast"][ply] += float(here @ (exact - self.forecast[states]))
+            curves["south_ahead"][ply] += float(here @ ((exact > 0) - self.south_ahead[states]))
+            curves["north_ahead"][ply] += float(here @ ((exact < 0) - self.north_ahead[states]))
+            saved = sums[states]
+            _visit_rows(saved, here, RowMarks(Marks(np.sign(exact), np.abs(exact))), ply)
+        _visit_rows(sums, mass, self.marks, ply)
+        if len(dirty):
+            sums[states] = saved
+        after: np.ndarray = moves.all @ sums
+        start, to, delta, _ = moves.corrected(ply)
+        moving = np.flatnonzero(mass[start]) if len(start) else start
+        if len(moving):
+            start, to, delta = start[moving], to[moving], delta[moving]
+            after += sparse.csr_array((delta, (to, start)), shape=moves.all.shape) @ sums
+        return after
+
+
+class Marks:
+    """What a ply adds to the sums of states whose forecasts have signs ``sign`` and sizes ``size``."""
+
+    def __init__(self, sign: np.ndarray, size: np.ndarray) -> None:
+        self.south_behind = (sign < 0).astype(float)
+        self.north_behind = (sign > 0).astype(float)
+        self.south_by = self.south_behind * size
+        self.north_by = self.north_behind * size
+        self.south_never = 1 - self.south_behind
+        self.north_never = 1 - self.north_behind
+        self.off = [sign != w for w in (-1, 0, 1)]
+
+
+class RowMarks:
+    """Marks as blocks of columns, for sums kept a row per state: what the ply adds to BEHIND and
+    BEHIND_BY (per unit of mass), what NEVER_BEHIND keeps, and where LAST_OFF starts again."""
+
+    def __init__(self, marks: Marks) -> None:
+        self.add = np.column_stack([marks.south_behind, marks.north_behind, marks.south_by, marks.north_by])
+        self.keep = np.column_stack([marks.south_never, marks.north_never])
+        self.off = np.column_stack(marks.off)
+
+
+def _visit_rows(sums: np.ndarray, mass: np.ndarray, marks: RowMarks, ply: int) -> None:
+    """_visit for sums a row per state (states, SUMS), ``mass`` their first column."""
+    sums[:, BEHIND:NEVER_BEHIND] += mass[:, None] * marks.add
+    sums[:, NEVER_BEHIND:LAST_OFF] *= marks.keep
+    np.copyto(sums[:, LAST_OFF:], (mass * (ply + 1))[:, None], where=marks.off)
+
+
+def _visit(sums: np.ndarray, marks: Marks, ply: int) -> None:
+    """Add ply ``ply`` to the states' sums (the module docstring)."""
+    mass = sums[MASS]
+    sums[BEHIND] += mass * marks.south_behind
+    sums[BEHIND + 1] += mass * marks.north_behind
+    sums[BEHIND_BY] += mass * marks.south_by
+    sums[BEHIND_BY + 1] += mass * marks.north_by
+    sums[NEVER_BEHIND] *= marks.south_never
+    sums[NEVER_BEHIND + 1] *= marks.north_never
+    now = mass * (ply + 1)
+    for w, off in enumerate(marks.off):
+        np.copyto(sums[LAST_OFF + w], now, where=off)
+
+
+def _fresh(count: int) -> np.ndarray:
+    """The sums of ``count`` states of mass 1 before any ply: never behind, nothing else."""
+    sums = np.zeros((SUMS, count))
+    sums[[MASS, NEVER_BEHIND, NEVER_BEHIND + 1]] = 1
+    return sums
+
+
+def _sums(states: States) -> np.ndarray:
+    return np.vstack([states.total[None, :], states.untouched.T])
+
+
+def _signed(rows: np.ndarray, ply: int) -> np.ndarray:
+    """The mover's row minus the opponent's, to South's side (South moves at even plies)."""
+    return rows if ply % 2 == 0 else -rows
+
+
+def _ranges(first: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The states of the positions ``at``: first[u] .. first[u + 1] for each, in order."""
+    lengths = first[at + 1] - first[at]
+    before = np.cumsum(lengths) - lengths
+    ranges: np.ndarray = np.arange(int(lengths.sum())) + np.repeat(first[at] - before, lengths)
+    return ranges
