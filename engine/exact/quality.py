@@ -300,7 +300,7 @@ class _Quality:
         at, owner = np.unique(states.position, return_inverse=True)
         moves = judge.moves(at, plies_left)
         chances = judge.chances(at, plies_left)
-        playable: np.ndarray = moves.legal.any(axis=1)
+        playable = np.asarray(moves.legal.any(axis=1))
         over = ~playable[owner]
         forecast = forecasts(moves, owner, states.margin, south)
         self._curves(sums[MASS], forecast.astype(float), ply)
