@@ -28,6 +28,7 @@ import engine
 from engine.game import game_seeds, positions
 from engine.players import PerfectStrategy, policy_table, solution
 from engine.tables import build_tables, load_tables, tables_folder
+from pipeline.bench_quality import QUALITY_SPECS, quality_line, quality_self_play
 from pipeline.estimates import BENCH_RUNS
 from pipeline.runs.calibration import Measured, exact_costs, mcts_costs, policy_costs, report_costs, solve_growths
 from pipeline.runs.costs import COSTS
@@ -137,7 +138,11 @@ def main(seconds: float = 10.0, *, write_costs: bool = False) -> None:
         {playouts: _in_child(mcts_batches, playouts, games, target) for playouts, games, target in MCTS_TARGETS}
     )
     print("\nexact outcomes of the default rules, each in a fresh process once the tables are loaded")
-    measured |= exact_costs({spec: _in_child(exact_self_play, spec, target, gib) for spec, target, gib in EXACT_TARGETS})
+    outcomes = {spec: _in_child(exact_self_play, spec, target, gib) for spec, target, gib in EXACT_TARGETS}
+    measured |= exact_costs(outcomes)
+    print("\nexact quality beside the exact outcome of the same self-play, each in a fresh process")
+    for spec in QUALITY_SPECS:
+        print(quality_line(spec, outcomes[spec], _in_child(quality_self_play, spec)))
     _in_child(study_runs)
     notebook_runs()
     measured |= _in_child(atlas_rule_set)

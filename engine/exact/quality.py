@@ -62,7 +62,7 @@ MEASURES = (
     "stake",
     "plies",
 )
-CURVES = ("in_play", "forecast", "south_ahead", "north_ahead", "stones_lost", "mistakes")
+CURVES = ("in_play", "forecast", "forecast_squares", "south_ahead", "north_ahead", "stones_lost", "mistakes")
 
 
 @dataclass(frozen=True)
@@ -86,9 +86,9 @@ class ExactQuality:
         return dict(self.measures)
 
     def frame(self) -> Any:
-        """The curves by ply as a polars frame: the mass in play, the mean forecast and the
-        share of the games in play that South and North lead, and the mean stones lost and
-        mistakes of the ply's moves (per game in play)."""
+        """The curves by ply as a polars frame: the mass in play, the mean forecast and its
+        standard deviation over the games in play, the share of them that South and North
+        lead, and the mean stones lost and mistakes of the ply's moves (per game in play)."""
         import polars as pl  # loaded only when asked for, as the engine's other frames
 
         mass = self.curves["in_play"]
@@ -104,6 +104,7 @@ class ExactQuality:
                 "ply": np.arange(plies),
                 "in_play": mass,
                 "mean_forecast": per_game("forecast"),
+                "forecast_sd": np.sqrt(np.maximum(per_game("forecast_squares") - per_game("forecast") ** 2, 0)),
                 "south_ahead": per_game("south_ahead"),
                 "north_ahead": per_game("north_ahead"),
                 "stones_lost": per_game("stones_lost"),
@@ -267,6 +268,7 @@ class _Quality:
     def _curves(self, mass: np.ndarray, forecast: np.ndarray, ply: int) -> None:
         self.curves["in_play"][ply] += float(mass.sum())
         self.curves["forecast"][ply] += float(mass @ forecast)
+        self.curves["forecast_squares"][ply] += float(mass @ forecast**2)
         self.curves["south_ahead"][ply] += float(mass[forecast > 0].sum())
         self.curves["north_ahead"][ply] += float(mass[forecast < 0].sum())
 
@@ -369,6 +371,7 @@ class _Side:
         self.terms = position_terms(self.far, self.far_chances)
         self.forecast = forecasts(self.far, self.owner, self.margin, self.south).astype(float)
         self.changes = lead_changes(self.far, self.far_chances, self.owner, self.forecast, self.south)
+        self.squares = self.forecast**2
         marks = Marks(np.sign(self.forecast), np.abs(self.forecast))
         self.south_ahead, self.north_ahead = marks.north_behind, marks.south_behind
         self.marks = RowMarks(marks)
@@ -392,6 +395,7 @@ class _Side:
         curves = run.curves
         curves["in_play"][ply] += float(mass.sum())
         curves["forecast"][ply] += float(mass @ self.forecast)
+        curves["forecast_squares"][ply] += float(mass @ self.squares)
         curves["south_ahead"][ply] += float(mass @ self.south_ahead)
         curves["north_ahead"][ply] += float(mass @ self.north_ahead)
         count = int(np.searchsorted(-self.dirty_below, -plies_left, side="left"))
@@ -408,6 +412,7 @@ class _Side:
             here = mass[states]
             run.totals["lead_changes"] += float(here @ (changes - self.changes[states]))
             curves["forecast"][ply] += float(here @ (exact - self.forecast[states]))
+            curves["forecast_squares"][ply] += float(here @ (exact**2 - self.squares[states]))
             curves["south_ahead"][ply] += float(here @ ((exact > 0) - self.south_ahead[states]))
             curves["north_ahead"][ply] += float(here @ ((exact < 0) - self.north_ahead[states]))
             saved = sums[states]
