@@ -188,6 +188,12 @@ def cached_result(
     return result
 
 
+def read_result(path: Path | None, of: dict[str, str], kind: str, decode: Callable[[dict[str, Any]], T]) -> T | None:
+    """The ``kind`` of result kept at ``path`` for ``of``, None when there is none or it is
+    damaged (with a warning: it will be computed again), as cached_result reads it."""
+    return _read(path, of, kind, decode)
+
+
 def _read(path: Path | None, of: dict[str, str], what: str, decode: Callable[[dict[str, Any]], T]) -> T | None:
     """The result kept at ``path``, None when there is none, or it is not sealed as that of ``of``
     (with a warning: it will be computed again)."""

@@ -20,16 +20,31 @@ import numpy as np
 
 import engine
 from engine.exact import MEASURES
-from pipeline.exact.cache import cached_result, exact_folder, slug
+from pipeline.exact.cache import cached_result, exact_folder, exact_seconds, read_result, slug
 from pipeline.runs.sanity import InsaneRowError
 
 TOLERANCE = 1e-9  # how far sums of chances may be from 1 before a file is refused
+# An exact quality's time over its exact outcome's, measured under RULES.md (make bench): the
+# ten sums a state carries through the sparse products where the outcome carries one.
+QUALITY_OVER_OUTCOME = 3.0
 
 
 def quality_path(south: str, north: str, rules: engine.Rules, folder: Path) -> Path:
     """Where the exact quality of ``south`` against ``north`` (canonical specs) is kept in ``folder``."""
     key = hashlib.sha256(f"{rules.name}\nquality\n{south}\n{north}".encode()).hexdigest()[:12]
     return folder / f"{rules.name}-quality-{slug(south)}-{slug(north)}-{key}-engine{engine.ENGINE_VERSION}.json"
+
+
+def quality_seconds(south: str, north: str) -> float:
+    """About how long the exact quality of a pairing takes under RULES.md on one core."""
+    return exact_seconds(south, north) * QUALITY_OVER_OUTCOME
+
+
+def read_cached_quality(south: str, north: str, rules: engine.Rules) -> engine.ExactQuality | None:
+    """The cached exact quality of two canonical specs, None when there is none or it is damaged."""
+    folder = exact_folder()
+    path = None if folder is None else quality_path(south, north, rules, folder)
+    return read_result(path, _of(south, north, rules), "exact quality", lambda payload: _decode(payload, rules))
 
 
 def cached_exact_quality(
@@ -42,15 +57,18 @@ def cached_exact_quality(
     else computed (``progress`` is engine.exact_quality's) and cached."""
     south, north = engine.canonical_spec(south), engine.canonical_spec(north)
     folder = exact_folder()
-    of = {"rules": rules.name, "kind": "quality", "south": south, "north": north, "engine": engine.ENGINE_VERSION}
     return cached_result(
         None if folder is None else quality_path(south, north, rules, folder),
-        of,
+        _of(south, north, rules),
         "exact quality",
         lambda: engine.exact_quality(south, north, rules=rules, progress=progress),
         _encode,
         lambda payload: _decode(payload, rules),
     )
+
+
+def _of(south: str, north: str, rules: engine.Rules) -> dict[str, str]:
+    return {"rules": rules.name, "kind": "quality", "south": south, "north": north, "engine": engine.ENGINE_VERSION}
 
 
 def _encode(quality: engine.ExactQuality) -> dict[str, Any]:

@@ -44,6 +44,8 @@ from pipeline.runs.records import PAIRING_COLUMNS, RecordError, read_study_manif
 from pipeline.study.report.data import ReportData, compute, variant_labels
 from pipeline.study.report.exploits import exploitabilities, pending_seconds
 from pipeline.study.report.figures import figure, figure_names
+from pipeline.study.report.quality import pending_seconds as quality_pending
+from pipeline.study.report.quality import qualities
 from pipeline.study.report.render import markdown, page, publish
 from pipeline.study.report.sections import Report, compose
 from pipeline.study.status import exact_pending, incomplete_warning
@@ -79,13 +81,18 @@ def build_report(directory: str | Path, out: str | Path | None = None, *, progre
     out = check_out(directory, out if out is not None else _default_out(manifest["study"]))
     started = time.perf_counter()
     played = sum(entry["rows"] for entry in manifest["chunks"].values())
-    bar = StepsBar(f"report of {manifest['study']}", report_steps(played, pending_seconds(manifest)), progress=progress)
+    steps = report_steps(played, pending_seconds(manifest), quality_pending(manifest))
+    bar = StepsBar(f"report of {manifest['study']}", steps, progress=progress)
     try:
         with staging(out) as folder:
             bar.step(COMPUTING)
             data = compute(games, manifest, exact=scan_exact(directory) if "exact" in manifest else None)
             bar.step(EXPLOITING)
             data = replace(data, exploitability=exploitabilities(manifest))
+            bar.step(JUDGING)
+            found = qualities(manifest)
+            if found is not None:
+                data = replace(data, quality=found[0], quality_curves=found[1])
             bar.step(COMPOSING)
             report = compose(
                 manifest,
@@ -104,15 +111,18 @@ def build_report(directory: str | Path, out: str | Path | None = None, *, progre
 
 COMPUTING, COMPOSING, PUBLISHING = "computing the tables", "composing the sections", "drawing the figures and writing the pages"
 EXPLOITING = "the table strategies' exploitability (cached after the first report)"
+JUDGING = "the exact quality of their self-play (cached after the first report)"
 
 
-def report_steps(games: int, exploiting: float = 0.0) -> list[tuple[str, float]]:
+def report_steps(games: int, exploiting: float = 0.0, judging: float = 0.0) -> list[tuple[str, float]]:
     """The steps of the report of a study of ``games`` games, each with its estimate in seconds
     (pipeline/costs.toml: the tables replay every game's plies, the rest does not grow with them;
-    ``exploiting``: the exploitabilities' seconds, 0 when they are cached or not wanted)."""
+    ``exploiting`` and ``judging``: the exploitabilities' and the self-play qualities' seconds,
+    0 when they are cached or not wanted)."""
     return [
         (COMPUTING, COSTS.report_tables_seconds + COSTS.report_tables_seconds_per_game * games),
         (EXPLOITING, exploiting),
+        (JUDGING, judging),
         (COMPOSING, COSTS.report_sections_seconds),
         (PUBLISHING, COSTS.report_figures_seconds),
     ]

@@ -16,8 +16,10 @@ from engine.game import EVENT_BY_NAME, GAME_EVENTS, Rules, start_board, unpack
 from pipeline.analysis.turns import END_EVENTS, TURN_FLAGS
 from pipeline.exact.check import FLAG_Z
 from pipeline.report import figures as plot
+from pipeline.report import quality as quality_plot
 from pipeline.runs.records import IS_SELF_PLAY, PAIRING_COLUMNS
 from pipeline.study.report.data import ReportData
+from pipeline.study.report.quality import forecast_strategies
 
 # first_move_forfeit fires at ply 0 only, by its definition: nothing to see by ply.
 _TURN_NAMES = tuple(name for name in TURN_FLAGS if name != "first_move_forfeit")
@@ -39,6 +41,8 @@ def figure_names(data: ReportData) -> list[str]:
         names.append("perfect_play_agreement")
     if several:
         names = ["variant_first_player_advantage", "variant_game_length", "variant_rule_events", *names]
+    if data.quality_curves is not None:
+        names += ["forecast_by_ply", "stones_lost_by_ply"]
     if data.exact_check is not None and data.exact_check.height:
         names.append("sampled_against_exact")
     return names
@@ -251,6 +255,19 @@ def _exact_figure(data: ReportData) -> Figure:
     return plot.z_histogram(varies["z"].to_numpy().astype(float), flag=FLAG_Z, certain=check.height - varies.height)
 
 
+def _forecast_figure(data: ReportData) -> Figure:
+    """The forecast by ply of the skills of SKILLS the study has (all its table strategies if none)."""
+    curves = _present(data.quality_curves, "quality_curves", "the study has no exact outcomes")
+    return quality_plot.forecast_bands(curves, forecast_strategies(curves))
+
+
+def _stones_lost_figure(data: ReportData) -> Figure:
+    """The stones lost by ply of every table strategy's self-play that loses any."""
+    curves = _present(data.quality_curves, "quality_curves", "the study has no exact outcomes")
+    losing = curves.group_by("strategy", maintain_order=True).agg(pl.col("stones_lost").max()).filter(pl.col("stones_lost") > 0)
+    return quality_plot.stones_lost_by_ply(curves, losing["strategy"].to_list())
+
+
 _DRAWINGS: dict[str, Callable[[ReportData], Figure]] = {
     "board": _board_figure,
     "seat_effect": _seat_effect_figure,
@@ -266,6 +283,8 @@ _DRAWINGS: dict[str, Callable[[ReportData], Figure]] = {
     "variant_game_length": _variant_length_figure,
     "variant_rule_events": _variant_events_figure,
     "sampled_against_exact": _exact_figure,
+    "forecast_by_ply": _forecast_figure,
+    "stones_lost_by_ply": _stones_lost_figure,
 }
 
 

@@ -154,3 +154,27 @@ def test_a_rating_the_games_barely_bound_reads_as_such(report):
     assert ladder["perfect"] == f"{perfect['rating']:,.0f} ± {20 * prior:,.0f} (barely bounded)"
     assert all("barely" not in cell for name, cell in ladder.items() if name != "perfect")
     assert any(paragraph.startswith("**Barely bounded: perfect.**") for paragraph in section.text)
+
+
+def test_the_quality_section_gives_the_engines_exact_quality(report, text):
+    """"Is it a good game?": each table strategy's self-play, as engine.exact_quality gives it;
+    perfect's loses nothing and never changes the lead; the abstract names random's figures;
+    both figures are drawn."""
+    section = _section(text, "Is it a good game?")
+    rows = {
+        line.split(" | ")[0].strip("| "): [cell.strip() for cell in line.strip("|").split("|")]
+        for line in section.splitlines()
+        if line.startswith("| ") and "---" not in line
+    }
+    assert "mcts(playouts=4)" not in rows
+    for name in ("random", "heuristic", "perfect"):
+        exact = engine.exact_quality(name, name, rules=FOUR).as_dict()
+        cells = rows[name]
+        assert float(cells[1]) == pytest.approx(exact["lead_changes"], abs=0.001)
+        assert float(cells[2]) == pytest.approx(100 * exact["comeback"], abs=0.01)
+        assert float(cells[-1]) == pytest.approx(exact["plies"], abs=0.005)
+    assert rows["perfect"][1] == "0" and rows["perfect"][6] == "0 / 0"
+    random = engine.exact_quality("random", "random", rules=FOUR).as_dict()
+    assert f"the lead changes hands {random['lead_changes']:.2f} times a game" in _section(text, "Abstract")
+    for stem in ("forecast_by_ply", "stones_lost_by_ply"):
+        assert (report / "figures" / f"{stem}.svg").exists()

@@ -33,6 +33,7 @@ from pipeline.study.report.sections.outcomes import (
     headline_section,
     solved_words,
 )
+from pipeline.study.report.sections.quality import quality_section, quality_words
 from pipeline.study.report.sections.ratings import agreement_section, exploit_section, ratings_section
 from pipeline.study.report.sections.variants import variant_sections
 
@@ -87,6 +88,8 @@ def compose(manifest: Manifest, data: ReportData, *, warning: str | None = None,
         sections.append(ratings_section(data.ratings, data.first_move, data.ratings_fit, data))
     if data.exploitability is not None:
         sections.append(exploit_section(data.exploitability, data))
+    if data.quality is not None:
+        sections.append(quality_section(data.quality, data))
     sections.append(ludii_section(data))
     if data.exact_check is not None:
         sections.append(exact_section(data.exact_check, data))
@@ -116,6 +119,7 @@ def _abstract(data: ReportData, exact_pending: str | None = None) -> list[str]:
     text += first_player_words(data, rules)
     text += length_words(data, rules)
     text += event_words(data, rules)
+    text += quality_words(data)
     return text
 
 
