@@ -125,11 +125,18 @@ def _parser() -> argparse.ArgumentParser:
         help="play one seeded game and draw the board after every move",
         description="Play one seeded game of --south against --north (the same seed, the same game) and draw the board "
         "after every move, with the value the move loses against a best move under perfect play (0 for a best move; "
-        "RULES.md: Perfect play); at the end, why the game ended, the score and what each side lost in all. "
+        "RULES.md: Perfect play) and the forecast, the final margin if both sides played perfectly from there "
+        "(docs/quality.md); at the end, why the game ended, the score and what each side lost in all. "
         "Strategies: docs/studies.md#strategies; a position's every move: modiar analyse.",
     )
     _add_game_options(show)
     show.add_argument("--seed", type=int, default=0, help="the game's seed (default 0)")
+    show.add_argument(
+        "--figure",
+        type=Path,
+        metavar="FILE",
+        help="also draw the game's value history (the forecast by ply, each mistake marked) to FILE: .svg, .pdf or .png",
+    )
     _add_yes_option(show)
     _add_cache_option(show)
     show.set_defaults(run=do.show)

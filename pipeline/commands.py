@@ -86,27 +86,18 @@ def bench(arguments: argparse.Namespace) -> None:
 
 def show(arguments: argparse.Namespace) -> None:
     from pipeline import estimates
-    from pipeline.analyse import value_lost
-    from pipeline.play import ending
+    from pipeline.show import check_figure_path, show_game
 
     rules = rules_from(arguments)
     _check_seed(arguments.seed)
+    try:
+        check_figure_path(arguments.figure)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     _afford(lambda: estimates.one_game(arguments.south, arguments.north, rules), arguments)
     _afford(lambda: estimates.solve(rules, rules.ply_cap), arguments)
     record = engine.play_game(arguments.south, arguments.north, rules=rules, seed=arguments.seed)
-    solution = engine.solve(rules, progress=False)
-    board = engine.start_board(rules)
-    print(engine.render(board))
-    lost = [0, 0]
-    for ply, pit in enumerate(record.moves):
-        mover = ply % 2
-        given_up = value_lost(solution, board, mover, ply, pit)
-        lost[mover] += given_up
-        board = engine.apply_move(board, mover, pit, ply, rules).board
-        verdict = "a best move" if not given_up else f"loses {given_up} of value against a best move"
-        print(f"\nply {ply}: {('South', 'North')[mover]} plays pit {pit} ({verdict})\n{engine.render(board)}")
-    print(f"\n{ending(record, rules)}")
-    print(f"Value lost under perfect play: South {lost[0]}, North {lost[1]} (start value {solution.start_value():+d}).")
+    show_game(record, rules, engine.solve(rules, progress=False), arguments.figure)
 
 
 def analyse(arguments: argparse.Namespace) -> None:

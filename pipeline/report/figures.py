@@ -114,6 +114,18 @@ def save(figure: Figure, folder: Path, name: str) -> list[Path]:
     return paths
 
 
+def save_as(figure: Figure, path: Path) -> Path:
+    """Write the figure to ``path`` in the format its suffix names (.svg, .pdf or .png), as
+    ``save`` writes that format; ValueError for another suffix."""
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix not in FORMATS:
+        raise ValueError(f"{path}: a figure is saved as {', '.join(FORMATS)}, not {suffix or 'a file without a suffix'}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with style():
+        figure.savefig(path, format=suffix, dpi=PNG_DPI, metadata=_METADATA[suffix])
+    return path
+
+
 def forest(
     table: pl.DataFrame,
     *,

@@ -102,7 +102,7 @@ def value_history(judged: pl.DataFrame, *, title: str | None = None) -> Figure:
         axes.set_ylabel("forecast (stones, South's side)")
         if title:
             axes.set_title(title, loc="left")
-        axes.legend(loc="lower left", bbox_to_anchor=(0, 1.02, 1, 0.2), ncols=3, borderaxespad=0)
+        axes.legend(loc="best")
     return figure
 
 

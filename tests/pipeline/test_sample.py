@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -44,6 +46,7 @@ def test_modiar_sample_prints_the_summary(capsys):
         (["sample", "--rules", "modiar-xx"], "unknown part 'xx'"),
         (["sample", "--games", "1"], "--games must be at least 2"),
         (["show", "--seed", "-4"], "--seed must be"),
+        (["show", "--figure", "history.jpg"], "--figure history.jpg: the value history is drawn as svg, pdf, png"),
     ],
 )
 def test_a_user_mistake_is_one_line_and_exit_status_2(capsys, arguments, message):
@@ -63,3 +66,19 @@ def test_modiar_show_draws_every_move(capsys):
     *_, ending, lost = out.rstrip().splitlines()
     assert ending.endswith(f"the game ends. {winner} wins {high} to {low} after {record.plies} moves.")
     assert lost.startswith("Value lost under perfect play: South ") and lost.endswith("(start value -2).")
+
+
+def test_modiar_show_follows_the_forecast_and_draws_the_value_history(capsys, tmp_path):
+    """Each move's line gives the forecast (South's side), which moves by the value the move
+    loses, against its mover; the last forecast is the final margin; --figure draws the game."""
+    figure = tmp_path / "history.svg"
+    assert main(["show", "--seed", "3", "--south", "random", "--north", "perfect", "--figure", str(figure)]) == 0
+    out = capsys.readouterr().out
+    record = engine.play_game("random", "perfect", seed=3)
+    forecasts = re.findall(r"forecast ([+-]?\d+)(?: -> ([+-]?\d+))?\)", out)
+    assert len(forecasts) == record.plies and int(forecasts[0][0]) == -2
+    for (before, after), (following, _) in zip(forecasts, forecasts[1:], strict=False):
+        assert int(after or before) == int(following)  # the forecast after a move is the next one's before
+    last_before, last_after = forecasts[-1]
+    assert int(last_after or last_before) == record.score_south - record.score_north
+    assert "<svg" in figure.read_text() and f"Value history: {figure}" in out
