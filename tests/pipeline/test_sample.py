@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
@@ -77,7 +78,7 @@ def test_modiar_show_follows_the_forecast_and_draws_the_value_history(capsys, tm
     record = engine.play_game("random", "perfect", seed=3)
     forecasts = re.findall(r"forecast ([+-]?\d+)(?: -> ([+-]?\d+))?\)", out)
     assert len(forecasts) == record.plies and int(forecasts[0][0]) == -2
-    for (before, after), (following, _) in zip(forecasts, forecasts[1:], strict=False):
+    for (before, after), (following, _) in itertools.pairwise(forecasts):
         assert int(after or before) == int(following)  # the forecast after a move is the next one's before
     last_before, last_after = forecasts[-1]
     assert int(last_after or last_before) == record.score_south - record.score_north
