@@ -130,6 +130,15 @@ def test_rule_variants(variants: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert printed(notebook, "stderr") == ""
 
 
+def test_game_quality(one_rule_set: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """05: the exact quality of self-play, the forecast by ply, the judged moves and one game's
+    value history, on the study's games, without a warning."""
+    monkeypatch.setenv("MODIAR_STUDY", str(one_rule_set))
+    notebook = execute("05-game-quality.ipynb")
+    assert images(notebook) == 2  # the forecast by ply and the value history
+    assert printed(notebook, "stderr") == ""
+
+
 ATLAS = ROOT / "data" / "atlas"
 FAIR = ROOT / "reports" / "fair" / "modiar-exact-within-1"
 
