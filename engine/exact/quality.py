@@ -32,19 +32,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import sparse
 
 from engine.exact.graph import Graph, Merger, States
 from engine.exact.judge import POSITION_TERMS, Judge, Moves, Solved, forecasts, lead_changes, position_terms
 from engine.exact.outcome import BUILDING, PROPAGATING, TOLERANCE, ExactProgress
+from engine.exact.sums import BEHIND, BEHIND_BY, LAST_OFF, MASS, NEVER_BEHIND, SUMS, Marks, Side, signed_rows, visit
+from engine.exact.thinning import CHAIN, Thinning
 from engine.game import ROW, Board, Rules, check_rules
 from engine.players import SCALE, NearCap, PolicyTable, Strategy, policy_table, solution
 from engine.tables import PositionTables, checked_start, first_moves, kept_tables, row_differences, row_stones, table_rules
 
 DEFAULT_RULES = Rules()
-# The sums each state carries (module docstring), in this order.
-MASS, BEHIND, BEHIND_BY, NEVER_BEHIND, LAST_OFF = 0, 1, 3, 5, 7
-SUMS = 10
 SIDES = ("south", "north")
 MEASURES = (
     "lead_changes",
@@ -162,6 +160,7 @@ class _Quality:
         self.plies = np.zeros(self.cap + 1)
         self.curves = {name: np.zeros(self.cap + 1) for name in CURVES}
         self.unresolved = 0.0
+        self.set_aside = {CHAIN: 0.0}  # the mass engine.exact.thinning set aside in the tail
         # The graph's needs (engine.exact.graph._Run). As in engine.exact_outcome, the first graph
         # holds the far moves; if mass is left where a policy's classes start to change, and
         # perfect's values say which positions change when (sparse_floor), a second graph holds
@@ -219,6 +218,7 @@ class _Quality:
             states = self._merged_ply(states, ply)
             ply += 1
             self.report(ExactProgress(ply, self.cap, 0.0 if states is None else float(states.total.sum()), PROPAGATING))
+        self.unresolved += self.set_aside[CHAIN]
         north, draw, south = (float(p) for p in self.outcome)
         measures = dict(self.totals)
         measures["plies"] = float(np.arange(self.cap + 1) @ self.plies)
@@ -232,7 +232,7 @@ class _Quality:
         judge = self.judges[0]
         children = first.children
         if not len(children):
-            self._read_ends(_fresh(1), np.array([first.start_rows]), 0)
+            self.read_ends(_fresh(1), np.array([first.start_rows]), 0)
             return None
         after = judge.solution.values_of(children, self.cap - 1).astype(np.int64)
         values = np.full((1, ROW), np.iinfo(np.int64).min)
@@ -246,7 +246,7 @@ class _Quality:
         self.totals["lead_changes"] += float(lead_changes(moves, chances, np.zeros(1, dtype=np.int64), forecast, True)[0])
         sums = _fresh(1)
         self._curves(sums[MASS], forecast, 0)
-        _visit(sums, Marks(np.sign(forecast), np.abs(forecast)), 0)
+        visit(sums, Marks(np.sign(forecast), np.abs(forecast)), 0)
         chance = chances[0, first.pits]
         moving = chance > 0
         columns = sums[:, [0] * int(moving.sum())] * chance[moving]
@@ -255,9 +255,9 @@ class _Quality:
     def _turn_terms(self, moves: Moves, chances: np.ndarray, mass: np.ndarray, ply: int) -> None:
         """Add the turn's terms of positions with ``mass`` at ``ply`` (POSITION_TERMS) to the totals."""
         terms = mass @ position_terms(moves, chances)
-        self._add_terms(terms, ply)
+        self.add_terms(terms, ply)
 
-    def _add_terms(self, terms: np.ndarray, ply: int) -> None:
+    def add_terms(self, terms: np.ndarray, ply: int) -> None:
         side = SIDES[ply % 2]
         for name, value in zip(POSITION_TERMS, terms.tolist(), strict=True):
             key = f"{name}_{side}" if name in ("stones_lost", "mistakes") else name
@@ -272,7 +272,7 @@ class _Quality:
         self.curves["south_ahead"][ply] += float(mass[forecast > 0].sum())
         self.curves["north_ahead"][ply] += float(mass[forecast < 0].sum())
 
-    def _read_ends(self, sums: np.ndarray, final: np.ndarray, ply: int) -> None:
+    def read_ends(self, sums: np.ndarray, final: np.ndarray, ply: int) -> None:
         """Games that end at ``ply`` with South's ``final`` margins: their outcome, length and
         the sums read off for their winner (module docstring)."""
         w = np.sign(final).astype(np.int64)
@@ -290,9 +290,9 @@ class _Quality:
     def _finish(self, states: States, ply: int) -> None:
         """The states in play at the cap: their games end there."""
         sums = _sums(states)
-        final = states.margin + _signed(self.rows[states.position], ply)
+        final = states.margin + signed_rows(self.rows[states.position], ply)
         self._curves(sums[MASS], final.astype(float), ply)
-        self._read_ends(sums, final, ply)
+        self.read_ends(sums, final, ply)
 
     def _merged_ply(self, states: States, ply: int) -> States | None:
         """One ply of the states in play, each computed at its plies left (the last plies)."""
@@ -307,10 +307,10 @@ class _Quality:
         forecast = forecasts(moves, owner, states.margin, south)
         self._curves(sums[MASS], forecast.astype(float), ply)
         if over.any():
-            self._read_ends(sums[:, over], forecast[over], ply)
+            self.read_ends(sums[:, over], forecast[over], ply)
         self._turn_terms(moves, chances, np.bincount(owner, weights=sums[MASS], minlength=len(at)), ply)
         self.totals["lead_changes"] += float(sums[MASS] @ lead_changes(moves, chances, owner, forecast, south))
-        _visit(sums, Marks(np.sign(forecast), np.abs(forecast)), ply)
+        visit(sums, Marks(np.sign(forecast), np.abs(forecast)), ply)
         parts = []
         sign = 1 if south else -1
         for pit in range(ROW):
@@ -337,140 +337,21 @@ class _Quality:
         columns = _sums(states)
         for row in range(SUMS):
             sums[:, row] = np.bincount(graph.start, weights=columns[row], minlength=graph.count[parity])
-        sides = [_Side(self, graph, q) for q in (0, 1)]
+        thinning = Thinning(self, graph, [Side(self, graph, q) for q in (0, 1)], self.tolerance)
         while True:
-            sums = sides[ply % 2].step(sums, ply)
+            sums = thinning.before(ply, sums)
+            sums = thinning.side(ply).step(sums, ply)
             ply += 1
             mass = float(sums[:, MASS].sum())
             self.report(ExactProgress(ply, self.cap, mass, PROPAGATING))
             if mass == 0 or mass < self.tolerance or ply >= self.steady_until:
                 break
+        sums = thinning.whole_sums(ply, sums)
         alive = np.flatnonzero(sums[:, MASS])
         q = ply % 2
         position = graph.position[q][alive].astype(np.int64)
         margin = 2 * graph.s[q][alive].astype(np.int64) - self.captured[position]
         return States(position, margin, sums[alive, MASS], sums[alive, 1:]), ply
-
-
-class _Side:
-    """One parity's states in the graph, with their far terms (engine.exact.judge): a ply
-    adds the terms of every state from those, then corrects the positions still changing."""
-
-    def __init__(self, run: _Quality, graph: Graph, parity: int) -> None:
-        self.run, self.parity, self.south = run, parity, parity == 0
-        self.moves = graph.moves[parity]
-        judge = self.judge = run.judges[parity]
-        position = graph.position[parity].astype(np.int64)
-        self.margin = 2 * graph.s[parity].astype(np.int64) - run.captured[position]
-        starts = np.flatnonzero(np.r_[True, position[1:] != position[:-1]]) if len(position) else np.empty(0, np.int64)
-        self.first = np.append(starts, len(position))  # each position's states: first[u] .. first[u + 1]
-        self.at = position[starts]
-        self.owner = np.repeat(np.arange(len(starts)), np.diff(self.first))
-        self.far = judge.moves(self.at, run.cap, far=True)
-        self.far_chances = judge.chances(self.at, run.cap, far=True)
-        self.terms = position_terms(self.far, self.far_chances)
-        self.forecast = forecasts(self.far, self.owner, self.margin, self.south).astype(float)
-        self.changes = lead_changes(self.far, self.far_chances, self.owner, self.forecast, self.south)
-        self.squares = self.forecast**2
-        marks = Marks(np.sign(self.forecast), np.abs(self.forecast))
-        self.south_ahead, self.north_ahead = marks.north_behind, marks.south_behind
-        self.marks = RowMarks(marks)
-        dirty = judge.dirty_from(self.at)
-        self.order = np.argsort(-dirty, kind="stable")  # the positions that change first, first
-        self.dirty_below = dirty[self.order]
-        self.lengths = np.diff(self.first)
-        self.rows = run.rows[position]
-
-    def step(self, sums: np.ndarray, ply: int) -> np.ndarray:
-        """Ply ``ply`` of this parity's states, their sums a row each (states, SUMS): the sums a ply on."""
-        run, moves = self.run, self.moves
-        plies_left = run.cap - ply
-        mass = sums[:, MASS].copy()
-        if len(moves.ended):  # games over: their forecast is their final margin
-            ended = moves.ended
-            run._read_ends(sums[ended].T, self.margin[ended] + _signed(self.rows[ended], ply), ply)
-        per_position = np.add.reduceat(mass, self.first[:-1]) if len(mass) else mass
-        run._add_terms(per_position @ self.terms, ply)
-        run.totals["lead_changes"] += float(mass @ self.changes)
-        curves = run.curves
-        curves["in_play"][ply] += float(mass.sum())
-        curves["forecast"][ply] += float(mass @ self.forecast)
-        curves["forecast_squares"][ply] += float(mass @ self.squares)
-        curves["south_ahead"][ply] += float(mass @ self.south_ahead)
-        curves["north_ahead"][ply] += float(mass @ self.north_ahead)
-        count = int(np.searchsorted(-self.dirty_below, -plies_left, side="left"))
-        dirty = np.sort(self.order[:count])
-        dirty = dirty[per_position[dirty] > 0]
-        if len(dirty):  # positions whose terms differ from the far ones at this ply
-            states = _ranges(self.first, dirty)
-            owner = np.repeat(np.arange(len(dirty)), self.lengths[dirty])
-            now = self.judge.moves(self.at[dirty], plies_left)
-            chances = self.judge.chances(self.at[dirty], plies_left)
-            run._add_terms(per_position[dirty] @ (position_terms(now, chances) - self.terms[dirty]), ply)
-            exact = forecasts(now, owner, self.margin[states], self.south).astype(float)
-            changes = lead_changes(now, chances, owner, exact, self.south)
-            here = mass[states]
-            run.totals["lead_changes"] += float(here @ (changes - self.changes[states]))
-            curves["forecast"][ply] += float(here @ (exact - self.forecast[states]))
-            curves["forecast_squares"][ply] += float(here @ (exact**2 - self.squares[states]))
-            curves["south_ahead"][ply] += float(here @ ((exact > 0) - self.south_ahead[states]))
-            curves["north_ahead"][ply] += float(here @ ((exact < 0) - self.north_ahead[states]))
-            saved = sums[states]
-            _visit_rows(saved, here, RowMarks(Marks(np.sign(exact), np.abs(exact))), ply)
-        _visit_rows(sums, mass, self.marks, ply)
-        if len(dirty):
-            sums[states] = saved
-        after: np.ndarray = moves.all @ sums
-        start, to, delta, _ = moves.corrected(ply)
-        moving = np.flatnonzero(mass[start]) if len(start) else start
-        if len(moving):
-            start, to, delta = start[moving], to[moving], delta[moving]
-            after += sparse.csr_array((delta, (to, start)), shape=moves.all.shape) @ sums
-        return after
-
-
-class Marks:
-    """What a ply adds to the sums of states whose forecasts have signs ``sign`` and sizes ``size``."""
-
-    def __init__(self, sign: np.ndarray, size: np.ndarray) -> None:
-        self.south_behind = (sign < 0).astype(float)
-        self.north_behind = (sign > 0).astype(float)
-        self.south_by = self.south_behind * size
-        self.north_by = self.north_behind * size
-        self.south_never = 1 - self.south_behind
-        self.north_never = 1 - self.north_behind
-        self.off = [sign != w for w in (-1, 0, 1)]
-
-
-class RowMarks:
-    """Marks as blocks of columns, for sums kept a row per state: what the ply adds to BEHIND and
-    BEHIND_BY (per unit of mass), what NEVER_BEHIND keeps, and where LAST_OFF starts again."""
-
-    def __init__(self, marks: Marks) -> None:
-        self.add = np.column_stack([marks.south_behind, marks.north_behind, marks.south_by, marks.north_by])
-        self.keep = np.column_stack([marks.south_never, marks.north_never])
-        self.off = np.column_stack(marks.off)
-
-
-def _visit_rows(sums: np.ndarray, mass: np.ndarray, marks: RowMarks, ply: int) -> None:
-    """_visit for sums a row per state (states, SUMS), ``mass`` their first column."""
-    sums[:, BEHIND:NEVER_BEHIND] += mass[:, None] * marks.add
-    sums[:, NEVER_BEHIND:LAST_OFF] *= marks.keep
-    np.copyto(sums[:, LAST_OFF:], (mass * (ply + 1))[:, None], where=marks.off)
-
-
-def _visit(sums: np.ndarray, marks: Marks, ply: int) -> None:
-    """Add ply ``ply`` to the states' sums (the module docstring)."""
-    mass = sums[MASS]
-    sums[BEHIND] += mass * marks.south_behind
-    sums[BEHIND + 1] += mass * marks.north_behind
-    sums[BEHIND_BY] += mass * marks.south_by
-    sums[BEHIND_BY + 1] += mass * marks.north_by
-    sums[NEVER_BEHIND] *= marks.south_never
-    sums[NEVER_BEHIND + 1] *= marks.north_never
-    now = mass * (ply + 1)
-    for w, off in enumerate(marks.off):
-        np.copyto(sums[LAST_OFF + w], now, where=off)
 
 
 def _fresh(count: int) -> np.ndarray:
@@ -482,16 +363,3 @@ def _fresh(count: int) -> np.ndarray:
 
 def _sums(states: States) -> np.ndarray:
     return np.vstack([states.total[None, :], states.untouched.T])
-
-
-def _signed(rows: np.ndarray, ply: int) -> np.ndarray:
-    """The mover's row minus the opponent's, to South's side (South moves at even plies)."""
-    return rows if ply % 2 == 0 else -rows
-
-
-def _ranges(first: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """The states of the positions ``at``: first[u] .. first[u + 1] for each, in order."""
-    lengths = first[at + 1] - first[at]
-    before = np.cumsum(lengths) - lengths
-    ranges: np.ndarray = np.arange(int(lengths.sum())) + np.repeat(first[at] - before, lengths)
-    return ranges

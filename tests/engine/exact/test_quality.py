@@ -20,7 +20,7 @@ import pytest
 
 import engine
 from engine import Rules, pack
-from engine.exact import MEASURES, exact_outcome, exact_quality
+from engine.exact import MEASURES, exact_outcome, exact_quality, sums, tail
 from engine.game import apply_move, legal_moves, rotate, unpack
 from engine.players import SCALE, policy_table
 from engine.tables import first_moves, kept_tables
@@ -217,3 +217,37 @@ def test_perfect_play_keeps_the_forecast_under_the_default_rules() -> None:
 def test_a_strategy_without_a_policy_table_is_refused() -> None:
     with pytest.raises(ValueError, match="mcts"):
         exact_quality("mcts(playouts=4)", "random", rules=THREE)
+
+
+LONGER = Rules(stones_per_pit=4, ply_cap=40)
+
+
+def test_states_set_aside_in_the_tail_move_each_measure_by_less_than_their_mass_allows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """engine.exact.thinning keeps the products of a long tail to the states that hold the mass.
+    Made to set states aside early with a large budget (4 stones a pit, 40 plies, perfect's dials,
+    whose near-cap corrections are included), every measure stays within the unresolved mass
+    times its largest value in a game of that cap of the quality run to the cap without it."""
+    south, north = "perfect(temperature=1.0)", "perfect(epsilon=0.25)"
+    whole = exact_quality(south, north, rules=LONGER, tolerance=0)
+    restricted = []
+    original = sums.Side.restrict
+
+    def spy(self: sums.Side, ids: np.ndarray, moves: tail.Kept) -> sums.Side:
+        restricted.append(moves.all.nnz / moves.base.all.nnz)
+        return original(self, ids, moves)
+
+    monkeypatch.setattr(sums.Side, "restrict", spy)
+    monkeypatch.setattr(tail, "THINNING_BELOW", 1.0)
+    monkeypatch.setattr(tail, "THINNING_PLIES", 4)
+    monkeypatch.setattr(tail, "THINNING_SHARE", 1e6)  # a budget of 1e-6, far above the mass left in play
+    tolerance = 1e-12
+    thinned = exact_quality(south, north, rules=LONGER, tolerance=tolerance)
+    assert restricted and min(restricted) < 0.5  # states were set aside
+    assert 0 < thinned.unresolved <= tolerance * (1 + tail.THINNING_SHARE)
+    cap, stones = LONGER.ply_cap, LONGER.total_stones
+    largest = {"drama_severity": cap * stones, "stake": cap * 2 * stones, "stones_lost_south": cap * 2 * stones}
+    largest["stones_lost_north"] = largest["stones_lost_south"]
+    for name, value in whole.as_dict().items():
+        bound = thinned.unresolved * largest.get(name, cap) + 1e-12
+        assert thinned.as_dict()[name] == pytest.approx(value, abs=bound), name
+    assert thinned.south_win <= whole.south_win + 1e-15 and thinned.south_win >= whole.south_win - thinned.unresolved - 1e-15
