@@ -44,8 +44,8 @@ from pipeline.runs.records import PAIRING_COLUMNS, RecordError, read_study_manif
 from pipeline.study.report.data import ReportData, compute, variant_labels
 from pipeline.study.report.exploits import exploitabilities, pending_seconds
 from pipeline.study.report.figures import figure, figure_names
+from pipeline.study.report.quality import calibration, qualities
 from pipeline.study.report.quality import pending_seconds as quality_pending
-from pipeline.study.report.quality import qualities
 from pipeline.study.report.render import markdown, page, publish
 from pipeline.study.report.sections import Report, compose
 from pipeline.study.status import exact_pending, incomplete_warning
@@ -93,6 +93,9 @@ def build_report(directory: str | Path, out: str | Path | None = None, *, progre
             found = qualities(manifest)
             if found is not None:
                 data = replace(data, quality=found[0], quality_curves=found[1])
+            measured = calibration(games, manifest)
+            if measured is not None:
+                data = replace(data, calibration=measured[0], calibration_agreement=measured[1])
             bar.step(COMPOSING)
             report = compose(
                 manifest,
@@ -111,7 +114,7 @@ def build_report(directory: str | Path, out: str | Path | None = None, *, progre
 
 COMPUTING, COMPOSING, PUBLISHING = "computing the tables", "composing the sections", "drawing the figures and writing the pages"
 EXPLOITING = "the table strategies' exploitability (cached after the first report)"
-JUDGING = "the exact quality of their self-play (cached after the first report)"
+JUDGING = "the exact quality of their self-play (cached after the first report) and Ludii's metrics against it"
 
 
 def report_steps(games: int, exploiting: float = 0.0, judging: float = 0.0) -> list[tuple[str, float]]:

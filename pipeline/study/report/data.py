@@ -48,8 +48,9 @@ class ReportData:
     seat_effects'. ``ratings``, ``first_move`` and ``ratings_fit`` are None when no rule set
     has two strategies to rate; ``agreement`` is None when the study never played ``perfect``; ``exact``
     and ``exact_check`` are None when the study has no exact outcomes (exact.parquet), and so are
-    ``exploitability``, ``quality`` and ``quality_curves``, which build_report adds
-    (pipeline.study.report.exploits, pipeline.study.report.quality).
+    ``exploitability``, ``quality``, ``quality_curves``, ``calibration`` and
+    ``calibration_agreement``, which build_report adds (pipeline.study.report.exploits,
+    pipeline.study.report.quality).
     ``ludii_plies``, ``ludii_comparable`` and ``events_by_ply`` are None when compute was told
     not to replay every game (per_ply=False); so are ``agreement`` and ``openings`` when it was
     given no solution.
@@ -74,9 +75,9 @@ class ReportData:
     coverage: pl.DataFrame | None = None  # per figure and interval: pipeline.analysis.coverage, in the main self-play pairing
     exploitability: pl.DataFrame | None = None  # per table strategy of the study's rule set: pipeline.study.report.exploits
     quality: pl.DataFrame | None = None  # per table strategy of the study's rule set: its self-play's exact quality
-    quality_curves: pl.DataFrame | None = (
-        None  # per table strategy and ply: its self-play's curves (pipeline.study.report.quality)
-    )
+    quality_curves: pl.DataFrame | None = None  # per table strategy and ply: its self-play's curves by ply
+    calibration: pl.DataFrame | None = None  # per table strategy, Ludii metric and evaluator: mean, bias
+    calibration_agreement: pl.DataFrame | None = None  # per Ludii metric and evaluator: rank agreement
 
     def tables(self) -> Iterator[tuple[str, pl.DataFrame]]:
         """(name, table) for every table there is, in the order of the fields."""

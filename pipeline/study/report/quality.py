@@ -18,11 +18,18 @@ from joblib import Parallel, delayed
 
 import engine
 from engine.exact import MEASURES
+from pipeline.analysis.agreement import first_games
+from pipeline.analysis.calibration_ludii import calibration_table, per_game_metrics, rank_agreement
 from pipeline.exact.cache import exact_jobs
 from pipeline.exact.quality import cached_exact_quality, quality_seconds, read_cached_quality
 from pipeline.runs.records import Manifest
 from pipeline.study.config import parse_study
 
+# Ludii's metrics measured against the exact values (pipeline.analysis.calibration_ludii) on the
+# first games of each table strategy's self-play, with Monte Carlo at a few playouts a state.
+CALIBRATION_GAMES = 1_000
+CALIBRATION_PLAYOUTS = 16
+CALIBRATION_SEED = 51
 # The skills whose forecast by ply the report draws: a beginner, two strong players who err.
 SKILLS = ("random", "perfect(temperature=1.0)", "perfect(epsilon=0.1)")
 CURVE_COLUMNS = (
@@ -95,3 +102,25 @@ def _missing(rules: engine.Rules, specs: list[str]) -> list[str]:
 
 def _jobs(rules: engine.Rules, count: int) -> int:
     return max(1, min(count, exact_jobs(os.cpu_count() or 1, [rules])))
+
+
+def calibration(games: pl.LazyFrame, manifest: Manifest) -> tuple[pl.DataFrame, pl.DataFrame] | None:
+    """Ludii's metrics of the first CALIBRATION_GAMES self-play games of each table strategy of
+    the study's rule set, from the exact forecast and from Ludii's estimates (its default heuristic
+    through tanh, Monte Carlo at CALIBRATION_PLAYOUTS playouts): calibration_table's rows and the
+    rank agreement (Spearman) with the exact values over the strategies; None without exact outcomes."""
+    rules, names = judged(manifest)
+    if len(names) < 2:
+        return None
+    self_play = games.filter(
+        (pl.col("rules") == rules.name) & (pl.col("south") == pl.col("north")) & pl.col("south").is_in(names)
+    )
+    kept = first_games(self_play, CALIBRATION_GAMES)["game_id"]
+    if not len(kept):
+        return None
+    sample = self_play.filter(pl.col("game_id").is_in(kept.implode())).collect()
+    per_game = per_game_metrics(
+        sample, engine.solve(rules, progress=False), playouts=(CALIBRATION_PLAYOUTS,), seed=CALIBRATION_SEED
+    )
+    table = calibration_table(per_game)
+    return table, rank_agreement(table)

@@ -178,3 +178,18 @@ def test_the_quality_section_gives_the_engines_exact_quality(report, text):
     assert f"the lead changes hands {random['lead_changes']:.2f} times a game" in _section(text, "Abstract")
     for stem in ("forecast_by_ply", "stones_lost_by_ply"):
         assert (report / "figures" / f"{stem}.svg").exists()
+
+
+def test_the_calibration_table_is_the_analysis_modules(report, text):
+    """Ludii's metrics against the exact values: every row of the CSV is calibration_table's for
+    the study's self-play (the exact evaluator's Drama of perfect self-play is 0: nothing happens),
+    and Ludii's code, as written, prints DecisivenessMoves 0 for every strategy."""
+    table = pl.read_csv(report / "tables" / "calibration.csv")
+    exact_perfect = table.filter(
+        (pl.col("strategy") == "perfect") & (pl.col("metric") == "Drama") & (pl.col("evaluator") == "exact")
+    )
+    assert exact_perfect["mean"].to_list() == [0.0]
+    coded = table.filter((pl.col("metric") == "DecisivenessMoves_code") & (pl.col("evaluator") == "heuristic"))
+    assert coded["mean"].to_list() == [0.0] * coded.height and coded.height == 3
+    section = _section(text, "Is it a good game?")
+    assert "| Ludii metric (as defined) |" in section and "prints the same value for every game" in section

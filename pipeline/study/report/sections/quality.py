@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from pipeline.report.document import Section, Table
@@ -63,12 +64,104 @@ def quality_section(table: pl.DataFrame, data: ReportData) -> Section:
             "that gives any away (exact): where the mistakes happen.",
         ),
     ]
-    return Section(
-        "Is it a good game?",
-        text,
-        [Table("Exact quality of self-play (expectations per game)", header, rows, "quality")],
-        figures=figures,
-    )
+    tables = [Table("Exact quality of self-play (expectations per game)", header, rows, "quality")]
+    if data.calibration is not None and data.calibration_agreement is not None:
+        text += calibration_words(data.calibration, data.calibration_agreement)
+        tables.append(calibration_table(data.calibration, data.calibration_agreement))
+    return Section("Is it a good game?", text, tables, figures=figures)
+
+
+# Ludii's five metrics the report calibrates, each with the name of what Ludii's code computes for it.
+LUDII_METRICS = (
+    ("Drama", "Drama_code"),
+    ("LeadChange", "LeadChange_code"),
+    ("Stability", "Stability_code"),
+    ("DecisivenessMoves", "DecisivenessMoves_code"),
+    ("ClarityNarrowness", "ClarityNarrowness_code"),
+)
+HEURISTIC = "heuristic"
+
+
+def calibration_words(table: pl.DataFrame, agreement: pl.DataFrame) -> list[str]:
+    """What the calibration of Ludii's metrics finds, in words (pipeline.analysis.calibration_ludii)."""
+    games = int(table["games"].to_numpy().min())
+    strategies = table["strategy"].n_unique()
+    monte_carlo = _monte_carlo(table)
+    reversed_ = [metric for metric, _ in LUDII_METRICS if (rho := _rho(agreement, metric, HEURISTIC)) is not None and rho < 0]
+    text = [
+        "**Ludii's metrics against the truth.** Ludii (the general game system's Evaluation metrics) measures drama, "
+        "lead changes, stability, decisiveness and clarity from an *estimate* of every state: its default heuristic "
+        "through tanh (stones captured minus the opponent's, plus 0.001 a legal move for the player to move), or "
+        f"playouts. The table below computes each metric as Ludii defines it on the first {games:,} self-play games of "
+        f"each of the {strategies} table strategies, once from the exact forecast's sign and once from each estimate "
+        f"(the heuristic; {monte_carlo}, the mean result of random playouts), with the mean bias of the estimate and "
+        "Spearman's rank correlation of the strategies' means with the exact ones."
+    ]
+    if reversed_:
+        perfect = table.filter(
+            (pl.col("strategy") == "perfect") & (pl.col("metric") == "LeadChange") & (pl.col("evaluator") == HEURISTIC)
+        )["mean"].to_numpy()
+        seen = (
+            f" In perfect self-play, where the forecast never moves, it reads a LeadChange of {perfect[0]:.2f}."
+            if len(perfect) and perfect[0] > 0
+            else ""
+        )
+        text.append(f"The heuristic ranks the strategies against the truth's order for {listed(reversed_)}.{seen}")
+    silent = [metric for metric, coded in LUDII_METRICS if _constant(table, coded)]
+    if silent:
+        text.append(
+            f"Ludii's code, as written, prints the same value for every game of every strategy for {listed(silent)} "
+            "(it reads the winners before the first move, so that every player counts as one, and divides integers); "
+            "docs/quality.md gives each departure of its code from its own definitions."
+        )
+    return text
+
+
+def calibration_table(table: pl.DataFrame, agreement: pl.DataFrame) -> Table:
+    monte_carlo = _monte_carlo(table)
+    rows = []
+    for metric, coded in LUDII_METRICS:
+        exact = _values(table, metric, "exact", "mean")
+        printed = _values(table, coded, HEURISTIC, "mean")
+        row = [metric, f"{exact.min():.2f} to {exact.max():.2f}"]
+        for evaluator in (HEURISTIC, monte_carlo):
+            bias = _values(table, metric, evaluator, "bias_exact")
+            rho = _rho(agreement, metric, evaluator)
+            row += [f"{bias.mean():+.2f}", "n/a" if rho is None else f"{rho:+.2f}"]
+        row.append(f"{printed.min():.2f} to {printed.max():.2f}" if len(printed) else "n/a")
+        rows.append(row)
+    header = [
+        "Ludii metric (as defined)",
+        "exact: range over strategies",
+        "heuristic: mean bias",
+        "heuristic: rank correlation",
+        f"{monte_carlo}: mean bias",
+        f"{monte_carlo}: rank correlation",
+        "Ludii's code prints (heuristic)",
+    ]
+    return Table("Ludii's metrics from the exact forecast and from Ludii's estimates", header, rows, "calibration")
+
+
+def _values(table: pl.DataFrame, metric: str, evaluator: str, column: str) -> np.ndarray:
+    """A column of calibration_table's rows of one metric and evaluator, over the strategies."""
+    rows = table.filter((pl.col("metric") == metric) & (pl.col("evaluator") == evaluator))
+    values: np.ndarray = rows[column].to_numpy().astype(float)
+    return values
+
+
+def _monte_carlo(table: pl.DataFrame) -> str:
+    found = [str(name) for name in table["evaluator"].unique().sort().to_list() if str(name).startswith("mc(")]
+    return found[0] if found else "mc"
+
+
+def _rho(agreement: pl.DataFrame, metric: str, evaluator: str) -> float | None:
+    found = agreement.filter((pl.col("metric") == metric) & (pl.col("evaluator") == evaluator))["statistic"].to_numpy()
+    return None if not len(found) or not np.isfinite(found[0]) else float(found[0])
+
+
+def _constant(table: pl.DataFrame, coded: str) -> bool:
+    means = _values(table, coded, HEURISTIC, "mean")
+    return len(means) > 1 and float(means.max() - means.min()) == 0
 
 
 def quality_words(data: ReportData) -> list[str]:
