@@ -41,7 +41,16 @@ stones_per_pit = 3
 "random vs random" = 400
 """
 # The tables of a study with exact outcomes only (this one has none): tests/pipeline/exact/test_exact_check.py.
-EXACT_TABLES = ("exact", "exact_check", "coverage", "exploitability")
+EXACT_TABLES = (
+    "exact",
+    "exact_check",
+    "coverage",
+    "exploitability",
+    "quality",
+    "quality_curves",
+    "calibration",
+    "calibration_agreement",
+)
 FIGURES = (
     "board",
     "seat_effect",
