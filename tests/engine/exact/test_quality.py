@@ -222,6 +222,7 @@ def test_a_strategy_without_a_policy_table_is_refused() -> None:
 LONGER = Rules(stones_per_pit=4, ply_cap=40)
 
 
+@pytest.mark.slow
 def test_states_set_aside_in_the_tail_move_each_measure_by_less_than_their_mass_allows(monkeypatch: pytest.MonkeyPatch) -> None:
     """engine.exact.thinning keeps the products of a long tail to the states that hold the mass.
     Made to set states aside early with a large budget (4 stones a pit, 40 plies, perfect's dials,
