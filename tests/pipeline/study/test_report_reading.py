@@ -157,7 +157,7 @@ def test_a_rating_the_games_barely_bound_reads_as_such(report):
 
 
 def test_the_quality_section_gives_the_engines_exact_quality(report, text):
-    """"Is it a good game?": each table strategy's self-play, as engine.exact_quality gives it;
+    """The section "Is it a good game?": each table strategy's self-play, as engine.exact_quality gives it;
     perfect's loses nothing and never changes the lead; the abstract names random's figures;
     both figures are drawn."""
     section = _section(text, "Is it a good game?")
