@@ -185,7 +185,7 @@ def _run(
 ) -> _Run:
     """The arguments of exact_outcome checked, and the run they ask for."""
     check_rules(rules)
-    _check_tolerance(tolerance)
+    check_tolerance(tolerance)
     if progress is not None and not callable(progress):
         raise TypeError(f"progress is a function that takes an engine.ExactProgress, or None; not {progress!r}")
     tables = kept_tables(rules) if tables is None else tables
@@ -235,7 +235,7 @@ class ExactProgress(NamedTuple):
     stage: str
 
 
-def _check_tolerance(tolerance: object) -> None:
+def check_tolerance(tolerance: object) -> None:
     """Refuse a tolerance that is no mass of games: the whole mass is 1, so from 1 up nothing
     would be propagated; NaN would never stop early and a negative one never at all."""
     if (

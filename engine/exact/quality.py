@@ -35,8 +35,20 @@ import numpy as np
 
 from engine.exact.graph import Graph, Merger, States
 from engine.exact.judge import POSITION_TERMS, Judge, Moves, Solved, forecasts, lead_changes, position_terms
-from engine.exact.outcome import BUILDING, PROPAGATING, TOLERANCE, ExactProgress
-from engine.exact.sums import BEHIND, BEHIND_BY, LAST_OFF, MASS, NEVER_BEHIND, SUMS, Marks, Side, signed_rows, visit
+from engine.exact.outcome import BUILDING, PROPAGATING, TOLERANCE, ExactProgress, check_tolerance
+from engine.exact.sums import (
+    BEHIND,
+    BEHIND_BY,
+    LAST_OFF,
+    MASS,
+    NEVER_BEHIND,
+    SUMS,
+    Marks,
+    RowMarks,
+    Side,
+    signed_rows,
+    visit_rows,
+)
 from engine.exact.thinning import CHAIN, Thinning
 from engine.game import ROW, Board, Rules, check_rules
 from engine.players import SCALE, NearCap, PolicyTable, Strategy, policy_table, solution
@@ -125,8 +137,7 @@ def exact_quality(
     arguments are engine.exact_outcome's, and so is the stop: at the cap, or once the mass in
     play is below ``tolerance`` (then ``unresolved``)."""
     check_rules(rules)
-    if not isinstance(tolerance, int | float) or isinstance(tolerance, bool) or not 0 <= tolerance < 1:
-        raise ValueError(f"tolerance is a mass of games from 0 to below 1, such as {TOLERANCE}; not {tolerance!r}")
+    check_tolerance(tolerance)
     tables = kept_tables(rules) if tables is None else tables
     if table_rules(tables.rules) != table_rules(rules):
         raise ValueError(f"the tables are those of {tables.rules.name}, not of the rules asked for, {rules.name}")
@@ -246,7 +257,7 @@ class _Quality:
         self.totals["lead_changes"] += float(lead_changes(moves, chances, np.zeros(1, dtype=np.int64), forecast, True)[0])
         sums = _fresh(1)
         self._curves(sums[MASS], forecast, 0)
-        visit(sums, Marks(np.sign(forecast), np.abs(forecast)), 0)
+        visit_rows(sums.T, sums[MASS], RowMarks(Marks(np.sign(forecast), np.abs(forecast))), 0)
         chance = chances[0, first.pits]
         moving = chance > 0
         columns = sums[:, [0] * int(moving.sum())] * chance[moving]
@@ -310,7 +321,7 @@ class _Quality:
             self.read_ends(sums[:, over], forecast[over], ply)
         self._turn_terms(moves, chances, np.bincount(owner, weights=sums[MASS], minlength=len(at)), ply)
         self.totals["lead_changes"] += float(sums[MASS] @ lead_changes(moves, chances, owner, forecast, south))
-        visit(sums, Marks(np.sign(forecast), np.abs(forecast)), ply)
+        visit_rows(sums.T, sums[MASS], RowMarks(Marks(np.sign(forecast), np.abs(forecast))), ply)
         parts = []
         sign = 1 if south else -1
         for pit in range(ROW):

@@ -5,7 +5,7 @@ through the graph's sparse products as its mass does. ``Side`` is one parity's s
 graph (engine.exact.graph.Graph) with the terms of their positions far from the cap
 (engine.exact.judge): a ply adds every state's terms from those, corrects the positions whose
 children's values or mover's chances still change at that ply, adds the ply to the sums
-(``visit``) and moves them a ply on. ``Side.restrict`` keeps the states that hold the mass in a
+(``visit_rows``) and moves them a ply on. ``Side.restrict`` keeps the states that hold the mass in a
 long tail (engine.exact.thinning), the products then running over their moves only.
 """
 
@@ -84,20 +84,6 @@ def visit_rows(sums: np.ndarray, mass: np.ndarray, marks: RowMarks, ply: int) ->
     sums[:, BEHIND:NEVER_BEHIND] += mass[:, None] * marks.add
     sums[:, NEVER_BEHIND:LAST_OFF] *= marks.keep
     np.copyto(sums[:, LAST_OFF:], (mass * (ply + 1))[:, None], where=marks.off)
-
-
-def visit(sums: np.ndarray, marks: Marks, ply: int) -> None:
-    """Add ply ``ply`` to the sums of states a column each (SUMS, states)."""
-    mass = sums[MASS]
-    sums[BEHIND] += mass * marks.south_behind
-    sums[BEHIND + 1] += mass * marks.north_behind
-    sums[BEHIND_BY] += mass * marks.south_by
-    sums[BEHIND_BY + 1] += mass * marks.north_by
-    sums[NEVER_BEHIND] *= marks.south_never
-    sums[NEVER_BEHIND + 1] *= marks.north_never
-    now = mass * (ply + 1)
-    for w, off in enumerate(marks.off):
-        np.copyto(sums[LAST_OFF + w], now, where=off)
 
 
 class Side:
