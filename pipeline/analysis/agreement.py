@@ -56,7 +56,7 @@ def agreement(
     """
     judged = games if max_games_per_pairing is None else first_games(games, max_games_per_pairing)
     parts = [
-        _agreement_sums(plies, first, run, _solution_for(solution, run.rules))
+        _agreement_sums(plies, first, run, solution_for(solution, run.rules))
         for plies in replayed_blocks(judged, (), AGREEMENT_PLIES).plies
         for first, run in plies.replays
     ]
@@ -83,7 +83,9 @@ def first_games(games: pl.LazyFrame | pl.DataFrame, most: int = MAX_GAMES_PER_PA
     return found.filter(pl.col("game_id").rank("ordinal").over(keys) <= most)
 
 
-def _solution_for(solution: Solution | Mapping[str, Solution], rules: Rules) -> Solution:
+def solution_for(solution: Solution | Mapping[str, Solution], rules: Rules) -> Solution:
+    """The Solution of ``rules`` among those given (one, or a mapping from rule-set name), any cap;
+    ValueError for none or another rule set's."""
     found = solution if isinstance(solution, Solution) else solution.get(rules.name)
     if found is None:
         raise ValueError(f"no solution given for the rule set {rules.name}; pass a mapping from rule-set name to Solution")

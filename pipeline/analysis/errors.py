@@ -19,6 +19,7 @@ from engine.exact import MEASURES
 from engine.play import Replay
 from engine.solver import Solution
 from engine.tables import first_moves, kept_tables
+from pipeline.analysis.agreement import solution_for
 from pipeline.analysis.metrics import PAIRING
 from pipeline.analysis.stats import Z95
 from pipeline.analysis.turns import Plies, replay_games
@@ -49,7 +50,7 @@ def judged_plies(games: pl.LazyFrame | pl.DataFrame | Plies, solution: Solution 
     plies = games if isinstance(games, Plies) else replay_games(games)
     columns: dict[str, list[np.ndarray]] = {name: [] for name in JUDGED_COLUMNS}
     for _, run in plies.replays:
-        for name, values in _judged(run, _solution_for(solution, run.rules.name)).items():
+        for name, values in _judged(run, solution_for(solution, run.rules)).items():
             columns[name].append(values)
     joined = {name: np.concatenate(parts) if parts else np.empty(0) for name, parts in columns.items()}
     return plies.frame().with_columns(pl.Series(name, values) for name, values in joined.items())
@@ -95,16 +96,6 @@ def quality_estimates(per_game: pl.DataFrame, by: Sequence[str] = PAIRING) -> pl
         half = Z95 * pl.col(f"{name}_se")
         bounds += [(pl.col(name) - half).alias(f"{name}_low"), (pl.col(name) + half).alias(f"{name}_high")]
     return table.with_columns(bounds).sort(keys)
-
-
-def _solution_for(solution: Solution | Mapping[str, Solution], name: str) -> Solution:
-    if isinstance(solution, Solution):
-        if solution.rules.name != name:
-            raise ValueError(f"the games are of {name}, the solution of {solution.rules.name}")
-        return solution
-    if name not in solution:
-        raise ValueError(f"no solution given for the games of {name}")
-    return solution[name]
 
 
 def _judged(run: Replay, solution: Solution) -> dict[str, np.ndarray]:
