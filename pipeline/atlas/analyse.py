@@ -64,7 +64,7 @@ SELF_PLAY_SPECS = {"random": "random", "greedy": "greedy", "alphabeta4": "alphab
 COUNTED_EVENTS = (*POSITION_FLAGS, "first_move_forfeit", "capture")
 FIRST_PITS = range(3)  # South's pits: the first move is one of them
 ROUNDING = 1e-12  # engine.exact_outcome's float sums stay far below this
-UNSHARED = "unshared"  # a peak of resident memory less the pages shared with files (_peak_memory)
+UNSHARED = "unshared"  # a peak of resident memory less the pages shared with files (peak_memory)
 COMPLETION_PARTS = ("supplement_tables", "verdict")  # the parts of a kept row's completion (supplement)
 # The columns ``verdict_figures`` fills, last in a row: those a row kept from an older atlas lacks.
 VERDICT_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
@@ -110,7 +110,7 @@ def analyse(rules: engine.Rules, cache: Path | None = None) -> Analysis:
     for name, value in dataclasses.asdict(rules).items():
         row[name] = ".".join(map(str, value)) if isinstance(value, tuple) else value
     seconds: dict[str, float] = {}
-    with _peak_memory() as peak, _scratch_cache(cache):
+    with peak_memory() as peak, scratch_cache(cache):
         with _timed(seconds, "tables"):
             tables = load_tables(table_rules(rules), progress=False)
         with _timed(seconds, "size"):
@@ -144,7 +144,7 @@ def supplement(rules: engine.Rules, row: dict[str, Any], costs: dict[str, Any] |
     if row.get("rules") != rules.name:
         raise ValueError(f"the row is of {row.get('rules')}, not {rules.name}")
     seconds: dict[str, float] = {}
-    with _peak_memory() as peak, _scratch_cache(cache):
+    with peak_memory() as peak, scratch_cache(cache):
         with _timed(seconds, "supplement_tables"):
             tables = load_tables(table_rules(rules), progress=False)
         with _timed(seconds, "verdict"):
@@ -266,7 +266,7 @@ def _timed(seconds: dict[str, float], part: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _scratch_cache(cache: Path | None) -> Iterator[None]:
+def scratch_cache(cache: Path | None) -> Iterator[None]:
     """The engine's cache folder, for the duration, a new folder (in ``cache``/scratch/, else in the
     system's temporary folder) removed afterwards: the perfect player reads the solution from
     there, and nothing of this rule set stays on disk or in memory. scratch/ itself stays: another
@@ -299,18 +299,18 @@ def _remove_stale_scratch(parent: Path) -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-class _Peak:
+class Peak:
     bytes: int | None = None
 
 
 @contextlib.contextmanager
-def _peak_memory(interval: float = 0.05) -> Iterator[_Peak]:
+def peak_memory(interval: float = 0.05) -> Iterator[Peak]:
     """The largest resident size of this process while the block runs, less its pages shared
     with files (the solver's log: engine.solver.layers._GrowingArray; the system takes those
     back rather than kill the process), sampled every ``interval`` seconds from /proc (a worker
     runs many rule sets, so its lifetime peak would not do); where there is no /proc, the
     lifetime peak."""
-    peak = _Peak()
+    peak = Peak()
     statm = "/proc/self/statm"
     if not os.path.exists(statm):
         try:

@@ -38,7 +38,7 @@ from pipeline.runs.sanity import InsaneRowError, check_atlas_row
 log = logging.getLogger(__name__)
 ROWS = "rows"
 STARTED = ".started"  # rows/<rule set>.started: its task is in flight, or was when its run was killed
-# What an analysis's peak counts (pipeline.atlas.analyse._peak_memory): resident memory less the
+# What an analysis's peak counts (pipeline.atlas.analyse.peak_memory): resident memory less the
 # pages shared with files, which the system writes out rather than kill the process for. Older
 # records, without this field, are taken as resident peaks: most are, the solver's log (since
 # file-backed) with them, up to 21 GB where such a rule set now holds 6 (docs/atlas.md, "Memory, here").
@@ -81,7 +81,7 @@ def write_row(directory: Path, analysis: Analysis) -> None:
         "row": {"file": path.name, "bytes": len(data), "sha256": sha256(data)},
         "costs": costs | {"host": socket.gethostname()},
     }
-    write_json(row_path(directory, analysis.rules, ".json"), record, _row_identity(analysis.rules), indent=1)
+    write_json(row_path(directory, analysis.rules, ".json"), record, row_identity(analysis.rules), indent=1)
 
 
 def read_row(directory: Path, rules: engine.Rules) -> Row | None:
@@ -89,7 +89,7 @@ def read_row(directory: Path, rules: engine.Rules) -> Row | None:
     computed again, with a warning)."""
     path = row_path(directory, rules.name)
     try:
-        record = read_json(row_path(directory, rules.name, ".json"), _row_identity(rules.name))
+        record = read_json(row_path(directory, rules.name, ".json"), row_identity(rules.name))
     except DamagedFileError as error:
         log.warning("%s; analysing %s again", error, rules.name)
         return None
@@ -150,7 +150,7 @@ def kept_costs(directory: Path) -> dict[str, Cost]:
     for path in sorted((directory / ROWS).glob("*.json")):
         try:
             rules = engine.Rules.from_name(path.stem)
-            record = read_json(path, _row_identity(rules.name))
+            record = read_json(path, row_identity(rules.name))
         except (ValueError, TypeError, DamagedFileError):
             continue
         costs = record.get("costs") if isinstance(record, dict) else None
@@ -216,6 +216,6 @@ def _cost(costs: dict[str, Any]) -> Cost | None:
     return Cost(float(total), peak, costs.get("peak_measure") == PEAK_MEASURE)
 
 
-def _row_identity(name: str) -> dict[str, str]:
+def row_identity(name: str) -> dict[str, str]:
     """What a row's record says it is (engine.store.integrity)."""
     return {"kind": "atlas row", "rules": name, "engine": engine.ENGINE_VERSION}

@@ -66,3 +66,8 @@ def figure(value: float, digits: int = 2, *, decimals: int = 4) -> str:
     if abs(value) >= 10 ** (digits - 1 - decimals):
         return f"{value:.{decimals}f}"
     return numpy.format_float_positional(value, precision=digits, unique=False, fractional=False, trim="-")
+
+
+def percent(share: float) -> str:
+    """A share as a percentage that keeps a small one readable: 83.7%, 0.029%, 0%."""
+    return f"{figure(100 * share, 3, decimals=1)}%"

@@ -255,7 +255,7 @@ def test_the_rule_sets_a_worker_of_two_cannot_hold_run_after_the_others_with_one
     monkeypatch.setattr(atlas_module, "memory_bytes", lambda: sum(sizes))
     # A 3-stone rule set runs in this process, whose peak would count what earlier tests left in
     # it: unmeasured, the plan goes by the estimates alone, whatever ran before.
-    monkeypatch.setattr("pipeline.atlas.analyse._peak_memory", lambda: contextlib.nullcontext(Unmeasured()))
+    monkeypatch.setattr("pipeline.atlas.analyse.peak_memory", lambda: contextlib.nullcontext(Unmeasured()))
     compute, calls = atlas_module._compute, []
 
     def watched(directory: Path, todo: list[engine.Rules], workers: tuple[Any, ...], *arguments: Any, **options: Any) -> None:
@@ -781,14 +781,14 @@ def test_a_rule_sets_peak_counts_the_memory_the_system_cannot_take_back(tmp_path
     from pipeline.atlas import analyse
 
     size = 256 << 20
-    with analyse._peak_memory(interval=0.01) as baseline:
+    with analyse.peak_memory(interval=0.01) as baseline:
         time.sleep(0.05)
-    with open(tmp_path / "log", "wb+") as file, analyse._peak_memory(interval=0.01) as in_file:
+    with open(tmp_path / "log", "wb+") as file, analyse.peak_memory(interval=0.01) as in_file:
         file.truncate(size)
         with mmap.mmap(file.fileno(), size, flags=mmap.MAP_SHARED) as shared:
             np.frombuffer(shared, np.uint8)[:] = 1  # every page resident
             time.sleep(0.1)
-    with analyse._peak_memory(interval=0.01) as anonymous:
+    with analyse.peak_memory(interval=0.01) as anonymous:
         held = np.ones(size, np.uint8)
         time.sleep(0.1)
     del held
