@@ -326,6 +326,18 @@ def _add_atlas_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
     _add_cache_option(run, "the folder in whose scratch/ each rule set's tables and solution are built, then removed")
     _add_yes_option(run)
     run.set_defaults(run=do.atlas_run)
+    quality = actions.add_parser(
+        "quality",
+        help="the exact quality of random and perfect(temperature=1.0) self-play for each distinct game of an atlas "
+        "(resumes a stopped run; the atlas report's 'Is it a good game?' reads it)",
+    )
+    quality.add_argument("folder", nargs="?", help="the atlas's folder (default data/atlas)")
+    quality.add_argument(
+        "--jobs", type=int, default=2, help="worker processes (default 2; the games one cannot hold run alone, after)"
+    )
+    quality.add_argument("--hours", type=float, help="start no game after this many hours; a later run goes on")
+    quality.add_argument("--quiet", action="store_true", help="no progress bar")
+    quality.set_defaults(run=do.atlas_quality)
     _add_report_command(actions, "atlas", do.atlas_report)
 
 
@@ -348,6 +360,12 @@ def _add_fair_command(commands: argparse._SubParsersAction[_Parser]) -> None:
         metavar="N",
         help="play random and perfect self-play exactly from the fair starts with up to N stones moved "
         "(default 0: from the rule set's own start only; 1 takes about half an hour on two cores, cached)",
+    )
+    fair.add_argument(
+        "--quality",
+        action="store_true",
+        help="measure the exact quality (lead changes, comebacks, drama) of random and perfect(temperature=1.0) self-play "
+        "from the same starts too (about 3 times the exact outcomes' time; cached): reports/fair/<rule set>-...-quality/",
     )
     fair.add_argument("--jobs", type=int, default=2, help="worker processes for the exact outcomes (default 2)")
     fair.add_argument("--out", help="the report's folder (default reports/fair/<rule set>/)")

@@ -338,6 +338,23 @@ def atlas_run(arguments: argparse.Namespace) -> None:
     print(f"atlas {atlas.name}: {manifest['done']} of {manifest['rule_sets']} rule sets in {folder / 'atlas.parquet'}{refused}")
 
 
+def atlas_quality(arguments: argparse.Namespace) -> None:
+    from pipeline.atlas.quality import run_quality
+    from pipeline.report.prose import plural
+    from pipeline.runs.records import RecordError
+
+    if arguments.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {arguments.jobs}")
+    if arguments.hours is not None and not arguments.hours > 0:
+        raise UsageError(f"--hours must be more than 0, not {arguments.hours:g}")
+    folder = DATA / "atlas" if arguments.folder is None else Path(arguments.folder)
+    try:
+        done = run_quality(folder, jobs=arguments.jobs, hours=arguments.hours, progress=not arguments.quiet)
+    except RecordError as error:
+        raise UsageError(str(error)) from None
+    print(f"{plural(len(done), 'game')} measured into {folder / 'quality'}; 'modiar atlas report {folder}' shows them")
+
+
 def atlas_report(arguments: argparse.Namespace) -> None:
     from pipeline.atlas.report import build_atlas_report
 
@@ -357,9 +374,10 @@ def fair(arguments: argparse.Namespace) -> None:
     out = _out_folder(arguments.out)
     try:
         moved, exact_within = bounded_moved(rules, arguments.moved, arguments.exact_within)
-        check_report_out(out if out is not None else default_out(rules, exact_within))  # before any work
-        _afford(lambda: fair_estimate(rules, moved=moved, exact_within=exact_within, jobs=arguments.jobs), arguments, True)
-        search = run_fair(rules, moved=moved, exact_within=exact_within, jobs=arguments.jobs, progress=not arguments.quiet)
+        check_report_out(out if out is not None else default_out(rules, exact_within, arguments.quality))  # before any work
+        jobs, quality = arguments.jobs, arguments.quality
+        _afford(lambda: fair_estimate(rules, moved=moved, exact_within=exact_within, jobs=jobs, quality=quality), arguments, True)
+        search = run_fair(rules, moved=moved, exact_within=exact_within, jobs=jobs, quality=quality, progress=not arguments.quiet)
         folder = build_fair_report(search, out)
     except (ValueError, RecordError) as error:
         raise UsageError(str(error)) from None

@@ -55,7 +55,17 @@ from pipeline.atlas.effects import (
     stones_series,
     varying_fields,
 )
+from pipeline.atlas.good_game import (
+    QUALITY_MAPPED,
+    best_games,
+    drama_figure,
+    drama_front,
+    drama_sentence,
+    good_game_section,
+    quality_columns,
+)
 from pipeline.atlas.maps import effects_figure, map_figure, reference_cell, stones_figure, tradeoff_figure
+from pipeline.atlas.quality import distinct_games, quality_frame
 from pipeline.atlas.run import gather_rows, read_atlas_manifest
 from pipeline.atlas.verdicts import game_groups, games_section, verdict_counts, verdict_sentence, verdict_table, verdict_words
 from pipeline.report import figures as plot
@@ -78,7 +88,10 @@ def build_atlas_report(directory: Path, out: Path | None = None, *, progress: bo
     frame = atlas_frame(directory)
     if frame.height == 0:
         raise RecordError(f"the atlas in {directory} has no rule set done yet; run 'modiar atlas run' on its config first")
-    report = _compose(frame, manifest)
+    quality = quality_frame(directory, frame)
+    games = len(distinct_games(frame))
+    measured = quality["quality_from"].n_unique()
+    report = _compose(quality_columns(frame, quality), manifest, (games, measured))
     with staging(out) as folder:
         for stem, figure in report.figures.items():
             plot.save(figure, folder / "figures", stem)
@@ -113,8 +126,10 @@ class _Composed:
     figures: dict[str, Figure]
 
 
-def _compose(frame: pl.DataFrame, manifest: dict[str, Any]) -> _Composed:
-    """Every section, table and figure of the report, from the atlas's rows and its manifest."""
+def _compose(frame: pl.DataFrame, manifest: dict[str, Any], quality: tuple[int, int] = (0, 0)) -> _Composed:
+    """Every section, table and figure of the report, from the atlas's rows (with their games'
+    quality columns, pipeline.atlas.good_game.quality_columns, where measured) and its manifest;
+    ``quality``: the atlas's distinct games, and how many of them are measured."""
     block = map_block(frame)
     fields = varying_fields(block)
     order = config_order(manifest)
@@ -136,6 +151,9 @@ def _compose(frame: pl.DataFrame, manifest: dict[str, Any]) -> _Composed:
             )
         outlined = reference if reference_cell(block, layout, reference) is not None else None
         sections.append(_maps_section(block, layout, outlined))
+        if quality[1]:
+            for column, words, form in QUALITY_MAPPED:
+                figures[f"atlas_map_{column}"] = map_figure(block, layout, column, words, form, None, reference)
     if series.height:
         figures["atlas_stones"] = stones_figure(series)
         sections.append(_stones_section(series))
@@ -151,6 +169,11 @@ def _compose(frame: pl.DataFrame, manifest: dict[str, Any]) -> _Composed:
     sections += [_tradeoff_section(frame, reference), balance_section(balances)]
     if front.height and reference is not None:
         sections.append(front_section(front, reference))
+    tables_of_quality = {}
+    if quality[1]:
+        figures["atlas_drama_front"] = drama_figure(frame, reference)
+        sections.append(good_game_section(frame, *quality, reference))
+        tables_of_quality = {"best_games": best_games(frame), "drama_front": drama_front(frame)}
     sections += [_costs_section(costs, manifest), _every_rule_set_section(frame)]
     tables = {
         "atlas": flat_atlas(frame),
@@ -164,8 +187,12 @@ def _compose(frame: pl.DataFrame, manifest: dict[str, Any]) -> _Composed:
         "fair_front": front,
         "verdicts": verdict_counts(frame),
         "games": groups,
+        **tables_of_quality,
     }
-    return _Composed(_abstract(frame, manifest, measured, series), _text(frame, manifest), sections, tables, figures)
+    abstract = _abstract(frame, manifest, measured, series)
+    if quality[1]:
+        abstract.insert(-1, drama_sentence(frame, *quality))
+    return _Composed(abstract, _text(frame, manifest), sections, tables, figures)
 
 
 def _abstract(frame: pl.DataFrame, manifest: dict[str, Any], spreads: pl.DataFrame, series: pl.DataFrame) -> list[str]:

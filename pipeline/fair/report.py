@@ -26,6 +26,7 @@ from engine.exact import TOLERANCE
 from engine.game import EVENT_BY_NAME
 from engine.solver import PLAY
 from pipeline.analysis.fairness import EXACT_COLUMNS, EXACT_EVENTS, PARETO_COLUMNS, no_first_move
+from pipeline.fair.quality import start_drama_figure, start_quality_section
 from pipeline.fair.run import FairSearch
 from pipeline.report import figures as plot
 from pipeline.report.document import Section, Table
@@ -49,26 +50,29 @@ SHOWN_FAIR = 20  # fair starts listed in the page (every one is in tables/starts
 MOST_TICKS = 13  # value labels the histogram's axis holds at its width
 
 
-def default_out(rules: engine.Rules, exact_within: int) -> Path:
+def default_out(rules: engine.Rules, exact_within: int, quality: bool = False) -> Path:
     """reports/fair/<rule set>/, or .../<rule set>-exact-within-<n>/ when fair starts were played
-    exactly: each command its own folder, so that one never overwrites the other's figures."""
+    exactly, with -quality when their exact quality was measured too: each command its own
+    folder, so that one never overwrites the other's figures."""
     name = rules.name if exact_within == 0 else f"{rules.name}-exact-within-{exact_within}"
-    return REPORTS / "fair" / name
+    return REPORTS / "fair" / (name + ("-quality" if quality else ""))
 
 
 def build_fair_report(search: FairSearch, out: Path | None = None) -> Path:
     """Write the report of ``search``; returns its folder (default ``default_out``), with
     manifest.json saying what made it (the command's settings and the engine's version)."""
-    out = check_report_out(out if out is not None else default_out(search.rules, search.exact_within))
+    out = check_report_out(out if out is not None else default_out(search.rules, search.exact_within, search.quality))
     sections, figures = _sections(search)
     title = report_title(search)
     command = f"modiar fair --rules {search.rules.name} --moved {search.moved} --exact-within {search.exact_within}"
+    command += " --quality" if search.quality else ""
     footer = [f"Made by {command}, engine version {engine.ENGINE_VERSION}."]
     manifest = {
         "kind": "fair",
         "rules": search.rules.name,
         "moved": search.moved,
         "exact_within": search.exact_within,
+        "quality": search.quality,
         "engine": engine.ENGINE_VERSION,
         "command": command,
     }
@@ -214,6 +218,10 @@ def _sections(search: FairSearch) -> tuple[list[Section], dict[str, Figure]]:
     if exact.height:
         figures["fair_pareto"] = _pareto_figure(search, exact)
         sections.append(_exact_section(search, exact))
+    if search.quality:
+        measured = fair.filter(pl.col("perfect_t1_comeback").is_not_null())
+        figures["fair_drama"] = start_drama_figure(search, measured)
+        sections.append(start_quality_section(search, measured))
     sections.append(_methods_section(search))
     return sections, figures
 

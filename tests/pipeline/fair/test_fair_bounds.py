@@ -40,8 +40,8 @@ def stand_in(monkeypatch, capsys):
     """run_fair replaced by one that records its settings and what was printed before it, then stops."""
     seen: dict[str, object] = {}
 
-    def run_fair(rules, *, moved, exact_within, jobs, progress):
-        seen.update(moved=moved, exact_within=exact_within, before=capsys.readouterr())
+    def run_fair(rules, *, moved, exact_within, jobs, quality, progress):
+        seen.update(moved=moved, exact_within=exact_within, quality=quality, before=capsys.readouterr())
         raise Stopped
 
     monkeypatch.setattr(pipeline.fair.run, "run_fair", run_fair)
