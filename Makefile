@@ -7,7 +7,7 @@ SEED ?= 7
 
 .DEFAULT_GOAL := help
 STUDY ?= data/default
-.PHONY: help setup test test-slow lint format study report variants ladder search-ladder atlas atlas-full fair fair-exact notebooks sample bench solve clean
+.PHONY: help setup test test-slow lint format study report variants ladder search-ladder atlas atlas-full atlas-quality fair fair-exact fair-quality notebooks sample bench solve clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -65,11 +65,18 @@ atlas-full: $(STAMP) ## the whole atlas (151 rule sets, by far the longest job: 
 	$(BIN)/modiar atlas run pipeline/studies/atlas.toml --jobs 2 --yes $(if $(HOURS),--hours $(HOURS))
 	$(BIN)/modiar atlas report data/atlas
 
+atlas-quality: $(STAMP) ## the exact quality of random and perfect(temperature=1.0) self-play for each distinct game of data/atlas (the cheapest first; about 40 hours of one core in all; resumes data/atlas/quality; HOURS=H sets its time limit, docs/quality.md), and the atlas's report
+	$(BIN)/modiar atlas quality data/atlas --jobs 2 $(if $(HOURS),--hours $(HOURS))
+	$(BIN)/modiar atlas report data/atlas
+
 fair: $(STAMP) ## the fairness search of RULES.md's rules: every start within 2 moved stones, its value, the pie rule and komi, into reports/fair/modiar (its time: docs/fair.md)
 	$(BIN)/modiar fair
 
 fair-exact: $(STAMP) ## the same, with random and perfect self-play played exactly from each fair start within 1 moved stone (the first time the longest part; cached): reports/fair/modiar-exact-within-1
 	$(BIN)/modiar fair --exact-within 1
+
+fair-quality: $(STAMP) ## the same with the exact quality of random and perfect(temperature=1.0) self-play from each of those starts (about 3 times fair-exact's time; cached): reports/fair/modiar-exact-within-1-quality
+	$(BIN)/modiar fair --exact-within 1 --quality
 
 notebooks: $(STAMP) ## run the notebooks on data/default, data/variants and the published atlas and fairness search into reports/notebooks/ (git's copies stay clean); one whose study is not built says which target builds it
 	$(BIN)/python -m pipeline.notebooks --output-dir reports/notebooks notebooks/*.ipynb

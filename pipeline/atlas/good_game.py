@@ -44,6 +44,12 @@ def quality_columns(frame: pl.DataFrame, quality: pl.DataFrame) -> pl.DataFrame:
     return joined.with_columns(*shares, pl.col("start_value").abs().cast(pl.Float64).alias("unfairness"))
 
 
+def quality_table(frame: pl.DataFrame) -> pl.DataFrame:
+    """The measured rule sets of quality_columns's frame with their quality columns only, for tables/quality.csv."""
+    first = frame.columns.index("quality_from")
+    return frame.filter(pl.col("quality_from").is_not_null()).select("rules", *frame.columns[first:])
+
+
 def drama_front(frame: pl.DataFrame) -> pl.DataFrame:
     """The measured rule sets whose verdict play decides, with whether each is on the Pareto front
     of fairness (|start value|, least) against drama (DRAMA, most)."""

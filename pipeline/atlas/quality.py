@@ -35,6 +35,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 from joblib import Parallel, delayed
+from joblib.externals.loky.process_executor import TerminatedWorkerError
 
 import engine
 from engine.exact.quality import MEASURES
@@ -131,6 +132,11 @@ def run_quality(directory: Path, *, jobs: int = 2, hours: float | None = None, p
                     bar.done(row.rules, f"{row.rules} ({row.seconds['total']:.0f} s)")
     except FolderBusyError as error:
         raise RecordError(str(error)) from None
+    except TerminatedWorkerError:
+        raise RecordError(
+            "a worker was killed by the system, most likely for lack of memory; the rows done are kept: "
+            + (f"run again with fewer --jobs than {jobs}" if jobs > 1 else "run the game in progress on a larger machine")
+        ) from None
     except OSError as error:
         raise RecordError(f"cannot write the atlas's quality to {directory}: {error.strerror or error}") from None
     finally:

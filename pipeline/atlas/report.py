@@ -63,6 +63,7 @@ from pipeline.atlas.good_game import (
     drama_sentence,
     good_game_section,
     quality_columns,
+    quality_table,
 )
 from pipeline.atlas.maps import effects_figure, map_figure, reference_cell, stones_figure, tradeoff_figure
 from pipeline.atlas.quality import distinct_games, quality_frame
@@ -88,10 +89,7 @@ def build_atlas_report(directory: Path, out: Path | None = None, *, progress: bo
     frame = atlas_frame(directory)
     if frame.height == 0:
         raise RecordError(f"the atlas in {directory} has no rule set done yet; run 'modiar atlas run' on its config first")
-    quality = quality_frame(directory, frame)
-    games = len(distinct_games(frame))
-    measured = quality["quality_from"].n_unique()
-    report = _compose(quality_columns(frame, quality), manifest, (games, measured))
+    report = _compose(frame, manifest, quality_frame(directory, frame), len(distinct_games(frame)))
     with staging(out) as folder:
         for stem, figure in report.figures.items():
             plot.save(figure, folder / "figures", stem)
@@ -126,10 +124,11 @@ class _Composed:
     figures: dict[str, Figure]
 
 
-def _compose(frame: pl.DataFrame, manifest: dict[str, Any], quality: tuple[int, int] = (0, 0)) -> _Composed:
-    """Every section, table and figure of the report, from the atlas's rows (with their games'
-    quality columns, pipeline.atlas.good_game.quality_columns, where measured) and its manifest;
-    ``quality``: the atlas's distinct games, and how many of them are measured."""
+def _compose(frame: pl.DataFrame, manifest: dict[str, Any], quality: pl.DataFrame | None = None, games: int = 0) -> _Composed:
+    """Every section, table and figure of the report, from the atlas's rows and its manifest, and
+    the quality of those of its ``games`` (distinct games) measured (pipeline.atlas.quality.quality_frame)."""
+    known = 0 if quality is None else quality["quality_from"].n_unique()  # the games measured
+    joined = frame if quality is None or not known else quality_columns(frame, quality)
     block = map_block(frame)
     fields = varying_fields(block)
     order = config_order(manifest)
@@ -151,9 +150,9 @@ def _compose(frame: pl.DataFrame, manifest: dict[str, Any], quality: tuple[int, 
             )
         outlined = reference if reference_cell(block, layout, reference) is not None else None
         sections.append(_maps_section(block, layout, outlined))
-        if quality[1]:
+        if known:
             for column, words, form in QUALITY_MAPPED:
-                figures[f"atlas_map_{column}"] = map_figure(block, layout, column, words, form, None, reference)
+                figures[f"atlas_map_{column}"] = map_figure(map_block(joined), layout, column, words, form, None, reference)
     if series.height:
         figures["atlas_stones"] = stones_figure(series)
         sections.append(_stones_section(series))
@@ -170,10 +169,14 @@ def _compose(frame: pl.DataFrame, manifest: dict[str, Any], quality: tuple[int, 
     if front.height and reference is not None:
         sections.append(front_section(front, reference))
     tables_of_quality = {}
-    if quality[1]:
-        figures["atlas_drama_front"] = drama_figure(frame, reference)
-        sections.append(good_game_section(frame, *quality, reference))
-        tables_of_quality = {"best_games": best_games(frame), "drama_front": drama_front(frame)}
+    if known:
+        figures["atlas_drama_front"] = drama_figure(joined, reference)
+        sections.append(good_game_section(joined, games, known, reference))
+        tables_of_quality = {
+            "quality": quality_table(joined),
+            "best_games": best_games(joined),
+            "drama_front": drama_front(joined),
+        }
     sections += [_costs_section(costs, manifest), _every_rule_set_section(frame)]
     tables = {
         "atlas": flat_atlas(frame),
@@ -190,8 +193,8 @@ def _compose(frame: pl.DataFrame, manifest: dict[str, Any], quality: tuple[int, 
         **tables_of_quality,
     }
     abstract = _abstract(frame, manifest, measured, series)
-    if quality[1]:
-        abstract.insert(-1, drama_sentence(frame, *quality))
+    if known:
+        abstract.insert(-1, drama_sentence(joined, games, known))
     return _Composed(abstract, _text(frame, manifest), sections, tables, figures)
 
 

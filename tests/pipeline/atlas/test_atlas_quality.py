@@ -12,8 +12,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from joblib.externals.loky.process_executor import TerminatedWorkerError
 
 import engine
+import pipeline.atlas.quality
 from pipeline.atlas.config import parse_atlas
 from pipeline.atlas.effects import atlas_frame
 from pipeline.atlas.good_game import best_games, drama_front, quality_columns
@@ -28,6 +30,7 @@ from pipeline.atlas.quality import (
 )
 from pipeline.atlas.report import build_atlas_report
 from pipeline.atlas.run import run_atlas
+from pipeline.runs.records import RecordError
 
 # Two stones a pit with and without the origin rule and feeding, and three stones at RULES.md's
 # other rules. With two stones a pit no feed is ever forced, so modiar-stones2 and
@@ -175,4 +178,23 @@ def test_the_report_says_how_good_a_game_is(folder: Path, tmp_path: Path) -> Non
         assert (out / "figures" / f"{stem}.svg").exists()
     best = pl.read_csv(out / "tables" / "best_games.csv")
     assert best["rules"].to_list() == best_games(quality_columns(atlas_frame(folder), quality_frame(folder)))["rules"].to_list()
-    assert "random_lead_changes" in pl.read_csv(out / "tables" / "atlas.csv").columns
+    assert "random_lead_changes" not in pl.read_csv(out / "tables" / "atlas.csv").columns  # the atlas's own rows
+    assert pl.read_csv(out / "tables" / "quality.csv")["rules"].sort().to_list() == sorted(atlas_frame(folder)["rules"])
+
+
+def test_a_worker_killed_mid_run_ends_it_in_one_line_with_the_rows_done_kept(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = copied(folder, tmp_path)
+    for path in (copy / "quality").iterdir():
+        path.unlink()
+    real = pipeline.atlas.quality._computed
+
+    def killed_after_one(games, workers, until):  # as the system's OOM killer ends a loky worker
+        yield next(iter(real(games, 1, until)))
+        raise TerminatedWorkerError("killed")
+
+    monkeypatch.setattr(pipeline.atlas.quality, "_computed", killed_after_one)
+    with pytest.raises(RecordError, match=r"^a worker was killed by the system, most likely for lack of memory; the rows done"):
+        run_quality(copy, jobs=2, progress=False)
+    assert quality_frame(copy)["quality_from"].n_unique() == 1
