@@ -66,7 +66,7 @@ atlas-full: $(STAMP) ## the whole atlas (151 rule sets, by far the longest job: 
 	$(BIN)/modiar atlas report data/atlas
 
 atlas-quality: $(STAMP) ## the exact quality of random and perfect(temperature=1.0) self-play for each distinct game of data/atlas (the cheapest first; about 40 hours of one core in all; resumes data/atlas/quality; HOURS=H sets its time limit, docs/quality.md), and the atlas's report
-	$(BIN)/modiar atlas quality data/atlas --jobs 2 $(if $(HOURS),--hours $(HOURS))
+	$(BIN)/modiar atlas quality data/atlas --jobs 2 --yes $(if $(HOURS),--hours $(HOURS))
 	$(BIN)/modiar atlas report data/atlas
 
 fair: $(STAMP) ## the fairness search of RULES.md's rules: every start within 2 moved stones, its value, the pie rule and komi, into reports/fair/modiar (its time: docs/fair.md)

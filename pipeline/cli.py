@@ -337,6 +337,7 @@ def _add_atlas_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
     )
     quality.add_argument("--hours", type=float, help="start no game after this many hours; a later run goes on")
     quality.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_yes_option(quality)
     quality.set_defaults(run=do.atlas_quality)
     _add_report_command(actions, "atlas", do.atlas_report)
 

@@ -339,6 +339,7 @@ def atlas_run(arguments: argparse.Namespace) -> None:
 
 
 def atlas_quality(arguments: argparse.Namespace) -> None:
+    from pipeline import estimates
     from pipeline.atlas.quality import run_quality
     from pipeline.report.prose import plural
     from pipeline.runs.records import RecordError
@@ -349,6 +350,7 @@ def atlas_quality(arguments: argparse.Namespace) -> None:
         raise UsageError(f"--hours must be more than 0, not {arguments.hours:g}")
     folder = DATA / "atlas" if arguments.folder is None else Path(arguments.folder)
     try:
+        _afford(lambda: estimates.atlas_quality(folder, jobs=arguments.jobs), arguments, True)
         done = run_quality(folder, jobs=arguments.jobs, hours=arguments.hours, progress=not arguments.quiet)
     except RecordError as error:
         raise UsageError(str(error)) from None

@@ -198,6 +198,18 @@ def ladder(planned: Ladder, *, jobs: int) -> Estimate:
     return Estimate(work, seconds, held, "use fewer --jobs or choose fewer stones a pit")
 
 
+def atlas_quality(directory: Path, *, jobs: int) -> Estimate:
+    """``modiar atlas quality``: the distinct games of the atlas in ``directory`` not yet measured,
+    as the run plans them (pipeline.atlas.quality.plan_quality)."""
+    from pipeline.atlas.quality import plan_quality
+
+    planned = plan_quality(directory, jobs)
+    count = len(planned.shared) + len(planned.alone)
+    more = f" ({len(planned.refused)} refused for memory)" if planned.refused else ""
+    work = f"atlas quality: {_count(count, 'distinct game')} to measure{more}"
+    return Estimate(work, planned.wall_seconds(jobs), planned.held_bytes(jobs) if count else 0, "give --hours, or fewer --jobs")
+
+
 def atlas(planned: Atlas, directory: Path, *, part: str | None, jobs: int, remote: bool) -> Estimate:
     """``modiar atlas run``: the rule sets whose rows are not in ``directory``, and those whose
     rows lack the verdict columns (completed, which costs less: pipeline.atlas.plan.completion_seconds),

@@ -95,37 +95,69 @@ def distinct_games(frame: pl.DataFrame) -> list[Game]:
     return [Game(fingerprint, names[0], tuple(names)) for fingerprint, names in games.items()]
 
 
-def run_quality(directory: Path, *, jobs: int = 2, hours: float | None = None, progress: bool = True) -> list[str]:
-    """Compute the quality rows missing from the atlas in ``directory`` with up to ``jobs``
-    workers (the games whose estimate does not fit 1/jobs of the memory alone, after the others;
-    those that do not fit this machine refused, in one line each), none started after ``hours``;
-    returns the representatives computed. RecordError for a folder that is no atlas or is busy."""
-    frame = atlas_frame(directory)
-    games = distinct_games(frame)
-    todo = [game for game in games if read_quality_row(directory, game, frame) is None]
-    costs = {game.representative: _row_costs(directory, game.representative) for game in todo}
-    seconds = {game.representative: expected_seconds(costs[game.representative]) for game in todo}
-    needs = {game.representative: expected_bytes(costs[game.representative]) for game in todo}
-    memory = memory_bytes()
-    refused = [game for game in todo if needs[game.representative] > memory]
-    for game in refused:
-        log.warning(
-            "refused %s: its quality needs about %.1f GB and this machine has %.1f GB; run it on a larger one",
-            game.representative,
-            needs[game.representative] / 2**30,
-            memory / 2**30,
+@dataclass(frozen=True)
+class QualityPlan:
+    """The games a run measures, the cheapest first: those ``shared`` by its workers, those that
+    run ``alone`` after them (their memory does not fit 1/jobs of the machine), those refused
+    (name -> one-line reason), and each one's expected seconds and bytes."""
+
+    shared: list[Game]
+    alone: list[Game]
+    refused: dict[str, str]
+    seconds: dict[str, float]
+    bytes: dict[str, int]
+
+    def wall_seconds(self, jobs: int) -> float:
+        """The run's expected time: the shared games over ``jobs`` workers, then the others one at a time."""
+        return sum(self.seconds[game.representative] for game in self.shared) / jobs + sum(
+            self.seconds[game.representative] for game in self.alone
         )
-    todo = sorted((game for game in todo if game not in refused), key=lambda game: seconds[game.representative])
+
+    def held_bytes(self, jobs: int) -> int:
+        """The most memory the run should hold at once."""
+        shared = sorted((self.bytes[game.representative] for game in self.shared), reverse=True)[:jobs]
+        return max([sum(shared), *(self.bytes[game.representative] for game in self.alone)])
+
+
+def plan_quality(directory: Path, jobs: int, frame: pl.DataFrame | None = None) -> QualityPlan:
+    """What a run with ``jobs`` workers measures in the atlas in ``directory``: every distinct game
+    without a sound quality row, its cost from its atlas row's record (expected_seconds,
+    expected_bytes)."""
+    frame = atlas_frame(directory) if frame is None else frame
+    todo = [game for game in distinct_games(frame) if read_quality_row(directory, game, frame) is None]
+    costs = {game.representative: _row_costs(directory, game.representative) for game in todo}
+    seconds = {name: expected_seconds(cost) for name, cost in costs.items()}
+    needs = {name: expected_bytes(cost) for name, cost in costs.items()}
+    memory = memory_bytes()
+    refused = {
+        name: f"refused {name}: its quality needs about {needs[name] / 2**30:.1f} GB and this machine has "
+        f"{memory / 2**30:.1f} GB; run it on a larger one"
+        for name in needs
+        if needs[name] > memory
+    }
+    todo = sorted((game for game in todo if game.representative not in refused), key=lambda game: seconds[game.representative])
     shared = [game for game in todo if needs[game.representative] <= memory // jobs]
     alone = [game for game in todo if game not in shared]
+    return QualityPlan(shared, alone, refused, seconds, needs)
+
+
+def run_quality(directory: Path, *, jobs: int = 2, hours: float | None = None, progress: bool = True) -> list[str]:
+    """Compute the quality rows missing from the atlas in ``directory`` as plan_quality plans them,
+    none started after ``hours``, each written as it comes (those refused said in one line each);
+    returns the representatives computed. RecordError for a folder that is no atlas or is busy,
+    or a worker the system killed (the rows done kept)."""
+    planned = plan_quality(directory, jobs)
+    for message in planned.refused.values():
+        log.warning("%s", message)
+    todo = planned.shared + planned.alone
     until = None if hours is None else time.time() + 3600 * hours
     done: list[str] = []
-    planned = {game.representative: seconds[game.representative] / (jobs if game in shared else 1) for game in todo}
-    bar = TasksBar(f"atlas quality: {plural(len(todo), 'game')} to measure", planned, progress=progress)
+    wall = {game.representative: planned.seconds[game.representative] / (jobs if game in planned.shared else 1) for game in todo}
+    bar = TasksBar(f"atlas quality: {plural(len(todo), 'game')} to measure", wall, progress=progress)
     try:
         with folder_lock(directory, HOLDER):
             (directory / QUALITY).mkdir(exist_ok=True)
-            for batch, workers in ((shared, jobs), (alone, 1)):
+            for batch, workers in ((planned.shared, jobs), (planned.alone, 1)):
                 for row in _computed(batch, workers, until):
                     write_quality_row(directory, row)
                     done.append(row.rules)
