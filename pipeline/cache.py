@@ -131,6 +131,29 @@ def clear(found: Scan) -> None:
         _remove_as_scanned(found, folder.parent, [folder.name], os.rmdir)  # not empty: a file written since
 
 
+class UnconfirmedError(Exception):
+    """A clear that needs a confirmation no one can give (no terminal, no --yes)."""
+
+
+def clear_folder(folder: Path, *, yes: bool, ask: Callable[[str], bool | None]) -> str:
+    """Clear the cache folder ``folder`` (``modiar cache clear``) once ``yes`` or ``ask`` (a
+    question -> the answer; None where there is no terminal) confirms it; what was done, in words.
+    NotACacheError, CacheBusyError, or UnconfirmedError where no one can confirm."""
+    found = check(folder)
+    if not found.folders:
+        return f"the cache folder {folder} holds nothing: nothing to clear"
+    if not yes:
+        answer = ask(f"remove {described(found)} from the cache folder {folder}? [y/N] ")
+        if answer is None:
+            raise UnconfirmedError(f"modiar cache clear would remove {described(found)} from {folder}: add --yes to remove them")
+        if not answer:
+            return "nothing removed"
+        found = check(folder)  # again: a run may have started while the question waited
+    removed = described(found)
+    clear(found)
+    return f"removed {removed} from the cache folder {folder}"
+
+
 def total_bytes(found: Scan) -> int:
     return sum(path.stat().st_size for path in found.files if path.exists())
 

@@ -400,33 +400,22 @@ def cache_show(arguments: argparse.Namespace) -> None:
 
 
 def cache_clear(arguments: argparse.Namespace) -> None:
-    from pipeline.cache import CacheBusyError, NotACacheError, check, clear, described
+    from pipeline.cache import CacheBusyError, NotACacheError, UnconfirmedError, clear_folder
 
     folder = cache_folder(arguments.cache)
+
+    def ask(question: str) -> bool | None:  # None: no terminal to ask at
+        if not sys.stdin.isatty():
+            return None
+        try:
+            return input(question).strip().lower() in ("y", "yes")
+        except EOFError:
+            return False
+
     try:
-        found = check(folder)
-        if not found.folders:
-            print(f"the cache folder {folder} holds nothing: nothing to clear")
-            return
-        if not arguments.yes:
-            if not sys.stdin.isatty():
-                raise UsageError(f"modiar cache clear would remove {described(found)} from {folder}: add --yes to remove them")
-            if not _confirmed(f"remove {described(found)} from the cache folder {folder}? [y/N] "):
-                print("nothing removed")
-                return
-            found = check(folder)  # again: a run may have started while the question waited
-        removed = described(found)
-        clear(found)
-    except (NotACacheError, CacheBusyError) as error:
+        print(clear_folder(folder, yes=arguments.yes, ask=ask))
+    except (NotACacheError, CacheBusyError, UnconfirmedError) as error:
         raise UsageError(str(error)) from None
-    print(f"removed {removed} from the cache folder {folder}")
-
-
-def _confirmed(question: str) -> bool:
-    try:
-        return input(question).strip().lower() in ("y", "yes")
-    except EOFError:
-        return False
 
 
 def play(arguments: argparse.Namespace) -> int:
