@@ -38,7 +38,7 @@ from joblib import Parallel, delayed
 from joblib.externals.loky.process_executor import TerminatedWorkerError
 
 import engine
-from engine.exact.quality import MEASURES
+from engine.exact import MEASURES
 from engine.players import solution as solved
 from engine.store import DamagedFileError, read_json, write_atomic, write_json
 from engine.tables import load_tables, table_rules
@@ -57,7 +57,7 @@ QUALITY = "quality"  # the atlas folder's subfolder of quality rows
 HOLDER = "modiar atlas"  # the lock's holder, as a busy folder's message names it: a run or a quality run
 QUALITY_SPECS = SELF_PLAY_QUALITY  # column prefix -> the strategy whose self-play is measured
 OUTCOME = ("south_win", "draw", "north_win", "unresolved")  # kept as <prefix>_quality_<name>
-# What a game's quality costs, before any row of this atlas says: these times a row's random
+# What a game's quality costs, as the plan estimates it: these times its atlas row's random
 # self-play outcome and perfect play's lengths (RULES.md's rules: 1,119 s against 224 s), and
 # this times its record's peak memory (the widest quality holds about twice its outcome's).
 SECONDS_OVER_ROW = 5.0

@@ -22,6 +22,7 @@ from nbclient import NotebookClient
 
 from pipeline import notebooks
 from pipeline.atlas.effects import atlas_frame
+from pipeline.atlas.quality import distinct_games, quality_frame
 from pipeline.atlas.verdicts import verdict_sentence
 from pipeline.cli import main
 from pipeline.notebooks import MissingStudyError, study_folder
@@ -151,6 +152,9 @@ def test_published_atlas(monkeypatch: pytest.MonkeyPatch) -> None:
     notebook = execute("04-published-atlas.ipynb")
     said = printed(notebook)
     assert verdict_sentence(atlas_frame(ATLAS)) in said
+    quality = quality_frame(ATLAS)
+    games = len(distinct_games(atlas_frame(ATLAS)))
+    assert f"{quality['quality_from'].n_unique()} of {games} distinct games measured ({quality.height} rule sets)" in said
     starts = pl.read_csv(FAIR / "tables" / "starts.csv").filter(
         (pl.col("value") == 0) & pl.col("random_first_player_score").is_not_null()
     )

@@ -14,6 +14,7 @@ import engine
 from pipeline.atlas.analyse import VERDICT_COLUMNS, analyse
 from pipeline.atlas.config import load_atlas
 from pipeline.atlas.effects import varying_fields
+from pipeline.atlas.quality import measure_quality, quality_frame
 from pipeline.atlas.run import read_atlas, rows_done, rows_incomplete
 from pipeline.report.folder import check_published
 
@@ -148,3 +149,28 @@ def field_claims(rows: pl.DataFrame) -> list[str]:
         f"then {named[1][0]} ({named[1][1]:.2f}) and {named[2][0]} ({named[2][1]:.2f})",
         f"feeding's means are equal, yet it changes the value in {(groups['values'] > 1).sum()} of its {groups.height} groups",
     ]
+
+
+def test_the_kept_quality_rows_are_sound_and_the_published_report_shows_exactly_them():
+    """make atlas-quality resumes data/atlas/quality: every row kept there reads back sound (sealed,
+    of this engine, agreeing with the atlas's outcome), and the report's quality table holds
+    exactly the rule sets whose games they measure."""
+    kept = sorted(path.stem for path in (RUN / "quality").glob("*.parquet"))
+    quality = quality_frame(RUN)
+    assert sorted(set(quality["quality_from"].to_list())) == kept
+    published = PUBLISHED / "tables" / "quality.csv"
+    shown = pl.read_csv(published)["rules"].sort().to_list() if published.exists() else []
+    assert shown == quality["rules"].sort().to_list()
+
+
+def test_the_cheapest_published_quality_row_is_computed_again_the_same():
+    """modiar-stones3's game (its quality takes a second) measured again equals its kept row."""
+    quality = quality_frame(RUN).filter(pl.col("quality_from") == "modiar-stones3")
+    if quality.height == 0:
+        pytest.skip("modiar-stones3's game is not measured yet (make atlas-quality)")
+    row = quality.row(0, named=True)
+    fingerprint = read_atlas(RUN).to_pandas().set_index("rules").loc["modiar-stones3", "game_fingerprint"]
+    again = measure_quality(engine.Rules.from_name("modiar-stones3"), fingerprint).row
+    for column, value in row.items():
+        if column not in ("rules", "quality_from"):
+            assert again[column] == pytest.approx(value, rel=1e-12, abs=1e-15), column
