@@ -110,8 +110,9 @@ def good_game_section(frame: pl.DataFrame, games: int, measured: int, reference:
             "perfect(temperature=1.0) games."
         )
     if front.height:
-        names = ", ".join(
-            f"{row['rules']} ({int(row['unfairness'])} stones, {percent(row[DRAMA])})" for row in front.iter_rows(named=True)
+        names = "; ".join(
+            f"{row['label']}: {int(row['unfairness'])} stones, {percent(row[DRAMA])}"
+            for row in _one_a_game(front).sort("unfairness").iter_rows(named=True)
         )
         text.append(
             "The Pareto front of fairness against drama, among the rule sets play decides: no other is at least as fair "
@@ -182,8 +183,8 @@ def drama_sentence(frame: pl.DataFrame, games: int, measured: int) -> str:
 def drama_figure(frame: pl.DataFrame, reference: str | None) -> Figure:
     """|start value| against DRAMA for each measured rule set: play's verdicts filled, the cap's
     hollow and grey, the Pareto front (drama_front) joined by a step line and named."""
-    measured = frame.filter(pl.col(DRAMA).is_not_null())
-    front = drama_front(frame).filter(pl.col("pareto")).sort("unfairness")
+    measured = _one_a_game(frame.filter(pl.col(DRAMA).is_not_null()))
+    front = _one_a_game(drama_front(frame).filter(pl.col("pareto"))).sort("unfairness")
     with plot.style():
         figure = Figure(figsize=(plot.PAGE, 3.0), layout="constrained")
         axes = figure.subplots()
@@ -198,10 +199,10 @@ def drama_figure(frame: pl.DataFrame, reference: str | None) -> Figure:
         if front.height:
             x, y = front["unfairness"].to_numpy(), front[DRAMA].to_numpy()
             axes.step(x, y, where="post", color=plot.OKABE_ITO[1], linewidth=0.9, label="Pareto front")
-            for name, xi, yi in zip(front["rules"].to_list(), x, y, strict=True):
+            for name, xi, yi in zip(front["label"].to_list(), x, y, strict=True):
                 axes.annotate(name, (xi, yi), xytext=(4, 3), textcoords="offset points", fontsize=6)
-        if reference is not None and reference in measured["rules"].to_list():
-            row = measured.filter(pl.col("rules") == reference).row(0, named=True)
+        if reference is not None and reference in frame.filter(pl.col(DRAMA).is_not_null())["rules"].to_list():
+            row = frame.filter(pl.col("rules") == reference).row(0, named=True)
             axes.scatter([row["unfairness"]], [row[DRAMA]], s=80, facecolors="none", edgecolors=plot.OKABE_ITO[3], linewidths=1.1)
         axes.set_xlabel("|start value| under perfect play (stones)")
         axes.set_ylabel("P(comeback),\nperfect(T=1) v itself")
@@ -209,6 +210,17 @@ def drama_figure(frame: pl.DataFrame, reference: str | None) -> Figure:
         axes.set_ylim(0, max(1e-3, float(np.nanmax(measured[DRAMA].to_numpy(), initial=0.0))) * 1.1)
         axes.legend(fontsize=6, loc="upper right")
     return figure
+
+
+def _one_a_game(frame: pl.DataFrame) -> pl.DataFrame:
+    """One row a distinct game (its representative's, quality_from) of rule sets with their quality,
+    labelled with the representative and how many more rule sets play that game."""
+    counts = frame.group_by("quality_from").len("same")
+    one = frame.filter(pl.col("rules") == pl.col("quality_from"))
+    one = one.vstack(frame.filter(~pl.col("quality_from").is_in(one["rules"].to_list())).unique("quality_from", keep="first"))
+    one = one.join(counts, on="quality_from")
+    more = pl.when(pl.col("same") > 1).then(pl.format(" (+{} alike)", pl.col("same") - 1)).otherwise(pl.lit(""))
+    return one.with_columns(pl.concat_str(pl.col("rules"), more).alias("label")).drop("same")
 
 
 def _of_games(measured: int, games: int) -> str:
