@@ -45,7 +45,7 @@ from engine.tables import load_tables, table_rules
 from pipeline.atlas.analyse import peak_memory, scratch_cache
 from pipeline.atlas.effects import atlas_frame
 from pipeline.atlas.rows import row_identity, row_path
-from pipeline.exact.quality import SELF_PLAY_QUALITY
+from pipeline.exact.quality import SELF_PLAY_QUALITY, read_cached_quality
 from pipeline.report.prose import plural
 from pipeline.runs.lock import FolderBusyError, folder_lock
 from pipeline.runs.progress import TasksBar
@@ -126,6 +126,10 @@ def plan_quality(directory: Path, jobs: int, frame: pl.DataFrame | None = None) 
     frame = atlas_frame(directory) if frame is None else frame
     todo = [game for game in distinct_games(frame) if read_quality_row(directory, game, frame) is None]
     costs = {game.representative: _row_costs(directory, game.representative) for game in todo}
+    for game in todo:  # a game whose qualities the cache folder keeps is read, not computed
+        rules = engine.Rules.from_name(game.representative)
+        if all(cached_quality(spec, rules) is not None for spec in QUALITY_SPECS.values()):
+            costs[game.representative] = {}
     seconds = {name: expected_seconds(cost) for name, cost in costs.items()}
     needs = {name: expected_bytes(cost) for name, cost in costs.items()}
     memory = memory_bytes()
@@ -206,30 +210,44 @@ def _measured(name: str, fingerprint: str, cache: Path | None, worker: bool) -> 
     """measure_quality of the rule set ``name``; in a ``worker`` process, which ends with its parent."""
     if worker:
         exit_with_parent()
+        engine.set_cache_folder(cache)
     return measure_quality(engine.Rules.from_name(name), fingerprint, cache)
 
 
 def measure_quality(rules: engine.Rules, fingerprint: str, cache: Path | None = None) -> QualityRow:
-    """The quality row of ``rules`` (whose game has ``fingerprint``): its tables and solution built
-    in a scratch cache folder (in ``cache``/scratch/), then each QUALITY_SPECS self-play's exact
-    quality."""
+    """The quality row of ``rules`` (whose game has ``fingerprint``): each QUALITY_SPECS
+    self-play's exact quality, read from the engine's cache folder where a sound one is kept
+    there (a study of the same rules computes RULES.md's, pipeline.exact.quality), else computed
+    with the tables and solution built in a scratch cache folder (in ``cache``/scratch/)."""
     row: dict[str, Any] = {"rules": rules.name, "game_fingerprint": fingerprint}
     seconds: dict[str, float] = {}
-    with peak_memory() as peak, scratch_cache(cache):
-        started = time.perf_counter()
-        tables = load_tables(table_rules(rules), progress=False)
-        solved(rules)  # into the scratch folder, and kept for perfect's policy (engine.players.search)
-        seconds["tables_and_solve"] = time.perf_counter() - started
-        for prefix, spec in QUALITY_SPECS.items():
-            started = time.perf_counter()
-            quality = engine.exact_quality(spec, spec, rules=rules, tables=tables)
-            seconds[prefix] = time.perf_counter() - started
-            row.update({f"{prefix}_{name}": float(value) for name, value in quality.as_dict().items()})
-            outcome = (quality.south_win, quality.draw, quality.north_win, quality.unresolved)
-            row.update({f"{prefix}_quality_{name}": float(value) for name, value in zip(OUTCOME, outcome, strict=True)})
-        del tables
+    found = {prefix: cached_quality(spec, rules) for prefix, spec in QUALITY_SPECS.items()}
+    with peak_memory() as peak:
+        if any(quality is None for quality in found.values()):
+            with scratch_cache(cache):
+                started = time.perf_counter()
+                tables = load_tables(table_rules(rules), progress=False)
+                solved(rules)  # into the scratch folder, and kept for perfect's policy (engine.players.search)
+                seconds["tables_and_solve"] = time.perf_counter() - started
+                for prefix, spec in QUALITY_SPECS.items():
+                    if found[prefix] is None:
+                        started = time.perf_counter()
+                        found[prefix] = engine.exact_quality(spec, spec, rules=rules, tables=tables)
+                        seconds[prefix] = time.perf_counter() - started
+                del tables
+    for prefix, quality in found.items():
+        assert quality is not None
+        row.update({f"{prefix}_{name}": float(value) for name, value in quality.as_dict().items()})
+        outcome = (quality.south_win, quality.draw, quality.north_win, quality.unresolved)
+        row.update({f"{prefix}_quality_{name}": float(value) for name, value in zip(OUTCOME, outcome, strict=True)})
     seconds["total"] = sum(seconds.values())
     return QualityRow(rules.name, row, seconds, peak.bytes)
+
+
+def cached_quality(spec: str, rules: engine.Rules) -> engine.ExactQuality | None:
+    """``spec``'s self-play quality under ``rules`` from the engine's cache folder, if a sound one is kept."""
+    canonical = engine.canonical_spec(spec)
+    return read_cached_quality(canonical, canonical, rules)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from pipeline.atlas.quality import (
     QUALITY_SPECS,
     distinct_games,
     measure_quality,
+    plan_quality,
     quality_frame,
     quality_path,
     run_quality,
@@ -30,6 +31,7 @@ from pipeline.atlas.quality import (
 )
 from pipeline.atlas.report import build_atlas_report
 from pipeline.atlas.run import run_atlas
+from pipeline.exact.quality import cached_exact_quality
 from pipeline.runs.records import RecordError
 
 # Two stones a pit with and without the origin rule and feeding, and three stones at RULES.md's
@@ -198,3 +200,23 @@ def test_a_worker_killed_mid_run_ends_it_in_one_line_with_the_rows_done_kept(
     with pytest.raises(RecordError, match=r"^a worker was killed by the system, most likely for lack of memory; the rows done"):
         run_quality(copy, jobs=2, progress=False)
     assert quality_frame(copy)["quality_from"].n_unique() == 1
+
+
+def test_a_game_whose_qualities_the_cache_keeps_is_read_not_computed(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = copied(folder, tmp_path)
+    kept = quality_frame(copy).filter(pl.col("rules") == "modiar-stones3")
+    for path in (copy / "quality").glob("modiar-stones3.*"):
+        path.unlink()
+    rules = engine.Rules.from_name("modiar-stones3")
+    for spec in QUALITY_SPECS.values():
+        cached_exact_quality(spec, spec, rules)  # as a study of these rules leaves them
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("computed again")
+
+    monkeypatch.setattr(engine, "exact_quality", refuse)
+    assert plan_quality(copy, 1).seconds == {"modiar-stones3": 1.0}
+    assert run_quality(copy, jobs=1, progress=False) == ["modiar-stones3"]
+    assert quality_frame(copy).filter(pl.col("rules") == "modiar-stones3").equals(kept)
