@@ -65,7 +65,7 @@ atlas-full: $(STAMP) ## the whole atlas (151 rule sets, by far the longest job: 
 	$(BIN)/modiar atlas run pipeline/studies/atlas.toml --jobs 2 --yes $(if $(HOURS),--hours $(HOURS))
 	$(BIN)/modiar atlas report data/atlas
 
-atlas-quality: $(STAMP) ## the exact quality of random and perfect(temperature=1.0) self-play for each distinct game of data/atlas (the cheapest first; about 40 hours of one core in all; resumes data/atlas/quality; HOURS=H sets its time limit, docs/quality.md), and the atlas's report
+atlas-quality: $(STAMP) ## the exact quality of random and perfect(temperature=1.0) self-play for each distinct game of data/atlas (the cheapest first; its estimate of time comes first; resumes data/atlas/quality; HOURS=H sets its time limit, docs/quality.md), and the atlas's report
 	$(BIN)/modiar atlas quality data/atlas --jobs 2 --yes $(if $(HOURS),--hours $(HOURS))
 	$(BIN)/modiar atlas report data/atlas
 
