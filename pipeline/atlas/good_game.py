@@ -147,7 +147,7 @@ def good_game_section(frame: pl.DataFrame, games: int, measured: int, reference:
         "perfect(T=1): plies",
         "perfect(T=1): one right move (share of decisions)",
     ]
-    tables = [Table("The fair rule sets, the most dramatic first (tables/best_games.csv)", header, rows, "best_games")]
+    tables = [Table("The fair rule sets, the most dramatic first", header, rows, "best_games")]
     figures = [
         (f"atlas_map_{column}", f"{words[0].upper() + words[1:]}, per rule set (exact); grey: not yet measured.")
         for column, words, _ in QUALITY_MAPPED
