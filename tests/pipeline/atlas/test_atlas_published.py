@@ -166,8 +166,7 @@ def test_the_kept_quality_rows_are_sound_and_the_published_report_shows_exactly_
 def test_the_cheapest_published_quality_row_is_computed_again_the_same():
     """modiar-stones3's game (its quality takes a second) measured again equals its kept row."""
     quality = quality_frame(RUN).filter(pl.col("quality_from") == "modiar-stones3")
-    if quality.height == 0:
-        pytest.skip("modiar-stones3's game is not measured yet (make atlas-quality)")
+    assert quality.height == 1, "modiar-stones3's game is measured and kept in data/atlas/quality"
     row = quality.row(0, named=True)
     fingerprint = read_atlas(RUN).to_pandas().set_index("rules").loc["modiar-stones3", "game_fingerprint"]
     again = measure_quality(engine.Rules.from_name("modiar-stones3"), fingerprint).row
