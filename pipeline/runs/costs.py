@@ -82,6 +82,7 @@ class Costs:
     report_tables_seconds_per_game: float
     report_sections_seconds: float
     report_figures_seconds: float
+    report_calibration_seconds_per_strategy: float
     bench_seconds: float
 
 

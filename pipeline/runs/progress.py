@@ -263,7 +263,8 @@ class StepsBar:
     """The bar of steps run one after another (a report's), each with its estimate in seconds:
     it names the step running and says the time left, the estimates of the steps not done at
     this machine's pace (the seconds of the steps done over their estimates), less the time
-    spent in the one running; redrawn every second."""
+    spent in the one running; redrawn every second. A step that runs past its estimate is said
+    to, with its time so far, rather than nearly done."""
 
     def __init__(self, desc: str, steps: Sequence[tuple[str, float]], *, progress: bool) -> None:
         self.steps = list(steps)
@@ -293,24 +294,47 @@ class StepsBar:
 
     def seconds_left(self, now: float | None = None) -> float:
         now = time.time() if now is None else now
-        pace = measured_pace(self.step_started - self.started, self.done_estimate)
-        left = sum(seconds for _, seconds in self.steps[max(self.index, 0) :]) * pace
+        left = sum(seconds for _, seconds in self.steps[max(self.index, 0) :]) * self._pace()
         return max(0.0, left - (now - self.step_started))
+
+    def overrun(self, now: float | None = None) -> float:
+        """How far the step running is past its estimate at this machine's pace (0 if not)."""
+        now = time.time() if now is None else now
+        return max(0.0, now - self.step_started - self.steps[max(self.index, 0)][1] * self._pace())
+
+    def _pace(self) -> float:
+        return measured_pace(self.step_started - self.started, self.done_estimate)
 
     def close(self) -> None:
         self.ticker.stop()
         self.bar.close()
 
     def _redraw(self) -> None:
-        if self.index >= 0:
-            words = f"{self.steps[self.index][0]}; about {time_left(self.seconds_left())} left"
-            self.bar.set_postfix_str(words, refresh=False)
+        if self.index < 0:
+            return
+        now, (name, estimate) = time.time(), self.steps[self.index]
+        if self.overrun(now) > 0:
+            spent = f"{time_left(now - self.step_started)} so far" + (", longer than its estimate" if estimate else "")
+            after = sum(seconds for _, seconds in self.steps[self.index + 1 :]) * self._pace()
+            words = f"{name}; {spent}" + (f", then about {time_left(after)}" if after else "")
+        else:
+            words = f"{name}; about {time_left(self.seconds_left(now))} left"
+        self.bar.set_postfix_str(words, refresh=False)
 
 
 def measured_pace(seconds: float, estimated: float) -> float:
     """This machine's seconds per estimated second: ``seconds`` spent on work estimated at
     ``estimated`` seconds (1 before any is done)."""
     return seconds / estimated if estimated > 0 else 1.0
+
+
+def makespan(seconds: Sequence[float], workers: int) -> float:
+    """How long tasks of ``seconds`` take on ``workers``, each task on one worker, the longest
+    first to the worker free first: at least the longest task, whatever the workers."""
+    loads = [0.0] * max(1, workers)
+    for task in sorted(seconds, reverse=True):
+        loads[loads.index(min(loads))] += task
+    return max(loads)
 
 
 def time_left(seconds: float) -> str:

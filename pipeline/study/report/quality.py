@@ -22,6 +22,8 @@ from pipeline.analysis.agreement import first_games
 from pipeline.analysis.calibration_ludii import calibration_table, per_game_metrics, rank_agreement
 from pipeline.exact.cache import exact_jobs
 from pipeline.exact.quality import cached_exact_quality, quality_seconds, read_cached_quality
+from pipeline.runs.costs import COSTS
+from pipeline.runs.progress import makespan
 from pipeline.runs.records import Manifest
 from pipeline.study.config import parse_study
 
@@ -61,12 +63,13 @@ def judged(manifest: Manifest) -> tuple[engine.Rules, list[str]]:
 
 
 def pending_seconds(manifest: Manifest) -> float:
-    """About how long the qualities not yet cached take on one core (for the report's progress)."""
+    """About how long the report's judging takes (for its progress): the self-play qualities
+    not yet cached, over the workers that share them (a dial's, the longest, runs on one), and
+    Ludii's metrics, which are not cached."""
     rules, names = judged(manifest)
-    missing = [
-        name for name in names if read_cached_quality(engine.canonical_spec(name), engine.canonical_spec(name), rules) is None
-    ]
-    return sum(quality_seconds(name, name) for name in missing) / max(1, _jobs(rules, len(missing)))
+    missing = _missing(rules, [engine.canonical_spec(name) for name in names])
+    judging = makespan([quality_seconds(spec, spec) for spec in missing], _jobs(rules, len(missing)))
+    return judging + (COSTS.report_calibration_seconds_per_strategy * len(names) if len(names) >= 2 else 0.0)
 
 
 def qualities(manifest: Manifest) -> tuple[pl.DataFrame, pl.DataFrame] | None:
@@ -77,9 +80,7 @@ def qualities(manifest: Manifest) -> tuple[pl.DataFrame, pl.DataFrame] | None:
     if not names:
         return None
     specs = [engine.canonical_spec(name) for name in names]
-    missing = sorted(
-        {spec for spec in specs if read_cached_quality(spec, spec, rules) is None}, key=lambda spec: -quality_seconds(spec, spec)
-    )
+    missing = _missing(rules, specs)
     if len(missing) > 1:
         Parallel(n_jobs=_jobs(rules, len(missing)))(delayed(cached_exact_quality)(spec, spec, rules) for spec in missing)
     rows, curves = [], []

@@ -13,7 +13,7 @@ from engine import ExactProgress, Rules
 from engine.exact.outcome import BUILDING, PROPAGATING
 from pipeline.exact import progress as exact_progress
 from pipeline.exact.progress import ExactBar, ExactLine, Reporter
-from pipeline.runs.progress import CachesBar, GamesBar, StepsBar, TasksBar, game_seconds
+from pipeline.runs.progress import CachesBar, GamesBar, StepsBar, TasksBar, game_seconds, makespan
 from pipeline.study.config import parse_study
 from pipeline.study.run import plan
 
@@ -134,6 +134,43 @@ def test_a_steps_bar_names_the_step_running_and_the_time_left(capsys, monkeypatc
     bar.close()
     assert re.search(r"report of default: 1/3 steps \[\d\d:\d\d, b; about 2\d s left\]", capsys.readouterr().err)
     assert bar.ticker.thread is not None and not bar.ticker.thread.is_alive()
+
+
+def test_a_step_past_its_estimate_says_so_rather_than_nearly_done(monkeypatch):
+    """A report's step estimated at 60 s still running after 4 min (its estimate was the only
+    one: the pace is 1) says how long it has run and that this is past its estimate, then the
+    time of the steps after it; a step estimated at 0 (its work cached) that takes a while says
+    its time so far, not that it overran."""
+    clock = [1000.0]
+    monkeypatch.setattr("pipeline.runs.progress.time.time", lambda: clock[0])
+    bar = StepsBar("report of default", [("judging", 60.0), ("drawing", 10.0)], progress=True)
+    bar.step("judging")
+    clock[0] += 59.0
+    bar._redraw()
+    assert bar.overrun() == 0.0
+    assert bar.bar.postfix == "judging; about 11 s left"
+    clock[0] += 181.0
+    bar._redraw()
+    assert bar.overrun() == pytest.approx(180.0)
+    assert bar.bar.postfix == "judging; 4 min so far, longer than its estimate, then about 10 s"
+    bar.close()
+    bar = StepsBar("report of default", [("exploiting", 0.0), ("drawing", 10.0)], progress=True)
+    bar.step("exploiting")
+    clock[0] += 30.0
+    bar._redraw()
+    assert bar.bar.postfix == "exploiting; 30 s so far, then about 10 s"
+    bar.close()
+
+
+def test_tasks_take_the_longest_first_over_the_workers():
+    """Two dials' self-play qualities of 513 s, random's of 238 s and two of 3 s: on two workers
+    the dials run side by side and random follows one of them (751 s, not the 635 s of their sum
+    over two); on one, the sum; on more workers than tasks, the longest."""
+    seconds = [3.0, 513.0, 238.0, 513.0, 3.0]
+    assert makespan(seconds, 2) == pytest.approx(751.0)
+    assert makespan(seconds, 1) == pytest.approx(1270.0)
+    assert makespan(seconds, 8) == pytest.approx(513.0)
+    assert makespan([], 2) == 0.0
 
 
 def test_quiet_bars_start_no_thread():
