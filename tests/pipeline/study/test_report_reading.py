@@ -19,8 +19,10 @@ import pytest
 import engine
 from pipeline.cli import main
 from pipeline.report.figures import FORMATS_VARIABLE
+from pipeline.runs.costs import COSTS
 from pipeline.runs.records import read_study_manifest, scan_games
 from pipeline.study.report import compute
+from pipeline.study.report.quality import pending_seconds as quality_pending
 from pipeline.study.report.sections.ratings import ratings_section
 
 FOUR = engine.Rules(stones_per_pit=4)
@@ -178,6 +180,13 @@ def test_the_quality_section_gives_the_engines_exact_quality(report, text):
     assert f"the lead changes hands {random['lead_changes']:.2f} times a game" in _section(text, "Abstract")
     for stem in ("forecast_by_ply", "stones_lost_by_ply"):
         assert (report / "figures" / f"{stem}.svg").exists()
+
+
+def test_a_second_report_waits_only_for_ludiis_metrics(report):
+    """Once a report has computed the self-play qualities (cached), the next one's estimate of
+    its judging step is the time of Ludii's metrics of the three table strategies alone."""
+    manifest = read_study_manifest(report.parent / "study")
+    assert quality_pending(manifest) == pytest.approx(3 * COSTS.report_calibration_seconds_per_strategy)
 
 
 def test_the_calibration_table_is_the_analysis_modules(report, text):
