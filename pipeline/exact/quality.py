@@ -25,9 +25,9 @@ from pipeline.exact.cache import Start, cached_result, exact_folder, exact_secon
 from pipeline.runs.sanity import InsaneRowError
 
 TOLERANCE = 1e-9  # how far sums of chances may be from 1 before a file is refused
-# An exact quality's time over its exact outcome's under RULES.md (one core, 2026-12-07: random's
-# self-play 237 s against 70 s, perfect(temperature=1.0)'s 493 s against 151 s): the ten sums a
-# state carries through the sparse products where the outcome carries one (docs/quality.md).
+# An exact quality's time over its exact outcome's under RULES.md on one core (random's self-play
+# 237 s against 70 s, perfect(temperature=1.0)'s 493 s against 151 s: docs/quality.md, "Cost"):
+# the ten sums a state carries through the sparse products where the outcome carries one.
 QUALITY_OVER_OUTCOME = 3.4
 # The self-play whose exact quality the atlas and the fairness search give, column prefix ->
 # strategy: a game between novices, and between good players who err as strong humans do, often
