@@ -32,6 +32,7 @@ from pipeline.study.config import parse_study
 CALIBRATION_GAMES = 1_000
 CALIBRATION_PLAYOUTS = 16
 CALIBRATION_SEED = 51
+CALIBRATION_LEAST = 2  # strategies Ludii's metrics are ranked over: fewer, and the report gives none
 # The skills whose forecast by ply the report draws: a beginner, two strong players who err.
 SKILLS = ("random", "perfect(temperature=1.0)", "perfect(epsilon=0.1)")
 CURVE_COLUMNS = (
@@ -69,7 +70,7 @@ def pending_seconds(manifest: Manifest) -> float:
     rules, names = judged(manifest)
     missing = _missing(rules, [engine.canonical_spec(name) for name in names])
     judging = makespan([quality_seconds(spec, spec) for spec in missing], _jobs(rules, len(missing)))
-    return judging + (COSTS.report_calibration_seconds_per_strategy * len(names) if len(names) >= 2 else 0.0)
+    return judging + (COSTS.report_calibration_seconds_per_strategy * len(names) if len(names) >= CALIBRATION_LEAST else 0.0)
 
 
 def qualities(manifest: Manifest) -> tuple[pl.DataFrame, pl.DataFrame] | None:
@@ -111,7 +112,7 @@ def calibration(games: pl.LazyFrame, manifest: Manifest) -> tuple[pl.DataFrame, 
     through tanh, Monte Carlo at CALIBRATION_PLAYOUTS playouts): calibration_table's rows and the
     rank agreement (Spearman) with the exact values over the strategies; None without exact outcomes."""
     rules, names = judged(manifest)
-    if len(names) < 2:
+    if len(names) < CALIBRATION_LEAST:
         return None
     self_play = games.filter(
         (pl.col("rules") == rules.name) & (pl.col("south") == pl.col("north")) & pl.col("south").is_in(names)
