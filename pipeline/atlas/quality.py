@@ -195,19 +195,24 @@ class QualityRow:
 
 def _computed(games: list[Game], workers: int, until: float | None) -> Iterator[QualityRow]:
     """The games' rows as they come, on ``workers`` loky workers (in this process for one), none
-    started after ``until`` (time.time())."""
+    started after ``until`` (time.time()). joblib takes tasks from the generator ahead of the
+    workers (as many as there are workers at a time), so a task checks the time itself as it starts."""
     if not games:
         return
     tasks = (
-        delayed(_measured)(game.representative, game.fingerprint, engine.cache_folder(), workers > 1)
+        delayed(_measured)(game.representative, game.fingerprint, engine.cache_folder(), workers > 1, until)
         for game in games
         if until is None or time.time() < until
     )
-    yield from Parallel(n_jobs=workers, return_as="generator_unordered", pre_dispatch="n_jobs", batch_size=1)(tasks)
+    rows = Parallel(n_jobs=workers, return_as="generator_unordered", pre_dispatch="n_jobs", batch_size=1)(tasks)
+    yield from (row for row in rows if row is not None)
 
 
-def _measured(name: str, fingerprint: str, cache: Path | None, worker: bool) -> QualityRow:
-    """measure_quality of the rule set ``name``; in a ``worker`` process, which ends with its parent."""
+def _measured(name: str, fingerprint: str, cache: Path | None, worker: bool, until: float | None = None) -> QualityRow | None:
+    """measure_quality of the rule set ``name``, or None, measuring nothing, once ``until``
+    (time.time()) is past; in a ``worker`` process, which ends with its parent."""
+    if until is not None and time.time() >= until:
+        return None
     if worker:
         exit_with_parent()
         engine.set_cache_folder(cache)

@@ -240,6 +240,8 @@ def _compute(
             _dispatched(todo, marks, loky, until, incomplete or {})
         )
         for analysis in _surviving(results, jobs):
+            if analysis is None:  # its worker found the time up (_started)
+                continue
             write_row(directory, analysis)
             marks[analysis.rules].path.unlink(missing_ok=True)
             done(analysis)
@@ -255,7 +257,8 @@ def _compute(
 def _dispatched(
     todo: list[engine.Rules], marks: dict[str, Started], loky: bool, until: float | None, incomplete: dict[str, Row]
 ) -> Iterator[Any]:
-    """The tasks, none after ``until`` (time.time()) if given. A loky worker writes its task's
+    """The tasks, none after ``until`` (time.time()) if given (and each task checks it again as it
+    starts: _started). A loky worker writes its task's
     STARTED mark as it starts it: joblib takes tasks from here ahead of the workers (one more
     every other task done, even with pre_dispatch n_jobs), and a mark written here would count a
     kill of a rule set never started. A dask worker may have no access to the folder, so its
@@ -267,14 +270,14 @@ def _dispatched(
             marks[rules.name].write()
         kept = incomplete.get(rules.name)
         row = None if kept is None else (kept.table.to_pylist()[0], kept.costs)
-        yield delayed(_started)(_task, rules, loky, engine.cache_folder(), marks[rules.name] if loky else None, row)
+        yield delayed(_started)(_task, rules, loky, engine.cache_folder(), marks[rules.name] if loky else None, row, until)
 
 
 class WorkerKilledError(RecordError):
     """A worker of the atlas was killed by the system (its tasks' STARTED marks are kept)."""
 
 
-def _surviving(results: Iterator[Analysis], jobs: int) -> Iterator[Analysis]:
+def _surviving(results: Iterator[Analysis | None], jobs: int) -> Iterator[Analysis | None]:
     """The tasks' results as they come; a worker killed by the system (out of memory, most
     likely: a rule set whose games cycle to the cap may need more than expected_bytes) ends the
     run with a one-line RecordError, the rows already done kept."""
@@ -297,9 +300,14 @@ def _started(
     cache: Path | None,
     mark: Started | None,
     kept: tuple[dict[str, Any], dict[str, Any] | None] | None = None,
-) -> Analysis:
+    until: float | None = None,
+) -> Analysis | None:
     """In a worker: its task's STARTED mark written, if given, then ``task`` (_task, passed so
-    that the tests' stand-ins, which die as the system kills a worker, reach the worker)."""
+    that the tests' stand-ins, which die as the system kills a worker, reach the worker); None,
+    with nothing written or run, once ``until`` (time.time()) is past: joblib takes tasks ahead
+    of the workers, so the time _dispatched checked may be long gone."""
+    if until is not None and time.time() >= until:
+        return None
     if loky:
         exit_with_parent()
     if mark is not None:

@@ -579,6 +579,40 @@ def test_a_run_given_hours_starts_no_rule_set_after_them_and_the_next_run_goes_o
     assert (out / "atlas.parquet").read_bytes() == (folder / "reference" / "atlas.parquet").read_bytes()
 
 
+class Greedy:
+    """joblib's Parallel as it may take tasks: every one from the generator before running the
+    first (it looks ahead of its workers, batch_size times n_jobs at a time)."""
+
+    def __init__(self, **_: Any) -> None:
+        pass
+
+    def __call__(self, tasks: Iterator[Any]) -> Iterator[Any]:
+        taken = list(tasks)
+        return (function(*args, **kwargs) for function, args, kwargs in taken)
+
+
+def test_a_task_taken_ahead_by_joblib_does_not_start_after_the_hours(
+    small: tuple[Atlas, Path], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The same run when joblib takes all four tasks at the start, before the time is up: the
+    task checks the time as it starts, so the third and fourth still do not run."""
+    atlas, folder = small
+    out = folder / "greedy"
+    clock, write = Clock(), atlas_module.write_row
+
+    def written(directory: Path, analysis: Any) -> None:
+        write(directory, analysis)
+        clock.now += 3600
+
+    monkeypatch.setattr(atlas_module, "time", clock)
+    monkeypatch.setattr(atlas_module, "write_row", written)
+    monkeypatch.setattr(atlas_module, "Parallel", Greedy)
+    run_atlas(atlas, out, jobs=1, hours=1.5, progress=False)
+    assert read_atlas_manifest(out)["done"] == 2
+    assert "the run's time (--hours) is up with 2 rule sets left; run it again to go on" in caplog.text
+    assert not list((out / "rows").glob("*.started"))
+
+
 def test_a_damaged_row_is_computed_again(small: tuple[Atlas, Path], caplog: pytest.LogCaptureFixture) -> None:
     atlas, folder = small
     out = folder / "damaged"

@@ -8,7 +8,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 import shutil
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -128,6 +131,54 @@ def test_a_run_whose_hours_are_up_measures_nothing_and_says_what_is_left(
         assert run_quality(copy, jobs=1, hours=1e-9, progress=False) == []
     assert f"{len(distinct_games(atlas_frame(copy)))} games left to measure" in caplog.text
     assert quality_frame(copy).height == 0
+
+
+class Clock:
+    """A stand-in for the time module of pipeline.atlas.quality, its wall clock moved by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1e9
+        self.perf_counter = time.perf_counter
+
+    def time(self) -> float:
+        return self.now
+
+
+class Greedy:
+    """joblib's Parallel as it may take tasks: every one from the generator before running the
+    first (it looks ahead of its workers, batch_size times n_jobs at a time)."""
+
+    def __init__(self, **_: Any) -> None:
+        pass
+
+    def __call__(self, tasks: Iterator[Any]) -> Iterator[Any]:
+        taken = list(tasks)
+        return (function(*args, **kwargs) for function, args, kwargs in taken)
+
+
+def test_no_game_starts_after_the_hours_even_when_joblib_took_it_before(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`--hours 1.5`, each game taking an hour and joblib taking every task at the start: the
+    first two games are measured, the others are left for the next run."""
+    copy = copied(folder, tmp_path)
+    for path in (copy / "quality").iterdir():
+        path.unlink()
+    games = len(distinct_games(atlas_frame(copy)))
+    assert games >= 3
+    clock, write = Clock(), pipeline.atlas.quality.write_quality_row
+
+    def written(directory: Path, row: Any) -> None:
+        write(directory, row)
+        clock.now += 3600
+
+    monkeypatch.setattr(pipeline.atlas.quality, "time", clock)
+    monkeypatch.setattr(pipeline.atlas.quality, "write_quality_row", written)
+    monkeypatch.setattr(pipeline.atlas.quality, "Parallel", Greedy)
+    with caplog.at_level(logging.WARNING):
+        assert len(run_quality(copy, jobs=1, hours=1.5, progress=False)) == 2
+    assert f"{games - 2} games left to measure" in caplog.text
+    assert quality_frame(copy)["quality_from"].drop_nulls().n_unique() == 2
 
 
 def test_two_workers_write_the_same_rows_as_one(folder: Path, tmp_path: Path) -> None:
