@@ -31,6 +31,7 @@ import pytest
 import reference
 from brute_remoteness import brute_force
 from polling import wait_until
+from stand_ins import Clock, Greedy
 
 import engine
 from engine.solver import AT_CAP
@@ -540,17 +541,16 @@ def test_a_killed_and_resumed_atlas_equals_an_uninterrupted_one(small: tuple[Atl
     assert {name: (out / "rows" / name).stat().st_mtime_ns for name in written} == written  # none computed twice
 
 
-class Clock:
-    """A stand-in for the time module of pipeline.atlas.run, moved by hand."""
+def _an_hour_a_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each rule set of a run takes an hour of its (hand-moved) clock."""
+    clock, write = Clock(), atlas_module.write_row
 
-    def __init__(self) -> None:
-        self.now = 1e9
+    def written(directory: Path, analysis: Any) -> None:
+        write(directory, analysis)
+        clock.now += 3600
 
-    def time(self) -> float:
-        return self.now
-
-    def time_ns(self) -> int:
-        return int(self.now * 1e9)
+    monkeypatch.setattr(atlas_module, "time", clock)
+    monkeypatch.setattr(atlas_module, "write_row", written)
 
 
 def test_a_run_given_hours_starts_no_rule_set_after_them_and_the_next_run_goes_on(
@@ -562,14 +562,7 @@ def test_a_run_given_hours_starts_no_rule_set_after_them_and_the_next_run_goes_o
     to the bytes of an uninterrupted one."""
     atlas, folder = small
     out = folder / "hours"
-    clock, write = Clock(), atlas_module.write_row
-
-    def written(directory: Path, analysis: Any) -> None:
-        write(directory, analysis)
-        clock.now += 3600
-
-    monkeypatch.setattr(atlas_module, "time", clock)
-    monkeypatch.setattr(atlas_module, "write_row", written)
+    _an_hour_a_row(monkeypatch)
     run_atlas(atlas, out, jobs=1, hours=1.5, progress=False)
     assert read_atlas_manifest(out)["done"] == 2 and len(atlas.rule_sets()) == 4
     assert "the run's time (--hours) is up with 2 rule sets left; run it again to go on" in caplog.text
@@ -579,18 +572,6 @@ def test_a_run_given_hours_starts_no_rule_set_after_them_and_the_next_run_goes_o
     assert (out / "atlas.parquet").read_bytes() == (folder / "reference" / "atlas.parquet").read_bytes()
 
 
-class Greedy:
-    """joblib's Parallel as it may take tasks: every one from the generator before running the
-    first (it looks ahead of its workers, batch_size times n_jobs at a time)."""
-
-    def __init__(self, **_: Any) -> None:
-        pass
-
-    def __call__(self, tasks: Iterator[Any]) -> Iterator[Any]:
-        taken = list(tasks)
-        return (function(*args, **kwargs) for function, args, kwargs in taken)
-
-
 def test_a_task_taken_ahead_by_joblib_does_not_start_after_the_hours(
     small: tuple[Atlas, Path], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -598,14 +579,7 @@ def test_a_task_taken_ahead_by_joblib_does_not_start_after_the_hours(
     task checks the time as it starts, so the third and fourth still do not run."""
     atlas, folder = small
     out = folder / "greedy"
-    clock, write = Clock(), atlas_module.write_row
-
-    def written(directory: Path, analysis: Any) -> None:
-        write(directory, analysis)
-        clock.now += 3600
-
-    monkeypatch.setattr(atlas_module, "time", clock)
-    monkeypatch.setattr(atlas_module, "write_row", written)
+    _an_hour_a_row(monkeypatch)
     monkeypatch.setattr(atlas_module, "Parallel", Greedy)
     run_atlas(atlas, out, jobs=1, hours=1.5, progress=False)
     assert read_atlas_manifest(out)["done"] == 2

@@ -8,14 +8,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 import shutil
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
 from joblib.externals.loky.process_executor import TerminatedWorkerError
+from stand_ins import Clock, Greedy
 
 import engine
 import pipeline.atlas.quality
@@ -131,29 +130,6 @@ def test_a_run_whose_hours_are_up_measures_nothing_and_says_what_is_left(
         assert run_quality(copy, jobs=1, hours=1e-9, progress=False) == []
     assert f"{len(distinct_games(atlas_frame(copy)))} games left to measure" in caplog.text
     assert quality_frame(copy).height == 0
-
-
-class Clock:
-    """A stand-in for the time module of pipeline.atlas.quality, its wall clock moved by hand."""
-
-    def __init__(self) -> None:
-        self.now = 1e9
-        self.perf_counter = time.perf_counter
-
-    def time(self) -> float:
-        return self.now
-
-
-class Greedy:
-    """joblib's Parallel as it may take tasks: every one from the generator before running the
-    first (it looks ahead of its workers, batch_size times n_jobs at a time)."""
-
-    def __init__(self, **_: Any) -> None:
-        pass
-
-    def __call__(self, tasks: Iterator[Any]) -> Iterator[Any]:
-        taken = list(tasks)
-        return (function(*args, **kwargs) for function, args, kwargs in taken)
 
 
 def test_no_game_starts_after_the_hours_even_when_joblib_took_it_before(
