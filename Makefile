@@ -75,7 +75,7 @@ fair: $(STAMP) ## the fairness search of RULES.md's rules: every start within 2 
 fair-exact: $(STAMP) ## the same, with random and perfect self-play played exactly from each fair start within 1 moved stone (the first time the longest part; cached): reports/fair/modiar-exact-within-1
 	$(BIN)/modiar fair --exact-within 1
 
-fair-quality: $(STAMP) ## the same with the exact quality of random and perfect(temperature=1.0) self-play from each of those starts (about 3 times fair-exact's time; cached): reports/fair/modiar-exact-within-1-quality
+fair-quality: $(STAMP) ## the same with the exact quality of random and perfect(temperature=1.0) self-play from each of those starts (about 6 times fair-exact's time; cached): reports/fair/modiar-exact-within-1-quality
 	$(BIN)/modiar fair --exact-within 1 --quality
 
 notebooks: $(STAMP) ## run the notebooks on data/default, data/variants and the published atlas and fairness search into reports/notebooks/ (git's copies stay clean); one whose study is not built says which target builds it

@@ -53,20 +53,31 @@ def start_quality_section(search: FairSearch, measured: pl.DataFrame) -> Section
         f"{percent(own['random_comeback'])}; between perfect(temperature=1.0) players {own['perfect_t1_lead_changes']:.2f} "
         f"lead changes and a comeback in {percent(own[DRAMA])} of games.",
     ]
+    value = search.balance.value
+    if value:
+        behind = "South" if value < 0 else "North"
+        text.append(
+            f"That start is worth {value:+d} to South: {behind} is behind from ply 0, so every game {behind} wins counts as "
+            "a comeback. From a fair start (worth 0) nobody is behind at ply 0 and a comeback needs the lead to be lost "
+            "first: compare the fair starts with each other, not with the rule set's own."
+        )
     front = starts.filter(pl.col("drama_pareto"))
     if starts.height:
         top = starts.row(0, named=True)
         text.append(
-            f"The most dramatic fair start is {top['start']} (decided by {top['decided_by']}): a comeback in "
+            f"The most dramatic fair start is {top['start']} (decided by {top['decided_by']}"
+            + (", and the most natural fair start" if top["natural_rank"] == 1 else "")
+            + f"): a comeback in "
             f"{percent(top[DRAMA])} of perfect(temperature=1.0) games. On the Pareto front of fairness (the random first "
             "player's score nearest 1/2) against drama, among the starts play decides: "
             + (", ".join(front["start"].to_list()) or "none")
             + "."
         )
 
-    def cells(start: str, row: Mapping[str, Any], pareto: str) -> list[str]:
+    def cells(start: str, row: Mapping[str, Any], decided_by: str, pareto: str) -> list[str]:
         return [
             start,
+            decided_by,
             f"{row['random_first_player_score']:.4f}",
             f"{row['random_lead_changes']:.2f}",
             f"{row['random_comeback']:.3f}",
@@ -76,10 +87,14 @@ def start_quality_section(search: FairSearch, measured: pl.DataFrame) -> Section
             pareto,
         ]
 
-    rows = [cells("the rule set's own", own, "")]
-    rows += [cells(str(row["start"]), row, "yes" if row["drama_pareto"] else "") for row in starts.iter_rows(named=True)]
+    rows = [cells("the rule set's own", own, search.verdict.decided_by, "")]
+    rows += [
+        cells(str(row["start"]), row, row["decided_by"], "yes" if row["drama_pareto"] else "")
+        for row in starts.iter_rows(named=True)
+    ]
     header = [
         "start",
+        "decided by",
         "random: first player's score",
         "random: lead changes",
         "random: comeback",

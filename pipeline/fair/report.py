@@ -97,13 +97,14 @@ def build_fair_report(search: FairSearch, out: Path | None = None) -> Path:
 
 
 def report_title(search: FairSearch) -> str:
-    """The report's title, which says what it holds: a search with exact play from the fair
-    starts is titled apart from one without, as both are published."""
+    """The report's title, which says what it holds: a search with exact play (and its quality)
+    from the fair starts is titled apart from one without, as each is published."""
     held = f"Starts of {search.rules.name} fair under perfect play, within {plural(search.moved, 'stone')} moved: values, "
     if not search.exact_within:
         return held + "the pie rule and komi"
     within = plural(search.exact_within, "stone")
-    return held + f"the pie rule, komi and exact random and perfect play from those within {within} moved"
+    played = "exact random and perfect play" + (" and its quality" if search.quality else "")
+    return held + f"the pie rule, komi and {played} from those within {within} moved"
 
 
 def _tables(search: FairSearch) -> dict[str, pl.DataFrame]:

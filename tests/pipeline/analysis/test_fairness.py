@@ -170,7 +170,7 @@ def test_the_atlas_balance_and_fair_front_come_from_its_columns():
 PUBLISHED = ROOT / "reports" / "fair"
 
 
-@pytest.mark.parametrize("folder", ["modiar", "modiar-exact-within-1"])
+@pytest.mark.parametrize("folder", ["modiar", "modiar-exact-within-1", "modiar-exact-within-1-quality"])
 def test_the_published_fair_search_is_the_engines(folder):
     published = PUBLISHED / folder
     manifest = check_published(published)  # every file as it was published
@@ -189,7 +189,7 @@ def test_the_published_fair_search_is_the_engines(folder):
 
 
 @pytest.mark.slow  # the remoteness of RULES.md's rules takes 75 s to build the first time
-@pytest.mark.parametrize("folder", ["modiar", "modiar-exact-within-1"])
+@pytest.mark.parametrize("folder", ["modiar", "modiar-exact-within-1", "modiar-exact-within-1-quality"])
 def test_the_published_fair_starts_verdicts_are_the_engines(folder):
     published = PUBLISHED / folder
     rules = Rules.from_name(check_published(published)["rules"])

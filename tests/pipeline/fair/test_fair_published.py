@@ -45,7 +45,7 @@ def test_every_fair_start_ranked_as_natural_is_decided_by_play():
 # What the published pages say: that fair means fair under perfect play, what each report holds,
 # and figures a reader can read (the fair value ticked, whose pits are whose).
 
-FOLDERS = [PUBLISHED, PUBLISHED.parent / "modiar-exact-within-1"]
+FOLDERS = [PUBLISHED, PUBLISHED.parent / "modiar-exact-within-1", PUBLISHED.parent / "modiar-exact-within-1-quality"]
 SVG = "{http://www.w3.org/2000/svg}"
 PIT_NAMES = ["South's pit 0", "South's pit 1", "South's pit 2", "North's pit 3", "North's pit 4", "North's pit 5"]  # RULES.md
 
@@ -81,14 +81,15 @@ def test_the_published_fair_counts_say_fair_under_perfect_play_and_what_random_p
         assert f"a score of {own:.3f}, and this report plays no game from the fair starts" in abstract
 
 
-def test_the_two_published_fair_reports_have_titles_that_say_what_each_holds():
+def test_the_published_fair_reports_have_titles_that_say_what_each_holds():
     titles = []
     for folder in FOLDERS:
         manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
         title = (folder / "report.md").read_text(encoding="utf-8").splitlines()[0].removeprefix("# ")
         assert f"<h1>{html.escape(title)}</h1>" in (folder / "index.html").read_text(encoding="utf-8")
         assert "fair under perfect play" in title and f"within {plural(manifest['moved'], 'stone')} moved" in title
-        played = f"exact random and perfect play from those within {plural(manifest['exact_within'], 'stone')} moved"
+        quality = " and its quality" if manifest.get("quality") else ""
+        played = f"exact random and perfect play{quality} from those within {plural(manifest['exact_within'], 'stone')} moved"
         assert (played in title) == (manifest["exact_within"] > 0)
         titles.append(title)
     assert len(set(titles)) == len(titles)
@@ -108,3 +109,17 @@ def test_the_published_one_stone_heatmap_says_whose_pits_are_whose(folder):
     assert _tick_labels(svg, "y") == PIT_NAMES and _tick_labels(svg, "x") == PIT_NAMES
     report = (folder / "report.md").read_text(encoding="utf-8")
     assert "South's pits are 0, 1 and 2, North's 3, 4 and 5" in report.split("](figures/fair_one_stone.svg)")[0]
+
+
+def test_the_published_quality_of_play_from_the_fair_starts_agrees_with_their_exact_play():
+    """engine.exact_quality and engine.exact_outcome are computed apart (their own caches): from
+    every fair start measured, the random games' expected length is the same in both, and each
+    fair start within the exact play has its quality, and no other start has."""
+    folder = PUBLISHED.parent / "modiar-exact-within-1-quality"
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    starts = pl.read_csv(folder / "tables" / "starts.csv")
+    played = starts.filter((pl.col("value") == 0) & (pl.col("moved") <= manifest["exact_within"]))
+    measured = starts.filter(pl.col("perfect_t1_comeback").is_not_null())
+    assert measured["start"].to_list() == played["start"].to_list() and played.height > 0
+    for row in measured.iter_rows(named=True):
+        assert row["random_plies"] == pytest.approx(row["random_mean_plies"], abs=1e-9), row["start"]

@@ -4,6 +4,7 @@ report ranks the starts by drama and draws the front of fairness against drama."
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import polars as pl
@@ -12,7 +13,7 @@ import pytest
 import engine
 from pipeline.cli import main
 from pipeline.exact.quality import SELF_PLAY_QUALITY
-from pipeline.fair.quality import drama_starts
+from pipeline.fair.quality import drama_starts, start_quality_section
 from pipeline.fair.report import default_out
 from pipeline.fair.run import QUALITY_COLUMNS, FairSearch, run_fair
 
@@ -80,3 +81,25 @@ def test_modiar_fair_with_quality_writes_its_section_into_a_folder_of_its_own(tm
     assert (out / "figures" / "fair_drama.svg").is_file()
     starts = pl.read_csv(out / "tables" / "starts.csv")
     assert "perfect_t1_comeback" in starts.columns
+
+
+def test_the_section_says_what_decides_each_start_and_why_the_own_start_is_no_yardstick(search: FairSearch) -> None:
+    """Each row of the section's table names what decides its start (a start fair only at the cap
+    is listed, not ranked, and the reader must see which it is); an own start worth v != 0 has its
+    losing side behind from ply 0, so the section says its comebacks are not comparable."""
+    starts = measured(search)
+    section = start_quality_section(search, starts)
+    (table,) = section.tables
+    assert table.header[1] == "decided by"
+    decided = dict(zip(starts["start"].to_list(), starts["decided_by"].to_list(), strict=True))
+    assert table.rows[0][1] == search.verdict.decided_by
+    assert {row[0]: row[1] for row in table.rows[1:]} == decided
+    warning = "nobody is behind at ply 0"
+    for value in (search.balance.value, 0, -2):
+        text = " ".join(
+            start_quality_section(
+                dataclasses.replace(search, balance=dataclasses.replace(search.balance, value=value)), starts
+            ).text
+        )
+        assert (warning in text) == (value != 0), value
+        assert ("South is behind from ply 0" in text) == (value < 0)
