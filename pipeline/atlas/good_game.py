@@ -102,6 +102,14 @@ def good_game_section(frame: pl.DataFrame, games: int, measured: int, reference:
                 f"{row['perfect_t1_lead_changes']:.2f} lead changes and a comeback in {percent(row[DRAMA])} of games, the "
                 f"result decided after {row['perfect_t1_decided_share']:.0%} of a game's plies."
             )
+            if row["start_value"]:
+                behind, wins = ("South", "south_win") if row["start_value"] < 0 else ("North", "north_win")
+                text.append(
+                    f"Its start is worth {row['start_value']:+d} to South: {behind} is behind from ply 0, so each game "
+                    f"{behind} wins ({percent(row[f'perfect_t1_quality_{wins}'])} between perfect(temperature=1.0) "
+                    "players) counts as a comeback. An unfair rule set's drama is partly its unfairness: that is why the "
+                    "fair rule sets are ranked apart and the front sets drama against |start value|."
+                )
     if best.height:
         top = best.row(0, named=True)
         text.append(

@@ -20,7 +20,7 @@ import engine
 import pipeline.atlas.quality
 from pipeline.atlas.config import parse_atlas
 from pipeline.atlas.effects import atlas_frame
-from pipeline.atlas.good_game import best_games, drama_front, quality_columns
+from pipeline.atlas.good_game import best_games, drama_front, good_game_section, quality_columns
 from pipeline.atlas.quality import (
     QUALITY_SPECS,
     distinct_games,
@@ -34,6 +34,7 @@ from pipeline.atlas.quality import (
 from pipeline.atlas.report import build_atlas_report
 from pipeline.atlas.run import run_atlas
 from pipeline.exact.quality import cached_exact_quality
+from pipeline.report.prose import percent
 from pipeline.runs.records import RecordError
 
 # Two stones a pit with and without the origin rule and feeding, and three stones at RULES.md's
@@ -209,6 +210,21 @@ def test_the_report_says_how_good_a_game_is(folder: Path, tmp_path: Path) -> Non
     assert best["rules"].to_list() == best_games(quality_columns(atlas_frame(folder), quality_frame(folder)))["rules"].to_list()
     assert "random_lead_changes" not in pl.read_csv(out / "tables" / "atlas.csv").columns  # the atlas's own rows
     assert pl.read_csv(out / "tables" / "quality.csv")["rules"].sort().to_list() == sorted(atlas_frame(folder)["rules"])
+
+
+def test_the_section_says_an_unfair_starts_comebacks_include_every_win_of_the_side_behind(folder: Path) -> None:
+    """A reference rule set worth -2 has South behind from ply 0: the section says each South win
+    (its share, from the quality row) is a comeback; worth 0, it says nothing of the kind."""
+    frame = quality_columns(atlas_frame(folder), quality_frame(folder))
+    reference = frame["rules"][0]
+    wins = frame["perfect_t1_quality_south_win"][0]
+    for value, said in ((-2, True), (0, False)):
+        changed = frame.with_columns(
+            pl.when(pl.col("rules") == reference).then(value).otherwise(pl.col("start_value")).alias("start_value")
+        )
+        text = " ".join(good_game_section(changed, 4, 4, reference).text)
+        claim = f"South is behind from ply 0, so each game South wins ({percent(wins)} between"
+        assert (claim in text) == said, value
 
 
 def test_a_worker_killed_mid_run_ends_it_in_one_line_with_the_rows_done_kept(
