@@ -13,8 +13,9 @@ from locations import ROOT
 import engine
 from pipeline.atlas.analyse import VERDICT_COLUMNS, analyse
 from pipeline.atlas.config import load_atlas
-from pipeline.atlas.effects import varying_fields
-from pipeline.atlas.quality import measure_quality, quality_frame
+from pipeline.atlas.effects import atlas_frame, varying_fields
+from pipeline.atlas.good_game import DRAMA, best_games, quality_columns
+from pipeline.atlas.quality import distinct_games, measure_quality, quality_frame
 from pipeline.atlas.run import read_atlas, rows_done, rows_incomplete
 from pipeline.report.folder import check_published
 
@@ -161,6 +162,21 @@ def test_the_kept_quality_rows_are_sound_and_the_published_report_shows_exactly_
     published = PUBLISHED / "tables" / "quality.csv"
     shown = pl.read_csv(published)["rules"].sort().to_list() if published.exists() else []
     assert shown == quality["rules"].sort().to_list()
+
+
+def test_the_readme_states_how_much_of_the_atlas_quality_is_measured_and_what_it_finds():
+    """README's drama across the atlas is the kept quality rows': how many of the distinct games
+    are measured, the range of perfect(temperature=1.0)'s comebacks over them and the most
+    dramatic fair rule set's. A run of make atlas-quality that changes them must change README."""
+    frame = quality_columns(atlas_frame(RUN), quality_frame(RUN))
+    measured = frame.filter(pl.col(DRAMA).is_not_null())
+    drama = measured[DRAMA]
+    claims = [
+        f"Over {measured['quality_from'].n_unique()} of the atlas's {len(distinct_games(atlas_frame(RUN)))} distinct games",
+        f"runs from {100 * drama.min():.0f} to {100 * drama.max():.0f}%",
+        f"({100 * best_games(frame)[DRAMA][0]:.1f}% at best for a fair rule set)",
+    ]
+    assert [claim for claim in claims if claim not in readme()] == []
 
 
 def test_the_cheapest_published_quality_row_is_computed_again_the_same():

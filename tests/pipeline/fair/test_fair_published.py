@@ -123,3 +123,12 @@ def test_the_published_quality_of_play_from_the_fair_starts_agrees_with_their_ex
     assert measured["start"].to_list() == played["start"].to_list() and played.height > 0
     for row in measured.iter_rows(named=True):
         assert row["random_plies"] == pytest.approx(row["random_mean_plies"], abs=1e-9), row["start"]
+
+
+def test_the_readme_states_the_published_drama_of_the_fair_starts():
+    folder = PUBLISHED.parent / "modiar-exact-within-1-quality"
+    starts = pl.read_csv(folder / "tables" / "starts.csv").filter(pl.col("perfect_t1_comeback").is_not_null())
+    drama = starts.sort("perfect_t1_comeback", descending=True)
+    low, high = 100 * drama["perfect_t1_comeback"].min(), 100 * drama["perfect_t1_comeback"].max()
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"{low:.1f}–{high:.1f}%, the most from {drama['start'][0]}" in readme
